@@ -1,0 +1,49 @@
+# Set-up and entry points. `make demo` and `make test` are all a new user needs:
+# both create .venv, install CPU torch first (so nothing pulls a CUDA build),
+# install the package with the exact pins of constraints.txt, and install the
+# Debian libraries open3d needs when they are missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
+DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1
+
+.PHONY: install sysdeps demo test bench lint clean
+
+install: $(STAMP) sysdeps
+
+$(STAMP): setup.cfg pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -c constraints.txt torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+# open3d-cpu needs libusb at import time; its offscreen renderer needs Vulkan (mesa).
+sysdeps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
+	    || { echo "could not install$$missing: install them with apt-get as root"; exit 1; }; \
+	fi
+
+demo: install
+	$(OFFLINE) $(VENV)/bin/hf-real3d demo --out outputs/demo
+
+test: install
+	$(OFFLINE) $(PY) -m pytest -q
+
+bench: install
+	$(OFFLINE) $(PY) bench/run_all.py
+
+lint: install
+	$(VENV)/bin/ruff check hf_real3d tests bench metrics recipes dataset_scripts
+
+clean:
+	rm -rf $(VENV) outputs .pytest_cache

@@ -1,0 +1,186 @@
+"""Build the embedded synthetic SQA3D-style benchmark: scenes, situations, questions.
+
+Output folder::
+
+    <out>/sqa3d/v1_balanced_{questions,sqa_annotations}_{train,val,test}_scannetv2.json
+    <out>/scans/<scene_id>/<scene_id>_vh_clean_2.ply  (+ .segs.json, .aggregation.json)
+    <out>/synth_config.json     the config and the summary (counts, guessable share)
+
+Deterministic for a seed: every scene draws from its own generator seeded by
+``(seed, scene index)``, so a scene does not change when other splits change size.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from hf_real3d._io import atomic_dir, write_json
+from hf_real3d.scene import Scene, write_scannet
+from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
+from hf_real3d.synth.questions import generate_questions, sample_situation
+from hf_real3d.synth.rooms import generate_room
+
+__all__ = ["SynthConfig", "build_benchmark", "generate_split", "generate_scene_records"]
+
+SPLITS = ("train", "val", "test")
+_SPLIT_CODE = {"train": 1, "val": 2, "test": 3}
+
+
+@dataclass
+class SynthConfig:
+    """Sizes and knobs of the synthetic benchmark (defaults: about SQA3D's test size)."""
+
+    seed: int = 0
+    scenes: dict[str, int] = field(default_factory=lambda: {"train": 200, "val": 20, "test": 40})
+    questions_per_scene: dict[str, int] = field(
+        default_factory=lambda: {"train": 100, "val": 100, "test": 88})
+    questions_per_situation: int = 5
+    guessable_fraction: float = 0.5
+    n_objects: tuple[int, int] = (10, 30)
+    margin_deg: float = 15.0
+    point_spacing: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.guessable_fraction <= 1.0:
+            raise ValueError(
+                f"Expected guessable_fraction in [0, 1] but got {self.guessable_fraction}")
+        for split in self.scenes:
+            if split not in SPLITS:
+                raise ValueError(f"Expected splits among {SPLITS} but got {split!r}")
+            if self.scenes[split] < 0 or self.questions_per_scene.get(split, 0) < 0:
+                raise ValueError(f"split {split!r}: sizes must be non-negative")
+        lo, hi = self.n_objects
+        if not 1 <= lo <= hi:
+            raise ValueError(f"Expected 1 <= n_objects[0] <= n_objects[1] but got {self.n_objects}")
+        self.n_objects = (int(lo), int(hi))
+
+    def scene_ids(self) -> dict[str, list[str]]:
+        """Scene ids per split, numbered consecutively across train, val, test."""
+        out, k = {}, 0
+        for split in SPLITS:
+            n = self.scenes.get(split, 0)
+            out[split] = [f"synth{k + i:04d}_00" for i in range(n)]
+            k += n
+        return out
+
+
+def generate_scene_records(
+    config: SynthConfig, split: str, index: int, scene_id: str
+) -> tuple[Scene, list[SQA3DRecord]]:
+    """One scene and its questions; a pure function of (config, scene index)."""
+    number = int(scene_id[5:9])
+    rng = np.random.default_rng([config.seed, number])
+    scene = generate_room(scene_id, rng, n_objects=config.n_objects,
+                          spacing=config.point_spacing)
+    records: list[SQA3DRecord] = []
+    target = config.questions_per_scene.get(split, 0)
+    base = (_SPLIT_CODE[split] * 10_000 + number) * 10_000
+    misses = 0
+    while len(records) < target and misses < 50:
+        sit = sample_situation(scene, rng)
+        if sit is None:
+            misses += 1
+            continue
+        want = min(config.questions_per_situation, target - len(records))
+        specs = generate_questions(scene, sit, rng, want, config.guessable_fraction,
+                                   config.margin_deg)
+        if not specs:
+            misses += 1
+            continue
+        position, rotation = sit.pose.to_sqa3d(scene.origin)
+        for spec in specs:
+            records.append(SQA3DRecord(
+                question_id=base + len(records),
+                scene_id=scene_id,
+                situation=sit.text,
+                question=spec.question,
+                answers=[spec.answer],
+                position=position,
+                rotation=rotation,
+                alternative_situation=sit.alternatives,
+                extra={"synth": {
+                    "kind": spec.kind,
+                    "guessable": spec.guessable,
+                    "objects": [int(i) for i in spec.objects],
+                    "direction": spec.direction,
+                    "anchor": int(sit.anchor),
+                    "facing": None if sit.facing is None else int(sit.facing),
+                }},
+            ))
+    return scene, records
+
+
+def _job(args: tuple) -> tuple[str, Scene, list[SQA3DRecord]]:
+    config, split, i, sid = args
+    scene, recs = generate_scene_records(config, split, i, sid)
+    return split, scene, recs
+
+
+def _iter_scenes(config: SynthConfig, workers: int) -> Iterator[tuple[str, Scene, list]]:
+    jobs = [(config, split, i, sid) for split, ids in config.scene_ids().items()
+            for i, sid in enumerate(ids)]
+    if workers <= 1 or len(jobs) < 8:
+        yield from map(_job, jobs)
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        yield from pool.map(_job, jobs, chunksize=4)
+
+
+def generate_split(config: SynthConfig, split: str) -> tuple[list[Scene], list[SQA3DRecord]]:
+    """In-memory scenes and records of one split (no files)."""
+    scenes, records = [], []
+    for i, sid in enumerate(config.scene_ids()[split]):
+        scene, recs = generate_scene_records(config, split, i, sid)
+        scenes.append(scene)
+        records.extend(recs)
+    return scenes, records
+
+
+def build_benchmark(
+    out: str | os.PathLike,
+    config: SynthConfig | None = None,
+    *,
+    write_scenes: bool = True,
+    workers: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Generate the benchmark into ``out`` (atomically) and return its summary."""
+    config = config or SynthConfig()
+    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    out = Path(out)
+    records: dict[str, list[SQA3DRecord]] = collections.defaultdict(list)
+    n_scenes = sum(config.scenes.values())
+    with atomic_dir(out) as tmp:
+        bar = tqdm(total=n_scenes, desc="synth scenes", unit="scene", disable=not progress)
+        for split, scene, recs in _iter_scenes(config, workers):
+            if write_scenes:
+                write_scannet(scene, tmp / "scans")
+            records[split].extend(recs)
+            bar.update(1)
+        bar.close()
+        summary: dict[str, Any] = {}
+        for split in SPLITS:
+            if split not in config.scenes:
+                continue
+            recs = records[split]
+            write_split(recs, tmp / "sqa3d", split,
+                        info={"description": f"hf_real3d synthetic SQA3D-style {split} split",
+                              "seed": config.seed})
+            s = summarize(recs)
+            kinds = collections.Counter(r.extra["synth"]["kind"] for r in recs)
+            s["guessable_share"] = (
+                sum(r.extra["synth"]["guessable"] for r in recs) / len(recs) if recs else 0.0)
+            s["kinds"] = dict(sorted(kinds.items()))
+            summary[split] = s
+        write_json(tmp / "synth_config.json",
+                   {"config": asdict(config), "summary": summary}, indent=2)
+    return summary
