@@ -38,7 +38,8 @@ def _synth_config(args: argparse.Namespace):
 
 
 def _print_summary(summary: dict) -> None:
-    head = f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  types (what/is/how/can/which/other)"
+    head = (f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
+            "types (what/is/how/can/which/other)")
     print(head)
     for split, s in summary.items():
         t = "/".join(str(v) for v in s["question_types"].values())

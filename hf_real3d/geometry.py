@@ -165,7 +165,7 @@ class Pose:
         *,
         item: str | None = None,
     ) -> Pose:
-        """Pose from SQA3D's ``position`` / ``rotation`` dicts; ``origin`` is the mesh box centre."""
+        """Pose from SQA3D's ``position``/``rotation`` dicts; ``origin``: mesh box centre."""
         try:
             rel = [float(position["x"]), float(position["y"]), float(position["z"])]
         except (KeyError, TypeError, ValueError):

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 STRUCTURAL_LABELS = frozenset({"wall", "floor", "ceiling"})
-_SCENE_ID_RE = re.compile(r"^[A-Za-z]{1,16}\d{4}_\d{2}$")
+_SCENE_ID_RE = re.compile(r"[A-Za-z]{1,16}\d{4}_\d{2}")
 
 
 def check_scene_id(scene_id: object) -> str:
@@ -46,7 +46,7 @@ def check_scene_id(scene_id: object) -> str:
     Letters, four digits, underscore, two digits (``scene0050_00``, ``synth0003_00``);
     anything with path separators, ``..`` or other characters is rejected.
     """
-    if not isinstance(scene_id, str) or not _SCENE_ID_RE.match(scene_id):
+    if not isinstance(scene_id, str) or not _SCENE_ID_RE.fullmatch(scene_id):
         raise FormatError(
             f"unsafe or malformed scene id {scene_id!r}: expected letters + 4 digits + '_' + "
             "2 digits such as 'scene0050_00' (no path separators or '..')"

@@ -257,8 +257,31 @@ def q_exists_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
         return None
     ids = [view.objs[i].object_id for i in np.flatnonzero((view.labels == lab) &
                                                           (view.bin == b))]
-    q = f"Is there a {lab} {DIRECTION_PHRASES[d]}?"
+    if rng.random() < 0.3:
+        q = f"Are there any {plural(lab)} {DIRECTION_PHRASES[d]}?"
+    else:
+        q = f"Is there a {lab} {DIRECTION_PHRASES[d]}?"
     return QuestionSpec("exists_direction", q, "yes" if want_yes else "no", False, ids, d)
+
+
+def q_turn_nearest(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    spec = q_nearest_in_direction(view, sit, rng)
+    if spec is None or spec.direction == "front":
+        return None
+    turn = {"left": "left", "right": "right", "back": "around"}[spec.direction]
+    q = f"If I turn {turn}, what will be the closest thing in front of me?"
+    return QuestionSpec("turn_nearest", q, spec.answer, False, spec.objects, spec.direction)
+
+
+def q_can_reach(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    want_yes = rng.random() < 0.5
+    front = DIRECTIONS_4.index("front")
+    i = _pick(rng, [i for i in _unique_clear(view) if (view.bin[i] == front) == want_yes])
+    if i is None:
+        return None
+    q = f"Can I reach the {view.objs[i].label} by walking straight ahead?"
+    return QuestionSpec("can_reach", q, "yes" if want_yes else "no", False,
+                        [view.objs[i].object_id], view.direction(i))
 
 
 def q_relation_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -378,6 +401,9 @@ def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
 def q_prior_situation(view: View, sit: Situation, rng) -> QuestionSpec | None:
     if sit.facing is not None and rng.random() < 0.6:
         lab = view.scene.object(sit.facing).label
+        if rng.random() < 0.3:
+            return QuestionSpec("prior_situation", f"Am I facing the {lab}?", "yes", True,
+                                [sit.facing], "front")
         q = _pick(rng, ["What am I facing?", "What is the object I am looking at?"])
         return QuestionSpec("prior_situation", q, lab, True, [sit.facing], "front")
     anchor = view.scene.object(sit.anchor)
@@ -390,7 +416,9 @@ SCENE_KINDS: dict[str, tuple[QFn, float]] = {
     "navigate": (q_navigate, 1.5),
     "count_direction": (q_count_direction, 1.0),
     "exists_direction": (q_exists_direction, 1.0),
-    "relation_direction": (q_relation_direction, 1.5),
+    "relation_direction": (q_relation_direction, 1.2),
+    "turn_nearest": (q_turn_nearest, 1.0),
+    "can_reach": (q_can_reach, 1.0),
     "attribute": (q_attribute, 1.2),
     "closer": (q_closer, 0.8),
     "count_room": (q_count_room, 0.6),
@@ -403,7 +431,8 @@ GUESSABLE_KINDS: dict[str, tuple[QFn, float]] = {
 }
 # kinds whose answer changes when the agent turns in place
 DIRECTION_DEPENDENT_KINDS = frozenset({
-    "nearest_in_direction", "navigate", "count_direction", "exists_direction",
+    "nearest_in_direction", "navigate", "count_direction", "exists_direction", "turn_nearest",
+    "can_reach",
     "relation_direction", "attribute_color", "attribute_shape", "attribute_state",
 })
 
