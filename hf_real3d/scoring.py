@@ -1,0 +1,463 @@
+"""Pure, vectorised metric functions: EM / refined EM, VRS, CircularEval, FlipEval.
+
+All functions take arrays or lists and return plain dicts of floats (percentages, 0-100).
+Group keys are always explicit inputs (``group_ids``), never arithmetic on indices.
+
+Speed: answers repeat a lot (SQA3D's 3,519 test answers have 403 distinct values), so
+:func:`answer_correctness` normalises each *distinct* string once and matches each distinct
+(prediction, reference) pair once, then maps results back with numpy indexing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hf_real3d.answers import normalize_answer
+
+__all__ = [
+    "MetricInputError",
+    "answer_correctness",
+    "em_scores",
+    "ViewpointGroups",
+    "viewpoint_groups",
+    "vrs_from_counts",
+    "vrs",
+    "group_all_correct",
+    "circular_eval",
+    "flip_eval",
+    "flip_circular_eval",
+    "chance_accuracy",
+    "bootstrap_ci",
+]
+
+
+class MetricInputError(ValueError):
+    """Inputs a metric cannot score (lengths, ids, groups); the message names the item."""
+
+
+# --- EM / refined EM --------------------------------------------------------------------
+
+
+def _as_list_of_str(values: Sequence, what: str) -> list[list[str]]:
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            out.append([v])
+        elif isinstance(v, list | tuple | np.ndarray) and all(isinstance(x, str) for x in v):
+            if len(v) == 0:
+                raise MetricInputError(f"{what}[{i}] is an empty list; give at least one string")
+            out.append(list(v))
+        else:
+            raise MetricInputError(
+                f"{what}[{i}] is {type(v).__name__} {v!r}; expected a string or a list of "
+                "strings (convert numbers and None to text first)"
+            )
+    return out
+
+
+def _check_lengths(**arrays: Any) -> int:
+    lens = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lens.values())) > 1:
+        detail = ", ".join(f"{k}={n}" for k, n in lens.items())
+        raise MetricInputError(f"Expected inputs of equal length but got {detail}")
+    return next(iter(lens.values()), 0)
+
+
+def _explode(values: list[list[str]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    sizes = np.fromiter((len(v) for v in values), dtype=np.int64, count=len(values))
+    item = np.repeat(np.arange(len(values)), sizes)
+    pos = np.arange(len(item)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    flat = [s for v in values for s in v]
+    return item, pos, flat
+
+
+def answer_correctness(
+    predictions: Sequence[str | Sequence[str]],
+    references: Sequence[str | Sequence[str]],
+    *,
+    leo_compatible: bool = False,
+    normalize: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item (EM, refined EM) boolean arrays; same rules as :func:`hf_real3d.answers.match`.
+
+    A prediction may be a string or a list of candidate strings (best candidate counts);
+    a reference may be a string or a list of acceptable answers.
+    """
+    n = _check_lengths(predictions=predictions, references=references)
+    preds = _as_list_of_str(predictions, "predictions")
+    refs = _as_list_of_str(references, "references")
+    p_item, _, p_text = _explode(preds)
+    r_item, r_pos, r_text = _explode(refs)
+    codes, uniques = pd.factorize(np.asarray(p_text + r_text, dtype=object))
+    norm = [normalize_answer(u) if normalize else u for u in uniques]
+    ncodes, nuniq = pd.factorize(np.asarray(norm, dtype=object))
+    squashed = ["".join(s.split()) for s in nuniq]
+    codes = ncodes[codes]
+    p_code, r_code = codes[: len(p_text)], codes[len(p_text):]
+    # all (item, candidate, reference) triples, ordered by item, candidate, reference position
+    p_idx = np.arange(len(p_text))
+    pairs = pd.merge(
+        pd.DataFrame({"item": p_item, "cand": p_idx, "pc": p_code}),
+        pd.DataFrame({"item": r_item, "pos": r_pos, "rc": r_code}),
+        on="item",
+        how="inner",
+    ).sort_values(["item", "cand", "pos"], kind="stable")
+    pc, rc = pairs["pc"].to_numpy(), pairs["rc"].to_numpy()
+    key = pc.astype(np.int64) * (len(nuniq) + 1) + rc
+    ukey, inv = np.unique(key, return_inverse=True)
+    u_pc, u_rc = ukey // (len(nuniq) + 1), ukey % (len(nuniq) + 1)
+    u_sub = np.fromiter(
+        (
+            (squashed[a] in squashed[b]) or (squashed[b] in squashed[a])
+            for a, b in zip(u_pc.tolist(), u_rc.tolist())
+        ),
+        dtype=bool,
+        count=len(ukey),
+    )
+    exact = pc == rc
+    sub = u_sub[inv]
+    item = pairs["item"].to_numpy()
+    em = np.zeros(n, dtype=bool)
+    refined = np.zeros(n, dtype=bool)
+    if leo_compatible:
+        # first reference that is equal or a substring match decides, per candidate
+        hit = exact | sub
+        cand = pairs["cand"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, cand[1:] != cand[:-1]])
+        order = np.where(hit, np.arange(len(hit)), len(hit))
+        first = np.minimum.reduceat(order, starts) if len(starts) else np.zeros(0, int)
+        has = first < len(hit)
+        c_item = item[starts]
+        c_em = np.zeros(len(starts), dtype=bool)
+        c_em[has] = exact[first[has]]
+        np.logical_or.at(em, c_item, c_em)
+        np.logical_or.at(refined, c_item, has)
+    else:
+        nonempty = np.asarray([len(s) > 0 for s in squashed])
+        ok_sub = sub & nonempty[pc] & nonempty[rc]
+        np.logical_or.at(em, item, exact)
+        np.logical_or.at(refined, item, exact | ok_sub)
+    return em, refined
+
+
+def em_scores(
+    predictions: Sequence[str | Sequence[str]],
+    references: Sequence[str | Sequence[str]],
+    *,
+    question_types: Sequence[str] | None = None,
+    leo_compatible: bool = False,
+) -> dict[str, Any]:
+    """``em`` and ``em_refined`` (%), overall and per question type."""
+    _check_lengths(predictions=predictions, references=references, question_types=question_types)
+    em, ref = answer_correctness(predictions, references, leo_compatible=leo_compatible)
+    out: dict[str, Any] = {
+        "em": float(em.mean() * 100) if len(em) else float("nan"),
+        "em_refined": float(ref.mean() * 100) if len(ref) else float("nan"),
+        "n": int(len(em)),
+    }
+    if question_types is not None:
+        df = pd.DataFrame({"t": list(question_types), "em": em, "ref": ref})
+        g = df.groupby("t", sort=True)
+        out["per_type"] = {
+            str(t): {"em": float(r.em.mean() * 100), "em_refined": float(r.ref.mean() * 100),
+                     "n": int(len(r))}
+            for t, r in g
+        }
+    return out
+
+
+# --- VRS ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ViewpointGroups:
+    """Rows grouped into viewpoint groups: ``codes[i]`` is row i's group, -1 if dropped."""
+
+    codes: np.ndarray
+    keys: list
+    viewpoints: list[int]
+    incomplete: list = field(default_factory=list)  # group keys dropped as incomplete
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.keys)
+
+
+def viewpoint_groups(
+    group_ids: Sequence,
+    rotations: Sequence[int],
+    *,
+    viewpoints: Sequence[int] | None = None,
+    incomplete: str = "error",
+) -> ViewpointGroups:
+    """Validate and index rotation groups.
+
+    Every group must hold each of ``viewpoints`` (default: all rotations seen) exactly once.
+    ``incomplete="error"`` raises on a group with missing viewpoints, naming it;
+    ``"drop"`` leaves such groups out and lists them in ``.incomplete``.
+    """
+    _check_lengths(group_ids=group_ids, rotations=rotations)
+    if incomplete not in ("error", "drop"):
+        raise ValueError(f"Expected incomplete in ('error', 'drop') but got {incomplete!r}")
+    rot = np.asarray(rotations)
+    if rot.dtype.kind not in "iu":
+        try:
+            rot = rot.astype(np.int64)
+        except (TypeError, ValueError):
+            raise MetricInputError(
+                f"rotations must be integers (degrees) but got {rot[:3].tolist()}") from None
+    vps = sorted({int(v) for v in np.unique(rot)}) if viewpoints is None else \
+        [int(v) for v in viewpoints]
+    if len(set(vps)) != len(vps):
+        raise MetricInputError(f"viewpoints {vps} repeat a value")
+    vp_index = {v: i for i, v in enumerate(vps)}
+    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    bad = ~np.isin(rot, vps)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise MetricInputError(
+            f"question_id {keys[codes[i]]}: rotation {int(rot[i])} is not one of the "
+            f"viewpoints {vps}")
+    vcode = np.asarray([vp_index[int(r)] for r in rot], dtype=np.int64) if len(rot) else \
+        np.zeros(0, np.int64)
+    flat = codes.astype(np.int64) * len(vps) + vcode
+    uniq, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        dup = int(uniq[np.argmax(counts > 1)])
+        raise MetricInputError(
+            f"question_id {keys[dup // len(vps)]}: viewpoint {vps[dup % len(vps)]} appears "
+            f"{int(counts.max())} times; each group needs each viewpoint once")
+    per_group = np.bincount(codes, minlength=len(keys))
+    missing_groups = np.flatnonzero(per_group < len(vps))
+    dropped: list = []
+    if len(missing_groups):
+        if incomplete == "error":
+            g = int(missing_groups[0])
+            have = {vps[int(v)] for v in vcode[codes == g]}
+            miss = [v for v in vps if v not in have]
+            raise MetricInputError(
+                f"question_id {keys[g]}: rotation has {len(have)} of {len(vps)} viewpoints "
+                f"(missing {', '.join(map(str, miss))}); pass incomplete='drop' to leave "
+                f"such groups out ({len(missing_groups)} group(s) affected)")
+        dropped = [keys[g] for g in missing_groups]
+        keep = np.ones(len(keys), dtype=bool)
+        keep[missing_groups] = False
+        remap = np.cumsum(keep) - 1
+        new_codes = np.where(keep[codes], remap[codes], -1)
+        return ViewpointGroups(new_codes, [k for k, m in zip(keys, keep) if m], vps, dropped)
+    return ViewpointGroups(codes.astype(np.int64), list(keys), vps, dropped)
+
+
+def vrs_from_counts(counts: np.ndarray, n: int) -> dict[str, float]:
+    """P_1..P_n (%) and VRS from per-group numbers of correct viewpoints."""
+    c = np.asarray(counts)
+    ks = np.arange(1, n + 1)
+    p = (c[:, None] >= ks[None, :]).mean(0) * 100 if len(c) else np.full(n, np.nan)
+    out = {f"p_at_least_{k}": float(v) for k, v in zip(ks, p)}
+    out["vrs"] = float(p.mean())
+    return out
+
+
+def vrs(
+    correct: Sequence[bool],
+    group_ids: Sequence,
+    rotations: Sequence[int],
+    *,
+    viewpoints: Sequence[int] | None = None,
+    incomplete: str = "error",
+    ci: bool = False,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Viewpoint Rotation Score: P_k = % of groups correct in at least k viewpoints.
+
+    ``correct`` is per row (refined EM by default upstream). Returns ``p_at_least_k``,
+    ``vrs`` (mean of P_k), ``groups``, ``incomplete_groups`` and, with ``ci=True``, 95%
+    bootstrap intervals over groups (``vrs_ci``).
+    """
+    _check_lengths(correct=correct, group_ids=group_ids)
+    g = viewpoint_groups(group_ids, rotations, viewpoints=viewpoints, incomplete=incomplete)
+    ok = np.asarray(correct, dtype=bool)
+    keep = g.codes >= 0
+    counts = np.bincount(g.codes[keep], weights=ok[keep], minlength=g.n_groups).astype(int)
+    n = len(g.viewpoints)
+    out: dict[str, Any] = vrs_from_counts(counts, n)
+    out.update({"groups": g.n_groups, "viewpoints": g.viewpoints,
+                "incomplete_groups": len(g.incomplete),
+                "incomplete_handling": incomplete if g.incomplete else "none",
+                "incomplete_ids": [str(k) for k in g.incomplete[:20]]})
+    if ci:
+        ks = np.arange(1, n + 1)
+        out["vrs_ci"] = bootstrap_ci(
+            counts, lambda c: (c[..., None] >= ks).mean(-2).mean(-1) * 100,
+            n_resamples=n_resamples, seed=seed)
+    return out
+
+
+# --- CircularEval / FlipEval --------------------------------------------------------------
+
+
+def group_all_correct(correct: Sequence[bool], group_ids: Sequence) -> tuple[np.ndarray, list]:
+    """Per group: True only if every member row is correct."""
+    _check_lengths(correct=correct, group_ids=group_ids)
+    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    wrong = np.bincount(codes, weights=~np.asarray(correct, dtype=bool), minlength=len(keys))
+    return wrong == 0, list(keys)
+
+
+def _per_category(values: np.ndarray, cats: Sequence | None) -> dict[str, float] | None:
+    if cats is None:
+        return None
+    df = pd.DataFrame({"c": list(cats), "v": values})
+    return {str(c): float(v.mean() * 100) for c, v in df.groupby("c", sort=True)["v"]}
+
+
+def _group_category(group_codes: np.ndarray, n: int, cats: Sequence | None, what: str):
+    if cats is None:
+        return None
+    cats = np.asarray(list(cats), dtype=object)
+    first = np.full(n, -1)
+    first[group_codes[::-1]] = np.arange(len(group_codes))[::-1]
+    gc = cats[first]
+    bad = gc[group_codes] != cats
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise MetricInputError(f"{what} group of row {i} mixes categories {gc[group_codes[i]]!r} "
+                               f"and {cats[i]!r}")
+    return gc
+
+
+def circular_eval(
+    correct: Sequence[bool],
+    group_ids: Sequence,
+    *,
+    options: Sequence[Sequence[str]] | None = None,
+    shifts: Sequence[int] | None = None,
+    categories: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """CircularEval: a question asked once per circular shift of its options counts only
+    if every shift is answered correctly.
+
+    ``options`` (each row's option texts) must hold the same set within a group; ``shifts``
+    (0 = original order) gives ``vanilla`` accuracy over the unshifted rows.
+    """
+    n = _check_lengths(correct=correct, group_ids=group_ids, options=options, shifts=shifts,
+                       categories=categories)
+    ok = np.asarray(correct, dtype=bool)
+    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    if options is not None:
+        sets = [tuple(sorted(o)) for o in options]
+        first: dict[int, tuple] = {}
+        for i, (c, s) in enumerate(zip(codes.tolist(), sets)):
+            if first.setdefault(c, s) != s:
+                raise MetricInputError(
+                    f"circular group {keys[c]!r}: row {i} has options {list(s)} but the group "
+                    f"started with {list(first[c])}; every shift must permute the same options")
+    allok, _ = group_all_correct(ok, codes)
+    out: dict[str, Any] = {"circular": float(allok.mean() * 100) if len(allok) else float("nan"),
+                           "groups": len(keys), "n": n}
+    gcat = _group_category(codes, len(keys), categories, "circular")
+    if gcat is not None:
+        out["per_category"] = _per_category(allok, gcat)
+    if shifts is not None:
+        base = np.asarray(shifts) == 0
+        out["vanilla"] = float(ok[base].mean() * 100) if base.any() else float("nan")
+        if categories is not None:
+            out["vanilla_per_category"] = _per_category(ok[base],
+                                                        np.asarray(list(categories))[base])
+    return out
+
+
+def flip_eval(
+    correct: Sequence[bool],
+    group_ids: Sequence,
+    flipped: Sequence[bool],
+    *,
+    categories: Sequence[str] | None = None,
+    circular: bool = False,
+) -> dict[str, Any]:
+    """FlipEval: an (original, horizontally flipped) pair counts only if both are right.
+
+    With ``circular=False`` every group must be exactly one original and one flipped row;
+    with ``circular=True`` (flip+circular) a group is all shifts of both and needs at least
+    one of each.
+    """
+    n = _check_lengths(correct=correct, group_ids=group_ids, flipped=flipped,
+                       categories=categories)
+    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    fl = np.asarray(flipped, dtype=bool)
+    n_flip = np.bincount(codes, weights=fl, minlength=len(keys))
+    n_orig = np.bincount(codes, weights=~fl, minlength=len(keys))
+    if circular:
+        bad = (n_flip == 0) | (n_orig == 0)
+    else:
+        bad = (n_flip != 1) | (n_orig != 1)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        raise MetricInputError(
+            f"flip group {keys[g]!r} has {int(n_orig[g])} original and {int(n_flip[g])} flipped "
+            f"row(s); expected {'at least one of each' if circular else 'exactly one of each'} "
+            "(an unpaired flip item: add its partner or drop it)")
+    allok, _ = group_all_correct(correct, codes)
+    name = "flip_circular" if circular else "flip"
+    out: dict[str, Any] = {name: float(allok.mean() * 100) if len(allok) else float("nan"),
+                           "groups": len(keys), "n": n}
+    gcat = _group_category(codes, len(keys), categories, "flip")
+    if gcat is not None:
+        out["per_category"] = _per_category(allok, gcat)
+    return out
+
+
+def flip_circular_eval(correct, group_ids, flipped, *, categories=None) -> dict[str, Any]:
+    """Flip+circular: every shift of the original and the flipped question must be right."""
+    return flip_eval(correct, group_ids, flipped, categories=categories, circular=True)
+
+
+def chance_accuracy(
+    n_options: Sequence[int], *, passes: Sequence[int] | None = None, consistent: bool = False
+) -> float:
+    """Expected accuracy (%) of random guessing over groups with ``n_options`` choices each.
+
+    A group of ``passes`` questions (default: ``n`` circular shifts) is right only if all
+    are. ``random``: independent uniform guesses, ``prod 1/n`` over the passes.
+    ``random++`` (``consistent=True``): one guess reused across the shifts of a question,
+    ``1/n`` per distinct question (``passes // n`` of them).
+    """
+    n = np.asarray(n_options, dtype=float)
+    if (n < 1).any():
+        raise MetricInputError(f"option counts must be >= 1 but got {n.min()}")
+    k = n if passes is None else np.asarray(passes, dtype=float)
+    distinct = np.maximum(1, k // n) if consistent else k
+    return float(np.mean((1.0 / n) ** distinct) * 100) if len(n) else float("nan")
+
+
+def bootstrap_ci(
+    group_values: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray] | None = None,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval, resampling groups (rows of ``group_values``).
+
+    ``statistic`` maps an array of shape (B, G, ...) to (B,); default: mean x 100.
+    """
+    v = np.asarray(group_values)
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    stat = statistic or (lambda x: x.mean(axis=1) * 100)
+    rng = np.random.default_rng(seed)
+    stats = []
+    for start in range(0, n_resamples, 200):  # bounded memory
+        b = min(200, n_resamples - start)
+        idx = rng.integers(0, len(v), size=(b, len(v)))
+        stats.append(np.asarray(stat(v[idx]), dtype=float).reshape(b))
+    s = np.concatenate(stats)
+    lo, hi = np.percentile(s, [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100])
+    return float(lo), float(hi)
