@@ -6,6 +6,25 @@ FlipEval) and 3D-reweighted fine-tuning (3DR-FT).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "metric_path", "METRICS"]
+
+METRICS = ("vrs", "circular_eval", "flip_eval")
+
+
+def metric_path(name: str) -> str:
+    """Folder of one of this package's `evaluate` modules, for ``evaluate.load(path)``.
+
+    >>> import evaluate, hf_real3d
+    >>> vrs = evaluate.load(hf_real3d.metric_path("vrs"))  # doctest: +SKIP
+    """
+    if name not in METRICS:
+        raise ValueError(f"Expected a metric in {METRICS} but got {name!r}")
+    folder = Path(__file__).resolve().parent / "_metrics" / name
+    if not (folder / f"{name}.py").is_file():
+        raise FileNotFoundError(
+            f"metric module {name!r} not found at {folder}; reinstall hf-real3d")
+    return str(folder)

@@ -1,0 +1,85 @@
+"""CircularEval for multiple-choice VQA (3DSRBench), as an evaluate metric."""
+
+import datasets
+import evaluate
+
+import hf_real3d.choices
+import hf_real3d.scoring
+
+_DESCRIPTION = """
+CircularEval asks an n-option question n times with its options circularly shifted and
+counts it correct only if every shift is answered correctly, so a model cannot score by
+favouring one option position. Predictions may be option letters or free-form answers:
+each is mapped to a letter with `hf_real3d.choices.extract_choice` (rules only; an
+unparseable answer is wrong and counted in `unparsed`, never a random pick).
+Reports circular accuracy, vanilla accuracy (unshifted rows only) and both per category.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `str`): option letter or free-form answer per row.
+    references (`list` of `str`): the correct option letter per row.
+    group_ids (`list` of `str`): the question shared by a circular group's rows.
+    shifts (`list` of `int`): 0 for the original option order, k for the k-th shift.
+    options (`list` of `list` of `str`): the row's option texts, in the row's order.
+    categories (`list` of `str`): question category per row (pass one constant if none).
+Returns:
+    circular (`float`, 0-100): % of groups with every shift correct.
+    vanilla (`float`, 0-100): accuracy over rows with shift 0.
+    per_category, vanilla_per_category (`dict`): the same per category.
+    groups, n, unparsed (`int`).
+Examples:
+    >>> circ = evaluate.load("metrics/circular_eval")
+    >>> out = circ.compute(
+    ...     predictions=["A", "B", "The answer is A", "A"],
+    ...     references=["A", "B", "A", "B"],
+    ...     group_ids=["q1", "q1", "q2", "q2"],
+    ...     shifts=[0, 1, 0, 1],
+    ...     options=[["yes", "no"], ["no", "yes"], ["up", "down"], ["down", "up"]],
+    ...     categories=["height_higher"] * 4,
+    ... )
+    >>> print(out["vanilla"], out["circular"])
+    100.0 50.0
+"""
+
+_CITATION = """
+@article{ma20243dsrbench,
+  title={3DSRBench: A Comprehensive 3D Spatial Reasoning Benchmark},
+  author={Ma, Wufei and others},
+  journal={arXiv preprint arXiv:2412.07825},
+  year={2024}
+}
+"""
+
+
+def letters_correct(predictions, references, options):
+    """Map predictions to letters and compare; returns (correct list, unparsed count)."""
+    letters, stats = hf_real3d.choices.extract_choices(predictions, options)
+    correct = [p is not None and p == r for p, r in zip(letters, references)]
+    return correct, stats["unparsed"]
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class CircularEval(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "predictions": datasets.Value("string"),
+                "references": datasets.Value("string"),
+                "group_ids": datasets.Value("string"),
+                "shifts": datasets.Value("int32"),
+                "options": datasets.Sequence(datasets.Value("string")),
+                "categories": datasets.Value("string"),
+            }),
+            reference_urls=["https://3dsrbench.github.io"],
+        )
+
+    def _compute(self, predictions, references, group_ids, shifts, options, categories):
+        correct, unparsed = letters_correct(predictions, references, options)
+        out = hf_real3d.scoring.circular_eval(correct, group_ids, options=options, shifts=shifts,
+                                              categories=categories)
+        out["unparsed"] = unparsed
+        return out

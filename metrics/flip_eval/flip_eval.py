@@ -1,0 +1,81 @@
+"""FlipEval (and flip+circular) for multiple-choice VQA (3DSRBench), as an evaluate metric."""
+
+import datasets
+import evaluate
+
+import hf_real3d.choices
+import hf_real3d.scoring
+
+_DESCRIPTION = """
+FlipEval pairs each question with a copy asked on the horizontally flipped image, with
+left and right swapped in the question, options and answer. A pair counts only if both
+are right, which removes a left/right bias a model may have learned from the data.
+Config `flip_circular` groups every circular shift of the original and of the flipped
+question; a group counts only if all its rows are right. Predictions may be letters or
+free-form answers (mapped with `hf_real3d.choices.extract_choice`; unparseable = wrong).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `str`): option letter or free-form answer per row.
+    references (`list` of `str`): the correct option letter per row.
+    group_ids (`list` of `str`): the pair (config `default`) or the pair with all its
+        circular shifts (config `flip_circular`).
+    flipped (`list` of `bool`): whether the row is the flipped copy.
+    options (`list` of `list` of `str`): the row's option texts.
+    categories (`list` of `str`): question category per row.
+Returns:
+    flip or flip_circular (`float`, 0-100): % of groups with every row correct.
+    per_category (`dict`), groups, n, unparsed (`int`).
+Examples:
+    >>> flip = evaluate.load("metrics/flip_eval")
+    >>> out = flip.compute(
+    ...     predictions=["A", "B", "A", "A"],
+    ...     references=["A", "B", "A", "B"],
+    ...     group_ids=["q1", "q1", "q2", "q2"],
+    ...     flipped=[False, True, False, True],
+    ...     options=[["left", "right"]] * 4,
+    ...     categories=["orientation_on_the_left"] * 4,
+    ... )
+    >>> print(out["flip"])
+    50.0
+"""
+
+_CITATION = """
+@article{ma20243dsrbench,
+  title={3DSRBench: A Comprehensive 3D Spatial Reasoning Benchmark},
+  author={Ma, Wufei and others},
+  journal={arXiv preprint arXiv:2412.07825},
+  year={2024}
+}
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class FlipEval(evaluate.Metric):
+    def _info(self):
+        if self.config_name not in ("default", "flip_circular"):
+            raise KeyError(
+                f"Expected config 'default' or 'flip_circular' but got {self.config_name!r}")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "predictions": datasets.Value("string"),
+                "references": datasets.Value("string"),
+                "group_ids": datasets.Value("string"),
+                "flipped": datasets.Value("bool"),
+                "options": datasets.Sequence(datasets.Value("string")),
+                "categories": datasets.Value("string"),
+            }),
+            reference_urls=["https://3dsrbench.github.io"],
+        )
+
+    def _compute(self, predictions, references, group_ids, flipped, options, categories):
+        letters, stats = hf_real3d.choices.extract_choices(predictions, options)
+        correct = [p is not None and p == r for p, r in zip(letters, references)]
+        out = hf_real3d.scoring.flip_eval(correct, group_ids, flipped, categories=categories,
+                                          circular=self.config_name == "flip_circular")
+        out["unparsed"] = stats["unparsed"]
+        return out

@@ -1,0 +1,105 @@
+"""Viewpoint Rotation Score (VRS) with EM and refined EM, as an evaluate metric."""
+
+import datasets
+import evaluate
+
+import hf_real3d.scoring
+
+_DESCRIPTION = """
+Scores situated 3D question answering the way Real-3DQA does. Each question is asked from
+several viewpoints (the agent turned by 0/90/180/270 degrees, situation text and answer
+updated). P_k is the percentage of question groups answered correctly in at least k
+viewpoints; VRS is the mean of P_1..P_n. A model that guesses from language alone can
+reach a high P_1 but collapses on P_n.
+
+Correctness is refined exact match by default (normalised prediction equal to, or
+containing / contained in, a reference with spaces removed), as in the paper's Table 3;
+pass `correctness="exact"` for plain EM. Overall EM and refined EM are reported too.
+Config `per_type` adds the input `question_types` and per-type EM / refined EM.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `str`): the model's answer, one per row.
+    references (`list` of `list` of `str`, or `list` of `str`): acceptable answers per row.
+    group_ids (`list` of `int` or `str`): the base question id shared by a group's rows.
+    rotations (`list` of `int`): the row's viewpoint in degrees (agent turned clockwise).
+    question_types (`list` of `str`, config `per_type` only): a category per row.
+    correctness (`str`, default `"refined"`): `"refined"` or `"exact"` decides P_k.
+    leo_compatible (`bool`, default `False`): reproduce the published LEO/Real-3DQA
+        matching exactly (empty prediction refined-correct; first substring hit decides).
+    incomplete (`str`, default `"error"`): a group lacking viewpoints raises, or with
+        `"drop"` is left out and counted in `incomplete_groups`.
+    viewpoints (`list` of `int`, optional): the expected viewpoints (default: all seen).
+    ci (`bool`, default `False`): add 95% bootstrap intervals over groups (`vrs_ci`).
+Returns:
+    em, em_refined (`float`, 0-100): over all rows.
+    p_at_least_1 .. p_at_least_n (`float`, 0-100): P_k over complete groups.
+    vrs (`float`, 0-100): mean of P_k.
+    groups, incomplete_groups (`int`); viewpoints (`list`).
+    per_type (`dict`, config `per_type`): em / em_refined / n per question type.
+Examples:
+    >>> vrs = evaluate.load("metrics/vrs")
+    >>> out = vrs.compute(
+    ...     predictions=["left", "right", "chair", "table"],
+    ...     references=[["left"], ["back"], ["chair"], ["chair"]],
+    ...     group_ids=[7, 7, 8, 8],
+    ...     rotations=[0, 90, 0, 90],
+    ... )
+    >>> print(out["p_at_least_1"], out["p_at_least_2"], out["vrs"])
+    100.0 0.0 50.0
+"""
+
+_CITATION = """
+@inproceedings{ma2026real3dqa,
+  title={Do 3D Large Language Models Really Understand 3D Spatial Relationships?},
+  author={Ma, Xianzheng and others},
+  booktitle={ICLR},
+  year={2026}
+}
+"""
+
+
+def _features(with_types):
+    out = []
+    for pred in (datasets.Value("string"),):
+        for ref in (datasets.Sequence(datasets.Value("string")), datasets.Value("string")):
+            for gid in (datasets.Value("int64"), datasets.Value("string")):
+                f = {"predictions": pred, "references": ref, "group_ids": gid,
+                     "rotations": datasets.Value("int32")}
+                if with_types:
+                    f["question_types"] = datasets.Value("string")
+                out.append(datasets.Features(f))
+    return out
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Vrs(evaluate.Metric):
+    def _info(self):
+        if self.config_name not in ("default", "per_type"):
+            raise KeyError(f"Expected config 'default' or 'per_type' but got {self.config_name!r}")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=_features(self.config_name == "per_type"),
+            reference_urls=["https://github.com/xianzhengma/Real-3DQA"],
+        )
+
+    def _compute(self, predictions, references, group_ids, rotations, question_types=None,
+                 correctness="refined", leo_compatible=False, incomplete="error",
+                 viewpoints=None, ci=False):
+        if correctness not in ("refined", "exact"):
+            raise ValueError(f"Expected correctness 'refined' or 'exact' but got {correctness!r}")
+        em, refined = hf_real3d.scoring.answer_correctness(
+            predictions, references, leo_compatible=leo_compatible)
+        out = {"em": float(em.mean() * 100), "em_refined": float(refined.mean() * 100)}
+        out.update(hf_real3d.scoring.vrs(
+            refined if correctness == "refined" else em, group_ids, rotations,
+            viewpoints=viewpoints, incomplete=incomplete, ci=ci))
+        out["correctness"] = correctness
+        if question_types is not None:
+            out["per_type"] = hf_real3d.scoring.em_scores(
+                predictions, references, question_types=question_types,
+                leo_compatible=leo_compatible)["per_type"]
+        return out
