@@ -74,6 +74,50 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_predictions(spec: str):
+    """``[NAME=]file[,file...]`` -> one predictions table named NAME (default: first stem)."""
+    import pandas as pd
+
+    from hf_real3d.evaluation import load_predictions
+
+    name, _, files = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    frames = [load_predictions(f) for f in files.split(",") if f]
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs["name"] = name or frames[0].attrs["name"]
+    return df
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from hf_real3d.evaluation import load_references, score_predictions
+    from hf_real3d.report import results_table, write_report
+
+    refs = load_references(args.dataset)
+    results = []
+    for spec in args.predictions:
+        scores = score_predictions(refs, _model_predictions(spec),
+                                   leo_compatible=args.leo_compatible,
+                                   allow_missing=args.allow_missing)
+        results.append(scores.metrics)
+    notes = []
+    if "report" in refs.attrs:
+        rot = refs.attrs["report"]["rotations"]
+        notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
+                     f"complete; incomplete groups are left out of P_k/VRS: "
+                     f"{rot['incomplete_groups']}")
+    files = write_report(results, args.out, notes)
+    print(results_table(results))
+    print("wrote " + ", ".join(files.values()))
+    return 0
+
+
+def cmd_publish_metrics(args: argparse.Namespace) -> int:
+    from hf_real3d.hub import publish_metrics
+
+    for url in publish_metrics(args.namespace, private=args.private, token=args.token):
+        print(url)
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hf-real3d", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +130,22 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="outputs/demo")
     _add_synth_args(p)
     p.set_defaults(func=cmd_demo)
+    p = sub.add_parser("evaluate", help="score prediction files: EM, refined EM, P_k, VRS")
+    p.add_argument("--dataset", required=True,
+                   help="Real-3DQA release folder, built dataset folder, or SQA3D folder")
+    p.add_argument("--predictions", nargs="+", required=True, metavar="[NAME=]FILE[,FILE]",
+                   help="one entry per model; several files (viewpoints) joined by commas")
+    p.add_argument("--out", required=True, help="folder for metrics.json, report.md, plots")
+    p.add_argument("--leo-compatible", action="store_true",
+                   help="reproduce the published LEO/Real-3DQA matching exactly")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score missing predictions as wrong instead of failing")
+    p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("publish-metrics", help="upload the metric modules as Hub Spaces")
+    p.add_argument("--namespace", required=True)
+    p.add_argument("--private", action="store_true")
+    p.add_argument("--token", default=None)
+    p.set_defaults(func=cmd_publish_metrics)
     return parser
 
 
@@ -93,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, KeyError) as err:
         print(f"hf-real3d {args.command}: error: {err}", file=sys.stderr)
         return 2
 

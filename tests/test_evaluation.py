@@ -1,0 +1,89 @@
+import json
+
+import pytest
+
+from hf_real3d.cli import main
+from hf_real3d.evaluation import load_predictions, load_references, score_predictions
+from hf_real3d.scoring import MetricInputError
+
+
+@pytest.fixture(scope="module")
+def release_refs(real_dir):
+    return load_references(real_dir / "real3dqa")
+
+
+def test_release_references(release_refs):
+    refs = release_refs
+    assert (refs.rotation_deg == 0).sum() == 750 + (1485 - 732)
+    # 732 de-biased questions also have 3 rotated rows (the incomplete group is not one of them)
+    assert refs.in_debiased.sum() == 1485 + 3 * 732
+    assert refs.in_rotation.sum() == 750 * 4 - 1
+
+
+def _official_files(real_dir, tmp_path, wrong_ids=()):
+    """Perfect predictions written in the official format, one file per viewpoint."""
+    files = []
+    for k in (0, 90, 180, 270):
+        items = json.loads((real_dir / f"real3dqa/rotation_{k}.json").read_text())["questions"]
+        rows = [{"question_id": it["question_id"],
+                 "response_gt": [a["answer"] for a in it["answers"]],
+                 "response_pred": "wrong" if it["question_id"] in wrong_ids
+                 else it["answers"][0]["answer"]} for it in items]
+        f = tmp_path / f"preds_rotation_{k}.json"
+        f.write_text(json.dumps(rows))
+        files.append(str(f))
+    return files
+
+
+def test_perfect_predictions_score_100_on_release(real_dir, tmp_path, release_refs):
+    files = _official_files(real_dir, tmp_path)
+    deb = json.loads((real_dir / "real3dqa/de-biased_testset_with_question_type.json")
+                     .read_text())["questions"]
+    # de-biased ids not in the rotation set, as our JSONL format
+    rot0 = {it["question_id"] for it in json.loads(
+        (real_dir / "real3dqa/rotation_0.json").read_text())["questions"]}
+    extra = tmp_path / "debiased_rest.jsonl"
+    extra.write_text("\n".join(json.dumps({"question_id": it["question_id"], "rotation": 0,
+                                           "prediction": it["answers"][0]["answer"]})
+                               for it in deb if it["question_id"] not in rot0))
+    out = tmp_path / "report"
+    rc = main(["evaluate", "--dataset", str(real_dir / "real3dqa"), "--out", str(out),
+               "--predictions", "perfect=" + ",".join(files + [str(extra)])])
+    assert rc == 0
+    m = json.loads((out / "metrics.json").read_text())[0]
+    assert m["original"]["em"] == 100.0 and m["debiased"]["em_refined"] == 100.0
+    rot = m["rotation"]
+    assert rot["vrs"] == 100.0 and all(rot[f"p_at_least_{k}"] == 100.0 for k in range(1, 5))
+    assert rot["groups"] == 749 and rot["incomplete_groups"] == 1
+    assert rot["incomplete_ids"] == ["220602007663"]
+    report = (out / "report.md").read_text()
+    assert "1 incomplete rotation group(s) left out" in report and "| perfect |" in report
+    assert (out / "pk.png").stat().st_size > 1000 and (out / "radar.png").stat().st_size > 1000
+
+
+def test_one_wrong_viewpoint_lowers_p4(real_dir, tmp_path, release_refs):
+    files = _official_files(real_dir, tmp_path, wrong_ids={22060200003501})  # id 220602000035 at 90
+    preds = [load_predictions(f) for f in files]
+    import pandas as pd
+
+    df = pd.concat(preds, ignore_index=True)
+    s = score_predictions(release_refs, df, allow_missing=True)
+    rot = s.metrics["rotation"]
+    assert rot["p_at_least_1"] == 100.0 and rot["p_at_least_3"] == 100.0
+    assert rot["p_at_least_4"] == pytest.approx(100 * 748 / 749)
+
+
+def test_prediction_errors(real_dir, tmp_path, release_refs):
+    bad = tmp_path / "p.jsonl"
+    bad.write_text(json.dumps({"question_id": 1, "prediction": "x"}))
+    with pytest.raises(MetricInputError, match="match no reference, e.g. question_id 1"):
+        score_predictions(release_refs, load_predictions(bad))
+    bad.write_text(json.dumps({"question_id": 220602000035, "prediction": 3}))
+    with pytest.raises(ValueError, match="is not a string"):
+        load_predictions(bad)
+    bad.write_text("\n".join([json.dumps({"question_id": 220602000035, "prediction": "x"})] * 2))
+    with pytest.raises(MetricInputError, match="duplicate prediction for question_id"):
+        score_predictions(release_refs, load_predictions(bad))
+    bad.write_text(json.dumps({"question_id": 220602000035, "prediction": "x"}))
+    with pytest.raises(MetricInputError, match="predictions missing for"):
+        score_predictions(release_refs, load_predictions(bad))
