@@ -22,6 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 __all__ = [
     "LETTERS",
     "extract_choice",
@@ -125,17 +128,42 @@ def extract_choices(
     questions: Sequence[str] | None = None,
     judge: Any | None = None,
 ) -> tuple[list[str | None], dict[str, int]]:
-    """Vector form: letters (None = unparsed) and how many each rule decided."""
+    """Vector form: letters (None = unparsed) and how many each rule decided.
+
+    Answers repeat heavily (``"A"``, ``"(B)"``), so each distinct (answer, option count) is
+    parsed by the letter rules once; only answers those rules cannot decide are matched
+    against their row's option texts (and then the judge).
+    """
     if len(answers) != len(options):
         raise ValueError(f"Expected as many option lists as answers but got {len(options)} "
                          f"for {len(answers)}")
-    stats = {"letter": 0, "text": 0, "judge": 0, "unparsed": 0}
-    out = []
-    for i, (a, o) in enumerate(zip(answers, options)):
-        r = extract_choice(a, o, question=questions[i] if questions else "", judge=judge)
-        stats[r.rule] += 1
-        out.append(r.letter)
-    return out, stats
+    n = len(answers)
+    bad = [i for i, a in enumerate(answers) if not isinstance(a, str)][:1]
+    if bad:
+        a = answers[bad[0]]
+        raise TypeError(f"answers[{bad[0]}] is {type(a).__name__} {a!r}; expected a string")
+    n_opts = np.fromiter((len(o) for o in options), np.int64, count=n)
+    a_codes, a_uniq = pd.factorize(np.asarray(answers, dtype=object))
+    key = a_codes.astype(np.int64) * (len(LETTERS) + 1) + n_opts
+    ukey, inv = np.unique(key, return_inverse=True)
+    u_letter = np.array([_rule_letter(a_uniq[k // (len(LETTERS) + 1)],
+                                      _letters(int(k % (len(LETTERS) + 1)))) for k in ukey],
+                        dtype=object)
+    letters = u_letter[inv] if n else np.zeros(0, dtype=object)
+    rules = np.where(pd.isna(letters), "", "letter").astype(object)
+    rest = np.flatnonzero(pd.isna(letters))
+    cache: dict[tuple[str, tuple], ChoiceResult] = {}
+    for i in rest.tolist():
+        a, o = answers[i], tuple(options[i])
+        r = cache.get((a, o)) if judge is None else None
+        if r is None:
+            r = extract_choice(a, o, question=questions[i] if questions else "", judge=judge)
+            cache[(a, o)] = r
+        letters[i], rules[i] = r.letter, r.rule
+    names, counts = np.unique(rules.astype(str), return_counts=True)
+    got = dict(zip(names.tolist(), counts.tolist()))
+    stats = {k: int(got.get(k, 0)) for k in ("letter", "text", "judge", "unparsed")}
+    return letters.tolist(), stats
 
 
 def circular_shifts(options: Sequence[str], answer: str) -> list[tuple[list[str], str]]:

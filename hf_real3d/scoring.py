@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -43,21 +44,39 @@ class MetricInputError(ValueError):
 # --- EM / refined EM --------------------------------------------------------------------
 
 
-def _as_list_of_str(values: Sequence, what: str) -> list[list[str]]:
-    out = []
+def _bad_item(values: Sequence, what: str) -> MetricInputError:
     for i, v in enumerate(values):
         if isinstance(v, str):
-            out.append([v])
-        elif isinstance(v, list | tuple | np.ndarray) and all(isinstance(x, str) for x in v):
+            continue
+        if isinstance(v, list | tuple | np.ndarray):
             if len(v) == 0:
-                raise MetricInputError(f"{what}[{i}] is an empty list; give at least one string")
-            out.append(list(v))
-        else:
-            raise MetricInputError(
-                f"{what}[{i}] is {type(v).__name__} {v!r}; expected a string or a list of "
-                "strings (convert numbers and None to text first)"
-            )
-    return out
+                return MetricInputError(f"{what}[{i}] is an empty list; give at least one string")
+            if all(isinstance(x, str) for x in v):
+                continue
+        return MetricInputError(
+            f"{what}[{i}] is {type(v).__name__} {v!r}; expected a string or a list of "
+            "strings (convert numbers and None to text first)")
+    return MetricInputError(f"{what}: unsupported values")
+
+
+def _flatten(values: Sequence, what: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(item index, position in item, flat strings) of strings or lists of strings."""
+    vals = list(values)
+    n = len(vals)
+    kinds = set(map(type, vals))
+    if kinds <= {str}:
+        return np.arange(n), np.zeros(n, dtype=np.int64), vals
+    if not kinds <= {str, list, tuple, np.ndarray}:
+        raise _bad_item(vals, what)
+    sizes = np.fromiter((1 if type(v) is str else len(v) for v in vals), np.int64, count=n)
+    if (sizes == 0).any():
+        raise _bad_item(vals, what)
+    flat = list(chain.from_iterable([v] if type(v) is str else v for v in vals))
+    if not set(map(type, flat)) <= {str}:
+        raise _bad_item(vals, what)
+    item = np.repeat(np.arange(n), sizes)
+    pos = np.arange(len(item)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return item, pos, flat
 
 
 def _check_lengths(**arrays: Any) -> int:
@@ -66,14 +85,6 @@ def _check_lengths(**arrays: Any) -> int:
         detail = ", ".join(f"{k}={n}" for k, n in lens.items())
         raise MetricInputError(f"Expected inputs of equal length but got {detail}")
     return next(iter(lens.values()), 0)
-
-
-def _explode(values: list[list[str]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    sizes = np.fromiter((len(v) for v in values), dtype=np.int64, count=len(values))
-    item = np.repeat(np.arange(len(values)), sizes)
-    pos = np.arange(len(item)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    flat = [s for v in values for s in v]
-    return item, pos, flat
 
 
 def answer_correctness(
@@ -89,10 +100,8 @@ def answer_correctness(
     a reference may be a string or a list of acceptable answers.
     """
     n = _check_lengths(predictions=predictions, references=references)
-    preds = _as_list_of_str(predictions, "predictions")
-    refs = _as_list_of_str(references, "references")
-    p_item, _, p_text = _explode(preds)
-    r_item, r_pos, r_text = _explode(refs)
+    p_item, _, p_text = _flatten(predictions, "predictions")
+    r_item, r_pos, r_text = _flatten(references, "references")
     codes, uniques = pd.factorize(np.asarray(p_text + r_text, dtype=object))
     norm = [normalize_answer(u) if normalize else u for u in uniques]
     ncodes, nuniq = pd.factorize(np.asarray(norm, dtype=object))
@@ -100,14 +109,17 @@ def answer_correctness(
     codes = ncodes[codes]
     p_code, r_code = codes[: len(p_text)], codes[len(p_text):]
     # all (item, candidate, reference) triples, ordered by item, candidate, reference position
-    p_idx = np.arange(len(p_text))
-    pairs = pd.merge(
-        pd.DataFrame({"item": p_item, "cand": p_idx, "pc": p_code}),
-        pd.DataFrame({"item": r_item, "pos": r_pos, "rc": r_code}),
-        on="item",
-        how="inner",
-    ).sort_values(["item", "cand", "pos"], kind="stable")
-    pc, rc = pairs["pc"].to_numpy(), pairs["rc"].to_numpy()
+    if len(p_text) == n:  # one candidate per item: pair each reference with its prediction
+        item, cand, pc, rc = r_item, r_item, p_code[r_item], r_code
+    else:
+        pairs = pd.merge(
+            pd.DataFrame({"item": p_item, "cand": np.arange(len(p_text)), "pc": p_code}),
+            pd.DataFrame({"item": r_item, "pos": r_pos, "rc": r_code}),
+            on="item",
+            how="inner",
+        ).sort_values(["item", "cand", "pos"], kind="stable")
+        item, cand = pairs["item"].to_numpy(), pairs["cand"].to_numpy()
+        pc, rc = pairs["pc"].to_numpy(), pairs["rc"].to_numpy()
     key = pc.astype(np.int64) * (len(nuniq) + 1) + rc
     ukey, inv = np.unique(key, return_inverse=True)
     u_pc, u_rc = ukey // (len(nuniq) + 1), ukey % (len(nuniq) + 1)
@@ -121,13 +133,11 @@ def answer_correctness(
     )
     exact = pc == rc
     sub = u_sub[inv]
-    item = pairs["item"].to_numpy()
     em = np.zeros(n, dtype=bool)
     refined = np.zeros(n, dtype=bool)
     if leo_compatible:
         # first reference that is equal or a substring match decides, per candidate
         hit = exact | sub
-        cand = pairs["cand"].to_numpy()
         starts = np.flatnonzero(np.r_[True, cand[1:] != cand[:-1]])
         order = np.where(hit, np.arange(len(hit)), len(hit))
         first = np.minimum.reduceat(order, starts) if len(starts) else np.zeros(0, int)
@@ -216,15 +226,15 @@ def viewpoint_groups(
     if len(set(vps)) != len(vps):
         raise MetricInputError(f"viewpoints {vps} repeat a value")
     vp_index = {v: i for i, v in enumerate(vps)}
-    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    codes, keys = _factorize(group_ids)
     bad = ~np.isin(rot, vps)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise MetricInputError(
             f"question_id {keys[codes[i]]}: rotation {int(rot[i])} is not one of the "
             f"viewpoints {vps}")
-    vcode = np.asarray([vp_index[int(r)] for r in rot], dtype=np.int64) if len(rot) else \
-        np.zeros(0, np.int64)
+    lut = np.array(sorted(vp_index)), np.array([vp_index[v] for v in sorted(vp_index)])
+    vcode = lut[1][np.searchsorted(lut[0], rot)] if len(rot) else np.zeros(0, np.int64)
     flat = codes.astype(np.int64) * len(vps) + vcode
     uniq, counts = np.unique(flat, return_counts=True)
     if (counts > 1).any():
@@ -302,12 +312,25 @@ def vrs(
 # --- CircularEval / FlipEval --------------------------------------------------------------
 
 
+def _factorize(values: Sequence) -> tuple[np.ndarray, list]:
+    """Integer codes (first-seen order) and keys of group ids."""
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    if arr.dtype.kind in "iu":
+        codes, keys = pd.factorize(arr)
+    else:
+        codes, keys = pd.factorize(arr.astype(object, copy=False))
+    return codes.astype(np.int64, copy=False), list(keys)
+
+
+def _all_correct(ok: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    return np.bincount(codes, weights=~ok, minlength=n_groups) == 0
+
+
 def group_all_correct(correct: Sequence[bool], group_ids: Sequence) -> tuple[np.ndarray, list]:
     """Per group: True only if every member row is correct."""
     _check_lengths(correct=correct, group_ids=group_ids)
-    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
-    wrong = np.bincount(codes, weights=~np.asarray(correct, dtype=bool), minlength=len(keys))
-    return wrong == 0, list(keys)
+    codes, keys = _factorize(group_ids)
+    return _all_correct(np.asarray(correct, dtype=bool), codes, len(keys)), keys
 
 
 def _per_category(values: np.ndarray, cats: Sequence | None) -> dict[str, float] | None:
@@ -349,7 +372,7 @@ def circular_eval(
     n = _check_lengths(correct=correct, group_ids=group_ids, options=options, shifts=shifts,
                        categories=categories)
     ok = np.asarray(correct, dtype=bool)
-    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    codes, keys = _factorize(group_ids)
     if options is not None:
         sets = [tuple(sorted(o)) for o in options]
         first: dict[int, tuple] = {}
@@ -358,7 +381,7 @@ def circular_eval(
                 raise MetricInputError(
                     f"circular group {keys[c]!r}: row {i} has options {list(s)} but the group "
                     f"started with {list(first[c])}; every shift must permute the same options")
-    allok, _ = group_all_correct(ok, codes)
+    allok = _all_correct(ok, codes, len(keys))
     out: dict[str, Any] = {"circular": float(allok.mean() * 100) if len(allok) else float("nan"),
                            "groups": len(keys), "n": n}
     gcat = _group_category(codes, len(keys), categories, "circular")
@@ -389,7 +412,7 @@ def flip_eval(
     """
     n = _check_lengths(correct=correct, group_ids=group_ids, flipped=flipped,
                        categories=categories)
-    codes, keys = pd.factorize(np.asarray(list(group_ids), dtype=object))
+    codes, keys = _factorize(group_ids)
     fl = np.asarray(flipped, dtype=bool)
     n_flip = np.bincount(codes, weights=fl, minlength=len(keys))
     n_orig = np.bincount(codes, weights=~fl, minlength=len(keys))
@@ -403,7 +426,7 @@ def flip_eval(
             f"flip group {keys[g]!r} has {int(n_orig[g])} original and {int(n_flip[g])} flipped "
             f"row(s); expected {'at least one of each' if circular else 'exactly one of each'} "
             "(an unpaired flip item: add its partner or drop it)")
-    allok, _ = group_all_correct(correct, codes)
+    allok = _all_correct(np.asarray(correct, dtype=bool), codes, len(keys))
     name = "flip_circular" if circular else "flip"
     out: dict[str, Any] = {name: float(allok.mean() * 100) if len(allok) else float("nan"),
                            "groups": len(keys), "n": n}
