@@ -24,7 +24,8 @@ def main() -> int:
         rows += [json.loads(line[6:]) for line in proc.stdout.splitlines()
                  if line.startswith("BENCH ")]
     print()
-    print(f"| {'benchmark':<44} | {'value':>10} | {'unit':<6} | {'ratio':>7} | {'target':<12} | ok |")
+    print(f"| {'benchmark':<44} | {'value':>10} | {'unit':<6} | {'ratio':>7} | "
+          f"{'target':<12} | ok |")
     print(f"|{'-' * 46}|{'-' * 12}|{'-' * 8}|{'-' * 9}|{'-' * 14}|----|")
     for r in rows:
         ok = {True: "yes", False: "NO", None: ""}[r.get("ok")]

@@ -130,7 +130,8 @@ def main() -> None:
     t_fast, fast = timed(fast_mc, *mc)
     t_loop, loop = timed(loop_mc, *mc)
     same = np.allclose(fast, loop)
-    print(f"parse + circular + flip + flip_circular, {args.mc_rows} rows: vectorised {t_fast:.3f} s, "
+    print(f"parse + circular + flip + flip_circular, {args.mc_rows} rows: "
+          f"vectorised {t_fast:.3f} s, "
           f"loop {t_loop:.3f} s, x{t_loop / t_fast:.1f}, identical={same}  {fast}")
     report("parse+circular+flip 100k rows (loop/vectorised)", t_loop / t_fast, "x",
            target=">= 20x", ok=bool(t_loop / t_fast >= 20 and same),
