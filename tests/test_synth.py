@@ -149,3 +149,16 @@ def test_cli_synth(tmp_path, capsys):
     assert (tmp_path / "s/scans/synth0001_00/synth0001_00_vh_clean_2.ply").is_file()
     assert main(["synth", "--out", str(tmp_path / "t"), "--guessable-fraction", "2"]) == 2
     assert not (tmp_path / "t").exists()
+
+
+def test_every_generated_answer_recomputes_from_geometry(small_synth):
+    from hf_real3d.synth.questions import answer_from_geometry
+
+    scenes, records = small_synth
+    by_id = {s.scene_id: s for s in scenes}
+    for r in records:
+        scene = by_id[r.scene_id]
+        meta = r.extra["synth"]
+        view = View(scene, r.pose(scene.origin))
+        assert answer_from_geometry(view, meta["kind"], meta["params"], meta["facing"]) == \
+            r.answers[0], (r.question, meta)

@@ -112,6 +112,7 @@ def generate_scene_records(
                     "guessable": spec.guessable,
                     "objects": [int(i) for i in spec.objects],
                     "direction": spec.direction,
+                    "params": spec.params,
                     "anchor": int(sit.anchor),
                     "facing": None if sit.facing is None else int(sit.facing),
                 }},

@@ -70,6 +70,7 @@ class QuestionSpec:
     guessable: bool
     objects: list[int] = field(default_factory=list)
     direction: str | None = None
+    params: dict = field(default_factory=dict)  # what the answer is computed from
 
 
 @dataclass
@@ -85,7 +86,7 @@ class View:
     """Everything about the scene's non-structural objects as seen from one pose."""
 
     def __init__(self, scene: Scene, pose: Pose, margin_deg: float = 15.0):
-        self.scene, self.pose = scene, pose
+        self.scene, self.pose, self.margin_deg = scene, pose, margin_deg
         self.objs: list[SceneObject] = scene.non_structural()
         ego = scene.egocentric(pose, self.objs, 4)
         self.angle, self.bin = ego["angle"], ego["bin"]
@@ -199,27 +200,41 @@ def _unique_clear(view: View) -> list[int]:
             if view.counts[o.label] == 1 and view.clear[i]]
 
 
-def q_nearest_in_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
-    d = DIRECTIONS_4[int(rng.integers(4))]
+class Unanswerable(ValueError):
+    """The scene cannot answer a question unambiguously from this pose (reason inside)."""
+
+
+def nearest_in(view: View, d: str) -> int:
+    """Index of the nearest object in direction ``d``; raises :class:`Unanswerable`."""
     b = DIRECTIONS_4.index(d)
     idx = [i for i in range(len(view.objs)) if view.bin[i] == b]
     if not idx:
-        return None
+        raise Unanswerable(f"nothing {DIRECTION_PHRASES[d]}")
     idx.sort(key=lambda i: view.dist[i])
     best = idx[0]
     if not view.clear[best]:
-        return None
+        raise Unanswerable(f"the nearest object {DIRECTION_PHRASES[d]} is near a direction "
+                           "boundary")
     if len(idx) > 1 and view.dist[idx[1]] - view.dist[best] < 0.3 and \
             view.labels[idx[1]] != view.labels[best]:
-        return None
+        raise Unanswerable(f"two objects {DIRECTION_PHRASES[d]} are almost equally near")
     # an object near the bin boundary and nearer than the answer makes it ambiguous
-    if any(view.margin[i] < 15 and view.dist[i] < view.dist[best]
+    if any(view.margin[i] < view.margin_deg and view.dist[i] < view.dist[best]
            for i in range(len(view.objs)) if i != best):
+        raise Unanswerable("a nearer object sits on a direction boundary")
+    return best
+
+
+def q_nearest_in_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    d = DIRECTIONS_4[int(rng.integers(4))]
+    try:
+        best = nearest_in(view, d)
+    except Unanswerable:
         return None
     q = _pick(rng, ["What is the closest object {p}?", "What is the nearest thing {p}?",
                     "Which object is closest to me {p}?"]).format(p=DIRECTION_PHRASES[d])
     return QuestionSpec("nearest_in_direction", q, view.objs[best].label, False,
-                        [view.objs[best].object_id], d)
+                        [view.objs[best].object_id], d, {"direction": d})
 
 
 def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -231,7 +246,8 @@ def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
                     "Which way should I walk to get to the {x}?",
                     "Which direction do I need to go to reach the {x}?"]).format(
         x=view.objs[i].label)
-    return QuestionSpec("navigate", q, _NAV_WORDS[d], False, [view.objs[i].object_id], d)
+    return QuestionSpec("navigate", q, _NAV_WORDS[d], False, [view.objs[i].object_id], d,
+                        {"object": view.objs[i].object_id})
 
 
 def q_count_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -243,7 +259,8 @@ def q_count_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
     m = (view.labels == lab) & (view.bin == DIRECTIONS_4.index(d))
     q = f"How many {plural(lab)} are {DIRECTION_PHRASES[d]}?"
     ids = [view.objs[i].object_id for i in np.flatnonzero(m)]
-    return QuestionSpec("count_direction", q, number_word(int(m.sum())), False, ids, d)
+    return QuestionSpec("count_direction", q, number_word(int(m.sum())), False, ids, d,
+                        {"label": lab, "direction": d})
 
 
 def q_exists_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -261,7 +278,8 @@ def q_exists_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
         q = f"Are there any {plural(lab)} {DIRECTION_PHRASES[d]}?"
     else:
         q = f"Is there a {lab} {DIRECTION_PHRASES[d]}?"
-    return QuestionSpec("exists_direction", q, "yes" if want_yes else "no", False, ids, d)
+    return QuestionSpec("exists_direction", q, "yes" if want_yes else "no", False, ids, d,
+                        {"label": lab, "direction": d})
 
 
 def q_turn_nearest(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -270,7 +288,8 @@ def q_turn_nearest(view: View, sit: Situation, rng) -> QuestionSpec | None:
         return None
     turn = {"left": "left", "right": "right", "back": "around"}[spec.direction]
     q = f"If I turn {turn}, what will be the closest thing in front of me?"
-    return QuestionSpec("turn_nearest", q, spec.answer, False, spec.objects, spec.direction)
+    return QuestionSpec("turn_nearest", q, spec.answer, False, spec.objects, spec.direction,
+                        spec.params)
 
 
 def q_can_reach(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -281,7 +300,8 @@ def q_can_reach(view: View, sit: Situation, rng) -> QuestionSpec | None:
         return None
     q = f"Can I reach the {view.objs[i].label} by walking straight ahead?"
     return QuestionSpec("can_reach", q, "yes" if want_yes else "no", False,
-                        [view.objs[i].object_id], view.direction(i))
+                        [view.objs[i].object_id], view.direction(i),
+                        {"object": view.objs[i].object_id})
 
 
 def q_relation_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -292,7 +312,8 @@ def q_relation_direction(view: View, sit: Situation, rng) -> QuestionSpec | None
     d = true_d if rng.random() < 0.5 else _pick(rng, [x for x in DIRECTIONS_4 if x != true_d])
     q = f"Is the {view.objs[i].label} {DIRECTION_PHRASES[d]}?"
     return QuestionSpec("relation_direction", q, "yes" if d == true_d else "no", False,
-                        [view.objs[i].object_id], d)
+                        [view.objs[i].object_id], d,
+                        {"object": view.objs[i].object_id, "direction": d})
 
 
 def q_attribute(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -323,7 +344,8 @@ def q_attribute(view: View, sit: Situation, rng) -> QuestionSpec | None:
         a, b = CATALOG[o.label].states
         q = f"Is the {o.label} {p} {a} or {b}?"
     return QuestionSpec(f"attribute_{attr}", q, o.attributes[attr], False, [o.object_id],
-                        view.direction(i))
+                        view.direction(i),
+                        {"label": o.label, "direction": view.direction(i), "attr": attr})
 
 
 def q_closer(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -340,8 +362,9 @@ def q_closer(view: View, sit: Situation, rng) -> QuestionSpec | None:
     ans = i if (view.dist[i] > view.dist[j]) == far else j
     word = "farther from" if far else "closer to"
     q = f"Which is {word} me, the {view.objs[i].label} or the {view.objs[j].label}?"
-    return QuestionSpec("farther" if far else "closer", q, view.objs[ans].label, False,
-                        [view.objs[i].object_id, view.objs[j].object_id])
+    pair = [int(view.objs[i].object_id), int(view.objs[j].object_id)]
+    return QuestionSpec("farther" if far else "closer", q, view.objs[ans].label, False, pair,
+                        None, {"objects": pair, "far": bool(far)})
 
 
 def q_count_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -350,7 +373,8 @@ def q_count_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
         return None
     q = f"How many {plural(lab)} are there in the room?"
     ids = [o.object_id for o in view.objs if o.label == lab]
-    return QuestionSpec("count_room", q, number_word(view.counts[lab]), False, ids)
+    return QuestionSpec("count_room", q, number_word(view.counts[lab]), False, ids, None,
+                        {"label": lab})
 
 
 def q_exists_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -363,7 +387,8 @@ def q_exists_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
     if lab is None:
         return None
     ids = [o.object_id for o in view.objs if o.label == lab]
-    return QuestionSpec("exists_room", f"Is there a {lab} in this room?", ans, False, ids)
+    return QuestionSpec("exists_room", f"Is there a {lab} in this room?", ans, False, ids, None,
+                        {"label": lab})
 
 
 # guessable kinds: the answer follows from the text alone, and the scene agrees
@@ -379,8 +404,9 @@ def q_prior_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
     if view.counts[lab] == 1 and view.clear[i] and rng.random() < 0.5:
         p = " " + DIRECTION_PHRASES[view.direction(i)]
     ids = [o.object_id for o in view.objs if o.label == lab]
+    d = view.direction(i) if p else None
     return QuestionSpec("prior_color", f"What color is the {lab}{p}?", CATALOG[lab].prior_color,
-                        True, ids, view.direction(i) if p else None)
+                        True, ids, d, {"label": lab, "direction": d})
 
 
 def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -395,7 +421,8 @@ def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
         q = f"What is {fn}, {DIRECTION_PHRASES[d]}?"
     else:
         d, q = None, f"What is {fn}?"
-    return QuestionSpec("prior_function", q, lab, True, [view.objs[i].object_id], d)
+    return QuestionSpec("prior_function", q, lab, True, [view.objs[i].object_id], d,
+                        {"label": lab, "direction": d})
 
 
 def q_prior_situation(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -403,12 +430,13 @@ def q_prior_situation(view: View, sit: Situation, rng) -> QuestionSpec | None:
         lab = view.scene.object(sit.facing).label
         if rng.random() < 0.3:
             return QuestionSpec("prior_situation", f"Am I facing the {lab}?", "yes", True,
-                                [sit.facing], "front")
+                                [sit.facing], "front", {"form": "facing_yes", "label": lab})
         q = _pick(rng, ["What am I facing?", "What is the object I am looking at?"])
-        return QuestionSpec("prior_situation", q, lab, True, [sit.facing], "front")
+        return QuestionSpec("prior_situation", q, lab, True, [sit.facing], "front",
+                            {"form": "facing_what"})
     anchor = view.scene.object(sit.anchor)
     return QuestionSpec("prior_situation", f"Is there a {anchor.label} near me?", "yes", True,
-                        [sit.anchor])
+                        [sit.anchor], None, {"form": "anchor_near", "label": anchor.label})
 
 
 SCENE_KINDS: dict[str, tuple[QFn, float]] = {
@@ -463,3 +491,81 @@ def generate_questions(
         seen.add(spec.question)
         out.append(spec)
     return out
+
+
+# --- answers from geometry (used to verify generated questions and to rotate them) -----
+
+
+def _clear_object(view: View, object_id: int) -> int:
+    i = view.index(view.scene.object(object_id))
+    if not view.clear[i]:
+        raise Unanswerable(f"the {view.objs[i].label} is near a direction boundary")
+    return i
+
+
+def _clear_label(view: View, label: str) -> None:
+    if not view.label_clear(label):
+        raise Unanswerable(f"a {label} is near a direction boundary")
+
+
+def _unique_in(view: View, label: str, d: str) -> int:
+    m = np.flatnonzero((view.labels == label) & (view.bin == DIRECTIONS_4.index(d)))
+    if len(m) != 1:
+        raise Unanswerable(f"{len(m)} {plural(label)} {DIRECTION_PHRASES[d]}, need exactly one")
+    if not view.clear[m[0]]:
+        raise Unanswerable(f"the {label} {DIRECTION_PHRASES[d]} is near a direction boundary")
+    return int(m[0])
+
+
+def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None = None) -> str:
+    """The answer of a question of ``kind`` with ``params`` seen from ``view``'s pose.
+
+    ``facing`` is the object the situation says the agent faces (for ``prior_situation``).
+    Raises :class:`Unanswerable` with a reason when geometry cannot decide unambiguously.
+    """
+    p = params
+    if kind in ("nearest_in_direction", "turn_nearest"):
+        return view.objs[nearest_in(view, p["direction"])].label
+    if kind == "navigate":
+        return _NAV_WORDS[view.direction(_clear_object(view, p["object"]))]
+    if kind == "count_direction":
+        _clear_label(view, p["label"])
+        b = DIRECTIONS_4.index(p["direction"])
+        return number_word(int(((view.labels == p["label"]) & (view.bin == b)).sum()))
+    if kind == "exists_direction":
+        _clear_label(view, p["label"])
+        b = DIRECTIONS_4.index(p["direction"])
+        return "yes" if ((view.labels == p["label"]) & (view.bin == b)).any() else "no"
+    if kind == "relation_direction":
+        return "yes" if view.direction(_clear_object(view, p["object"])) == p["direction"] \
+            else "no"
+    if kind == "can_reach":
+        return "yes" if view.direction(_clear_object(view, p["object"])) == "front" else "no"
+    if kind.startswith("attribute_"):
+        return view.objs[_unique_in(view, p["label"], p["direction"])].attributes[p["attr"]]
+    if kind in ("closer", "farther"):
+        a, b = (view.scene.object(i) for i in p["objects"])
+        da, db = view.pose.distance(a.center), view.pose.distance(b.center)
+        if abs(da - db) < 0.5:
+            raise Unanswerable(f"the {a.label} and the {b.label} are almost equally far")
+        return a.label if (da > db) == p["far"] else b.label
+    if kind == "count_room":
+        return number_word(view.counts.get(p["label"], 0))
+    if kind == "exists_room":
+        return "yes" if view.counts.get(p["label"], 0) else "no"
+    if kind in ("prior_color", "prior_function"):
+        if view.counts.get(p["label"], 0) == 0:
+            raise Unanswerable(f"no {p['label']} in the scene")
+        if p.get("direction"):
+            _unique_in(view, p["label"], p["direction"])
+        return CATALOG[p["label"]].prior_color if kind == "prior_color" else p["label"]
+    if kind == "prior_situation":
+        if p["form"] == "anchor_near":
+            return "yes"
+        if facing is None:
+            raise Unanswerable("the agent faces no object from this pose")
+        label = view.scene.object(facing).label
+        if p["form"] == "facing_what":
+            return label
+        return "yes" if label == p["label"] else "no"
+    raise Unanswerable(f"unknown question kind {kind!r}")

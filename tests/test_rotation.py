@@ -1,0 +1,120 @@
+import collections
+
+import pytest
+
+from hf_real3d.geometry import turn_direction
+from hf_real3d.rotation import parse_question, rotate_record, rotate_records, viewpoint_angles
+from hf_real3d.sqa3d import read_split
+from hf_real3d.synth.questions import View
+
+
+@pytest.fixture(scope="module")
+def rotated(small_synth):
+    scenes, records = small_synth
+    by_id = {s.scene_id: s for s in scenes}
+    return by_id, records, rotate_records(records, by_id)
+
+
+def test_groups_share_id_and_cover_viewpoints(rotated):
+    _, records, res = rotated
+    groups = collections.defaultdict(list)
+    for r in res.rows:
+        groups[r["question_id"]].append(r["rotation_deg"])
+    assert all(sorted(v) == [0, 90, 180, 270] for v in groups.values())
+    kept = len(groups)
+    assert kept + len(res.excluded) == len(records)
+    assert kept > 0.5 * len(records), res.stats()
+    kinds = {r["kind"] for r in res.rows}
+    assert {"navigate", "nearest_in_direction", "relation_direction", "count_direction",
+            "prior_situation", "closer"} <= kinds
+    for e in res.excluded:
+        assert e["reason"]  # every exclusion says why
+
+
+def test_rotated_answers_agree_with_scene_graph(rotated):
+    by_id, records, res = rotated
+    rec = {r.question_id: r for r in records}
+    nav = {"forward": "front", "backward": "back", "left": "left", "right": "right"}
+    checked = 0
+    for row in res.rows:
+        r = rec[row["question_id"]]
+        scene = by_id[r.scene_id]
+        pose = r.pose(scene.origin).turned(row["rotation_deg"])
+        meta = r.extra["synth"]
+        if row["kind"] == "navigate":
+            obj = scene.object(meta["params"]["object"])
+            view = View(scene, pose)
+            assert view.direction(view.index(obj)) == nav[row["answers"][0]]
+            # and it matches turning the original direction
+            orig = nav[r.answers[0]]
+            assert turn_direction(orig, row["rotation_deg"]) == nav[row["answers"][0]]
+            checked += 1
+        elif row["kind"] == "nearest_in_direction":
+            hits = scene.in_direction(pose, meta["params"]["direction"])
+            assert hits[0][0].label == row["answers"][0]
+            checked += 1
+    assert checked > 10
+
+
+def test_full_turn_returns_original(rotated):
+    by_id, records, res = rotated
+    kept = {r["question_id"] for r in res.rows}
+    for r in [r for r in records if r.question_id in kept][:40]:
+        scene = by_id[r.scene_id]
+        a = rotate_record(r, scene, [0, 90, 180, 270])
+        b = rotate_record(r, scene, [360, 450, 540, 630])
+        assert [x["answers"] for x in a] == [x["answers"] for x in b]
+        assert b[0]["situation"] == r.situation and b[0]["answers"] == r.answers
+        assert [x["situation"] for x in a[1:]] == [x["situation"] for x in b[1:]]
+
+
+def test_eight_viewpoints(small_synth):
+    scenes, records = small_synth
+    res = rotate_records(records[:60], {s.scene_id: s for s in scenes}, n_viewpoints=8)
+    groups = collections.Counter(r["question_id"] for r in res.rows)
+    assert groups and set(groups.values()) == {8}
+
+
+def test_bad_inputs(small_synth):
+    scenes, records = small_synth
+    with pytest.raises(ValueError, match="does not divide 360"):
+        viewpoint_angles(7)
+    with pytest.raises(KeyError, match="scene 'synth.*' is referenced but absent"):
+        rotate_records(records[:1], {})
+
+
+def test_real_sqa3d_templates(real_dir):
+    recs = read_split(real_dir / "sqa3d", "test")
+    parsed = collections.Counter(k for r in recs if (p := parse_question(r.question)) for k in
+                                 [p[0]])
+    assert sum(parsed.values()) >= 50, parsed
+    assert parse_question("What is on my left?") == ("nearest_in_direction",
+                                                      {"direction": "left"})
+    assert parse_question("How many chairs are behind me?") == (
+        "count_direction", {"label": "chair", "direction": "back"})
+    assert parse_question("What color is the table?") is None
+
+
+def test_llm_rewrite_accepted_only_when_geometry_agrees(rotated):
+    by_id, records, res = rotated
+    r = next(r for r in records if r.question_id in {x["question_id"] for x in res.rows})
+    scene = by_id[r.scene_id]
+    seen = []
+
+    def liar(text, facts):
+        seen.append(facts)
+        return f"I am near the {facts['anchor']} behind me and the left is {facts['facing']}."
+
+    def honest(text, facts):
+        return (f"Now the {facts['anchor']} is "
+                f"{ {'front': 'in front of me', 'back': 'behind me', 'left': 'on my left', 'right': 'on my right'}[facts['anchor_direction']] }"  # noqa: E501
+                f" and I face the {facts['facing']}.")
+
+    plain = rotate_record(r, scene, [90])[0]["situation"]
+    lied = rotate_record(r, scene, [90], rewriter=liar)[0]["situation"]
+    good = rotate_record(r, scene, [90], rewriter=honest)[0]["situation"]
+    assert seen
+    if seen[0]["anchor_direction"] != "back" and seen[0]["facing"]:
+        assert lied == plain
+    if seen[0]["facing"]:
+        assert good.startswith("Now the")
