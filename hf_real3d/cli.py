@@ -118,6 +118,30 @@ def cmd_publish_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_build_real3dqa(args: argparse.Namespace) -> int:
+    from hf_real3d.real3dqa import build_real3dqa
+
+    summary = build_real3dqa(
+        args.sqa3d, args.scenes, args.out, pairs=[tuple(p) for p in args.pair or []],
+        judges=[tuple(j) for j in args.judge or []], split=args.split,
+        n_viewpoints=args.viewpoints, push_to_hub=args.push_to_hub)
+    print(f"{summary['questions']} questions -> {summary['kept']} kept "
+          f"({summary['removed']} filtered out); rotations: {summary['rotation']}")
+    print(f"wrote {args.out}" + (f", pushed to {summary['url']}" if "url" in summary else ""))
+    return 0
+
+
+def cmd_import_real3dqa(args: argparse.Namespace) -> int:
+    from hf_real3d.hub import push_folder
+    from hf_real3d.real3dqa import import_release
+
+    rep = import_release(args.release, args.out)
+    print(json.dumps(rep["rotations"], indent=2))
+    if args.push_to_hub:
+        print("pushed to", push_folder(args.out, args.push_to_hub))
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hf-real3d", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,6 +165,23 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-missing", action="store_true",
                    help="score missing predictions as wrong instead of failing")
     p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("build-real3dqa", help="filter + rotate SQA3D-format data into Real-3DQA")
+    p.add_argument("--sqa3d", required=True, help="folder with SQA3D question/annotation files")
+    p.add_argument("--scenes", required=True, help="folder of ScanNet-format scene folders")
+    p.add_argument("--out", required=True)
+    p.add_argument("--pair", nargs=3, action="append", metavar=("NAME", "FULL", "BLIND"),
+                   help="predictions of a model with and without 3D (repeatable)")
+    p.add_argument("--judge", nargs=2, action="append", metavar=("NAME", "PREDICTIONS"),
+                   help="predictions of a text-only judge (repeatable)")
+    p.add_argument("--split", default="test")
+    p.add_argument("--viewpoints", type=int, default=4)
+    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
+    p.set_defaults(func=cmd_build_real3dqa)
+    p = sub.add_parser("import-real3dqa", help="the official Real-3DQA release as a dataset")
+    p.add_argument("--release", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
+    p.set_defaults(func=cmd_import_real3dqa)
     p = sub.add_parser("publish-metrics", help="upload the metric modules as Hub Spaces")
     p.add_argument("--namespace", required=True)
     p.add_argument("--private", action="store_true")

@@ -1,4 +1,5 @@
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -6,6 +7,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+# datasets caches local folders by folder + config name only: keep test runs apart
+os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="hf_real3d_ds_cache_")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REAL = ROOT.parent / "shared" / "real"

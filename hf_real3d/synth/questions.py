@@ -569,3 +569,14 @@ def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None
             return label
         return "yes" if label == p["label"] else "no"
     raise Unanswerable(f"unknown question kind {kind!r}")
+
+
+# Real-3DQA's question categories for the synthetic kinds
+CATEGORY = {
+    "nearest_in_direction": "object", "turn_nearest": "object", "navigate": "navigation",
+    "count_direction": "number", "count_room": "number", "exists_direction": "visibility",
+    "exists_room": "object", "can_reach": "navigation", "relation_direction": "spatial relation",
+    "closer": "spatial relation", "farther": "spatial relation", "attribute_color": "color",
+    "attribute_shape": "shape", "attribute_state": "state", "prior_color": "color",
+    "prior_function": "object", "prior_situation": "reasoning",
+}
