@@ -241,7 +241,7 @@ def _fill(rows: list[dict], features) -> list[dict]:
     out = []
     for r in rows:
         row = {}
-        for c, f in features.items():
+        for c in features:
             v = r.get(c)
             if v is None:
                 v = [] if c in ("alternative_situation", "quality", "reasons") else \
