@@ -142,6 +142,37 @@ def cmd_import_real3dqa(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_draw(args: argparse.Namespace) -> int:
+    """Top-down picture of one question from every viewpoint of its group."""
+    import textwrap
+
+    from hf_real3d.report import plot_topdown
+    from hf_real3d.rotation import rotate_record, viewpoint_angles
+    from hf_real3d.scene import read_scannet
+    from hf_real3d.sqa3d import read_split
+    from hf_real3d.synth.questions import Unanswerable
+
+    recs = {r.question_id: r for r in read_split(args.sqa3d, args.split)}
+    if args.question_id not in recs:
+        raise KeyError(f"question_id {args.question_id} is not in {args.sqa3d} ({args.split})")
+    rec = recs[args.question_id]
+    scene = read_scannet(args.scenes, rec.scene_id)
+    try:
+        rows = rotate_record(rec, scene, viewpoint_angles(args.viewpoints))
+    except Unanswerable as err:
+        print(f"question_id {rec.question_id} cannot be rotated ({err}); drawing the original")
+        rows = [{"rotation_deg": 0, "situation": rec.situation, "answers": rec.answers}]
+    pose0 = rec.pose(scene.origin)
+    meta = rec.extra.get("synth", {})
+    highlight = set(meta.get("objects", []))
+    panels = [{"pose": pose0.turned(r["rotation_deg"]), "highlight": highlight,
+               "label": "\n".join([f"{r['rotation_deg']} deg: answer {r['answers'][0]!r}",
+                                   *textwrap.wrap(r["situation"], 60)])} for r in rows]
+    plot_topdown(scene, panels, args.out, title=f"{rec.question_id}: {rec.question}")
+    print(f"wrote {args.out}")
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hf-real3d", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -182,6 +213,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
     p.set_defaults(func=cmd_import_real3dqa)
+    p = sub.add_parser("draw", help="top-down PNG of a question from each viewpoint")
+    p.add_argument("--sqa3d", required=True)
+    p.add_argument("--scenes", required=True)
+    p.add_argument("--question-id", type=int, required=True)
+    p.add_argument("--split", default="test")
+    p.add_argument("--viewpoints", type=int, default=4)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_draw)
     p = sub.add_parser("publish-metrics", help="upload the metric modules as Hub Spaces")
     p.add_argument("--namespace", required=True)
     p.add_argument("--private", action="store_true")

@@ -143,3 +143,53 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
 
 def load_metrics(path: str | os.PathLike) -> list[dict[str, Any]]:
     return json.loads(Path(path).read_text())
+
+
+def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLike,
+                 title: str = "") -> None:
+    """Top-down views of ``scene``, one panel per viewpoint.
+
+    Each panel: ``pose`` (:class:`hf_real3d.geometry.Pose`), ``label`` (title line) and
+    ``highlight`` (object ids drawn in red, e.g. the answer object). The agent is an arrow
+    along its facing direction; dashed lines split its four quadrants (front/right/back/
+    left, 45 degrees off its heading).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Polygon
+
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 4.4), squeeze=False)
+    lo, hi = scene.mesh_bounds()
+    for ax, panel in zip(axes[0], panels):
+        pose, hl = panel["pose"], set(panel.get("highlight", ()))
+        for o in scene.objects:
+            if o.label == "floor":
+                continue
+            color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
+                                                          else "#1f77b4")
+            ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
+            if not o.is_structural:
+                ax.text(o.center[0], o.center[1], o.label, fontsize=6, ha="center",
+                        va="center")
+        p, f = pose.position[:2], pose.facing[:2]
+        reach = float(np.linalg.norm(hi[:2] - lo[:2]))
+        for deg in (45, 135, 225, 315):
+            a = np.radians(deg)
+            d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
+            ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--", lw=0.6,
+                    alpha=0.5)
+        ax.annotate("", xy=p + f * 0.7, xytext=p,
+                    arrowprops={"arrowstyle": "-|>", "color": "#2ca02c", "lw": 2})
+        ax.plot(*p, "o", color="#2ca02c")
+        ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
+        ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
+        ax.set_aspect("equal")
+        ax.set_title(panel.get("label", ""), fontsize=8)
+        ax.tick_params(labelsize=6)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    _save(fig, path)
+    plt.close(fig)

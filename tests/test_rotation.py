@@ -118,3 +118,19 @@ def test_llm_rewrite_accepted_only_when_geometry_agrees(rotated):
         assert lied == plain
     if seen[0]["facing"]:
         assert good.startswith("Now the")
+
+
+def test_draw_command(tmp_path):
+    from hf_real3d.cli import main
+    from hf_real3d.synth import SynthConfig, build_benchmark
+
+    cfg = SynthConfig(seed=2, scenes={"train": 0, "val": 0, "test": 1},
+                      questions_per_scene={"test": 20})
+    build_benchmark(tmp_path / "s", cfg, workers=1, progress=False)
+    qid = read_split(tmp_path / "s/sqa3d", "test")[0].question_id
+    out = tmp_path / "q.png"
+    assert main(["draw", "--sqa3d", str(tmp_path / "s/sqa3d"), "--scenes",
+                 str(tmp_path / "s/scans"), "--question-id", str(qid), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+    assert main(["draw", "--sqa3d", str(tmp_path / "s/sqa3d"), "--scenes",
+                 str(tmp_path / "s/scans"), "--question-id", "1", "--out", str(out)]) == 2
