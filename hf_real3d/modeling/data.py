@@ -1,0 +1,216 @@
+"""Tokenizer, scene tensors and the collator that turns QA rows into SceneLM batches.
+
+A training example is ``"<situation> <question> <sep> <answer> </s>"`` with labels only on
+the answer and ``</s>``. Scenes become fixed-size tensors once (:class:`SceneBank`); the
+collator moves them into the agent's frame for each row (``egocentric=True``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from hf_real3d.geometry import Pose
+from hf_real3d.scene import Scene
+
+__all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", "ABLATIONS",
+           "qa_rows"]
+
+SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>",
+                  "eos_token": "</s>", "sep_token": "<sep>"}
+ABLATIONS = ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 512, save_to: str | None = None):
+    """A lower-cased word-level tokenizer trained with ``tokenizers`` on ``texts``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(unk_token=SPECIAL_TOKENS["unk_token"]))
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])
+    trainer = trainers.WordLevelTrainer(vocab_size=vocab_size,
+                                        special_tokens=list(SPECIAL_TOKENS.values()))
+    tok.train_from_iterator(texts, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL_TOKENS)
+    if save_to:
+        fast.save_pretrained(save_to)
+    return fast
+
+
+@dataclass
+class SceneBank:
+    """Per-scene object tensors: points (O, P, 6) and boxes (O, 6) in world coordinates."""
+
+    points: dict[str, np.ndarray] = field(default_factory=dict)
+    boxes: dict[str, np.ndarray] = field(default_factory=dict)
+    mask: dict[str, np.ndarray] = field(default_factory=dict)
+    origin: dict[str, np.ndarray] = field(default_factory=dict)
+    max_objects: int = 24
+    points_per_object: int = 16
+
+    @classmethod
+    def from_scenes(cls, scenes: Iterable[Scene], max_objects: int = 24,
+                    points_per_object: int = 16) -> SceneBank:
+        bank = cls(max_objects=max_objects, points_per_object=points_per_object)
+        for s in scenes:
+            bank.add(s)
+        return bank
+
+    def add(self, scene: Scene) -> None:
+        o, p = self.max_objects, self.points_per_object
+        pts = np.zeros((o, p, 6), np.float32)
+        boxes = np.zeros((o, 6), np.float32)
+        mask = np.zeros(o, np.int64)
+        objs = sorted(scene.non_structural(), key=lambda x: x.object_id)[:o]
+        rng = np.random.default_rng(int(scene.scene_id[-7:-3]) if scene.scene_id[-7:-3].isdigit()
+                                    else 0)
+        for i, obj in enumerate(objs):
+            src = obj.points if obj.points is not None and len(obj.points) else \
+                np.concatenate([np.tile(obj.center, (1, 1)), np.full((1, 3), 0.5)], 1)
+            idx = rng.choice(len(src), size=p, replace=len(src) < p)
+            pts[i] = src[idx]
+            boxes[i, :3], boxes[i, 3:] = obj.center, obj.size
+            mask[i] = 1
+        self.points[scene.scene_id] = pts
+        self.boxes[scene.scene_id] = boxes
+        self.mask[scene.scene_id] = mask
+        self.origin[scene.scene_id] = np.asarray(scene.origin, np.float32)
+
+    def tensors(self, scene_id: str, pose: Pose | None) -> tuple[np.ndarray, ...]:
+        """Points, boxes, mask of a scene, moved into ``pose``'s frame when given."""
+        if scene_id not in self.points:
+            raise KeyError(f"scene {scene_id!r} is not in the scene bank; add its Scene first")
+        pts, boxes = self.points[scene_id].copy(), self.boxes[scene_id].copy()
+        if pose is not None:
+            n = pts.shape[0] * pts.shape[1]
+            pts[..., :3] = pose.to_ego(pts[..., :3].reshape(n, 3)).reshape(pts.shape[:2] + (3,))
+            boxes[:, :3] = pose.to_ego(boxes[:, :3])
+            m = self.mask[scene_id].astype(bool)
+            pts[~m] = 0
+            boxes[~m] = 0
+        return pts, boxes, self.mask[scene_id]
+
+
+def qa_rows(records: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rows the collator reads from :class:`~hf_real3d.sqa3d.SQA3DRecord` objects."""
+    return [{"question_id": r.question_id, "rotation_deg": 0, "scene_id": r.scene_id,
+             "situation": r.situation, "question": r.question, "answers": list(r.answers),
+             "position": dict(r.position), "rotation": dict(r.rotation)} for r in records]
+
+
+class SceneQACollator:
+    """Batches for :class:`~hf_real3d.modeling.SceneLM` from QA rows.
+
+    Rows need ``scene_id``, ``situation``, ``question``, ``position``, ``rotation`` and, for
+    training, ``answers``. ``for_generation=True`` builds left-padded prompts only.
+    ``ablation`` removes an input at inference: ``no_3d`` (drop the scene), ``shuffle_3d``
+    (each row gets another scene), ``no_situation``, ``no_question``.
+    ``blind_logprob_column``: a per-row list of the blind model's log-probs of the label
+    tokens, padded into a ``blind_logprobs`` tensor aligned with ``labels``.
+    """
+
+    def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
+                 egocentric: bool = True, for_generation: bool = False, ablation: str = "none",
+                 blind_logprob_column: str | None = None, seed: int = 0):
+        if ablation not in ABLATIONS:
+            raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
+        self.tok, self.bank, self.max_length = tokenizer, bank, max_length
+        self.egocentric, self.for_generation, self.ablation = egocentric, for_generation, ablation
+        self.blind_col = blind_logprob_column
+        self.seed = seed
+
+    def prompt(self, row: Mapping[str, Any]) -> str:
+        sit = "" if self.ablation == "no_situation" else row["situation"]
+        q = "" if self.ablation == "no_question" else row["question"]
+        return f"{sit} {q}".strip()
+
+    def encode(self, row: Mapping[str, Any]) -> tuple[list[int], list[int]]:
+        tok = self.tok
+        prompt = tok(self.prompt(row), add_special_tokens=False)["input_ids"]
+        answer = [] if self.for_generation else \
+            tok(row["answers"][0], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        head = [tok.bos_token_id]
+        room = self.max_length - len(head) - 1 - len(answer)
+        prompt = prompt[-room:] if room > 0 else []  # keep the question's end
+        ids = head + prompt + [tok.sep_token_id] + answer
+        labels = [-100] * (len(ids) - len(answer)) + answer
+        return ids, labels
+
+    def __call__(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
+        enc = [self.encode(r) for r in rows]
+        width = max(len(i) for i, _ in enc)
+        pad = self.tok.pad_token_id
+        ids, mask, labels = [], [], []
+        for i, lab in enc:
+            n = width - len(i)
+            if self.for_generation:  # left padding for generation
+                ids.append([pad] * n + i)
+                mask.append([0] * n + [1] * len(i))
+            else:
+                ids.append(i + [pad] * n)
+                mask.append([1] * len(i) + [0] * n)
+                labels.append(lab + [-100] * n)
+        batch = {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}
+        if not self.for_generation:
+            batch["labels"] = torch.tensor(labels)
+        if self.blind_col is not None:
+            batch["blind_logprobs"] = self._blind(rows, batch["labels"])
+        if self.ablation != "no_3d":
+            scene_ids = [r["scene_id"] for r in rows]
+            if self.ablation == "shuffle_3d":
+                scene_ids = self._shuffled(scene_ids)
+            pts, boxes, m = zip(*[self.bank.tensors(sid, self._pose(r, sid) if self.egocentric
+                                                    else None)
+                                  for r, sid in zip(rows, scene_ids)])
+            batch["object_points"] = torch.from_numpy(np.stack(pts))
+            batch["object_boxes"] = torch.from_numpy(np.stack(boxes))
+            batch["object_mask"] = torch.from_numpy(np.stack(m))
+        return batch
+
+    def _pose(self, row: Mapping[str, Any], scene_id: str) -> Pose:
+        return Pose.from_sqa3d(row["position"], row["rotation"], self.bank.origin[row["scene_id"]],
+                               item=f"question_id {row.get('question_id', '?')}")
+
+    def _shuffled(self, scene_ids: list[str]) -> list[str]:
+        """Each row gets a scene other than its own (from the bank), deterministically."""
+        pool = sorted(self.bank.points)
+        rng = np.random.default_rng(self.seed)
+        out = []
+        for sid in scene_ids:
+            others = [s for s in pool if s != sid]
+            out.append(others[int(rng.integers(len(others)))] if others else sid)
+        return out
+
+    def _blind(self, rows: Sequence[Mapping[str, Any]], labels: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros(labels.shape, dtype=torch.float32)
+        for i, r in enumerate(rows):
+            vals = r.get(self.blind_col)
+            # label tokens are predicted from the previous position: align to labels[:, 1:]
+            pos = (labels[i] != -100).nonzero().flatten()
+            if vals is None or len(vals) != len(pos):
+                raise ValueError(
+                    f"question_id {r.get('question_id', '?')}: column {self.blind_col!r} has "
+                    f"{0 if vals is None else len(vals)} log-probs but the row has {len(pos)} "
+                    "answer tokens; recompute it with precompute_blind_logprobs for this "
+                    "tokenizer")
+            out[i, pos] = torch.tensor(vals, dtype=torch.float32)
+        return out
+
+
+def default_tokenizer_corpus(records: Sequence[Any]) -> list[str]:
+    texts = []
+    for r in records:
+        texts += [r.situation, r.question, *r.answers, *r.alternative_situation]
+    return texts
+
+
+def save_bank(bank: SceneBank, path: str | os.PathLike) -> None:
+    np.savez_compressed(path, **{f"{k}::{sid}": getattr(bank, k)[sid]
+                                 for k in ("points", "boxes", "mask", "origin")
+                                 for sid in bank.points})

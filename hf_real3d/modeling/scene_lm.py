@@ -1,0 +1,203 @@
+"""SceneLM: an object-centric 3D encoder whose outputs are prefix tokens of any causal LM.
+
+Each scene object is a set of ``P`` points (xyz + rgb) plus its box (centre + size). A small
+point MLP with max-pooling and a box MLP encode an object; a projection maps it into the
+language model's embedding space. The sequence the LM sees is ``[3D tokens] + [text]``.
+
+``blind=True`` drops the 3D tokens (the text-only model the papers call *blind*);
+``blind_mode="zeroed"`` keeps them but feeds zeros, as the Real-3DQA pseudocode does.
+Logits are returned for the text positions only, so full and text-only passes align token
+by token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, PretrainedConfig
+from transformers.modeling_outputs import ModelOutput
+from transformers.modeling_utils import PreTrainedModel
+
+__all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss"]
+
+SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask")
+
+
+class SceneLMConfig(PretrainedConfig):
+    """Configuration of :class:`SceneLM`.
+
+    Args:
+        text_config: the language model's config (a dict or ``PretrainedConfig``); default
+            a 2-layer Llama with hidden size 128, the embedded benchmark's model.
+        lm_path: a local checkpoint of the language model to load instead of building it
+            from ``text_config`` (Qwen, Llama, ...).
+        point_dim: features per point (xyz + rgb = 6).
+        encoder_hidden: width of the object encoder.
+        max_objects, points_per_object: the 3D input's shape.
+        egocentric: objects are given in the agent's frame (x forward, y left), computed
+            from the annotated pose, as in SQA3D's oracle-localisation setting.
+        blind: drop the 3D input entirely (text-only model).
+        blind_mode: how the text-only pass removes 3D: ``"drop"`` or ``"zeroed"``.
+    """
+
+    model_type = "scene_lm"
+    sub_configs = {"text_config": AutoConfig}
+
+    def __init__(self, text_config=None, lm_path: str | None = None, point_dim: int = 6,
+                 encoder_hidden: int = 128, max_objects: int = 24, points_per_object: int = 16,
+                 egocentric: bool = True, blind: bool = False, blind_mode: str = "drop",
+                 **kwargs):
+        if isinstance(text_config, dict):
+            text_config = AutoConfig.for_model(**text_config)
+        self.text_config = text_config or LlamaConfig(
+            vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
+            tie_word_embeddings=True)
+        if blind_mode not in ("drop", "zeroed"):
+            raise ValueError(f"Expected blind_mode 'drop' or 'zeroed' but got {blind_mode!r}")
+        self.lm_path = lm_path
+        self.point_dim = point_dim
+        self.encoder_hidden = encoder_hidden
+        self.max_objects = max_objects
+        self.points_per_object = points_per_object
+        self.egocentric = egocentric
+        self.blind = blind
+        self.blind_mode = blind_mode
+        super().__init__(**kwargs)
+
+
+@dataclass
+class SceneLMOutput(ModelOutput):
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None  # (B, T_text, V)
+    attentions: tuple | None = None  # over the full sequence, 3D tokens first
+    n_prefix: int | None = None
+
+
+def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor,
+                   num_items_in_batch: torch.Tensor | int | None = None) -> torch.Tensor:
+    """Summed next-token cross-entropy over ``labels != -100``, divided by
+    ``num_items_in_batch`` (tokens in the whole accumulated batch) or the local count."""
+    shift_logits = logits[:, :-1].float()
+    shift_labels = labels[:, 1:]
+    ce = nn.functional.cross_entropy(shift_logits.reshape(-1, shift_logits.size(-1)),
+                                     shift_labels.reshape(-1), ignore_index=-100,
+                                     reduction="sum")
+    denom = num_items_in_batch if num_items_in_batch is not None else \
+        shift_labels.ne(-100).sum().clamp_min(1)
+    return ce / denom
+
+
+class SceneLM(PreTrainedModel):
+    config_class = SceneLMConfig
+    base_model_prefix = "scene_lm"
+    main_input_name = "input_ids"
+    accepts_loss_kwargs = True  # the Trainer passes num_items_in_batch
+    loss_type = "ForCausalLM"
+    _supports_sdpa = True
+    _supports_attention_backend = True
+
+    def __init__(self, config: SceneLMConfig, language_model: nn.Module | None = None):
+        super().__init__(config)
+        if language_model is not None:
+            self.lm = language_model
+        elif config.lm_path:
+            self.lm = AutoModelForCausalLM.from_pretrained(config.lm_path)
+        else:
+            self.lm = AutoModelForCausalLM.from_config(config.text_config)
+        d = self.lm.get_input_embeddings().embedding_dim
+        h = config.encoder_hidden
+        self.point_mlp = nn.Sequential(nn.Linear(config.point_dim, h), nn.GELU(), nn.Linear(h, h))
+        self.box_mlp = nn.Sequential(nn.Linear(6, h), nn.GELU(), nn.Linear(h, h))
+        self.proj = nn.Sequential(nn.GELU(), nn.Linear(h, d))
+        self.post_init()
+
+    def _init_weights(self, module):
+        # the language model initialises itself; only the 3D encoder is ours
+        own = {id(m) for part in ("point_mlp", "box_mlp", "proj") if hasattr(self, part)
+               for m in getattr(self, part).modules()}
+        if isinstance(module, nn.Linear) and id(module) in own:
+            nn.init.normal_(module.weight, std=0.02)
+            nn.init.zeros_(module.bias)
+
+    def get_input_embeddings(self):
+        return self.lm.get_input_embeddings()
+
+    def set_input_embeddings(self, value):
+        self.lm.set_input_embeddings(value)
+
+    def encode_scene(self, object_points: torch.Tensor, object_boxes: torch.Tensor) -> torch.Tensor:
+        """(B, O, P, 6) points and (B, O, 6) boxes -> (B, O, D) prefix embeddings."""
+        pts = self.point_mlp(object_points).amax(dim=2)
+        return self.proj(pts + self.box_mlp(object_boxes))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        object_points: torch.Tensor | None = None,
+        object_boxes: torch.Tensor | None = None,
+        object_mask: torch.Tensor | None = None,
+        blind: bool | None = None,
+        output_attentions: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+        **kwargs,
+    ) -> SceneLMOutput:
+        blind = self.config.blind if blind is None else blind
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        embeds = self.lm.get_input_embeddings()(input_ids)
+        n_prefix = 0
+        drop = object_points is None or (blind and self.config.blind_mode == "drop")
+        if not drop:
+            if object_boxes is None or object_mask is None:
+                raise ValueError("Expected object_points, object_boxes and object_mask together")
+            if blind:  # zeroed: same sequence layout, no 3D information
+                object_points = torch.zeros_like(object_points)
+                object_boxes = torch.zeros_like(object_boxes)
+            prefix = self.encode_scene(object_points.to(embeds.dtype),
+                                       object_boxes.to(embeds.dtype))
+            n_prefix = prefix.size(1)
+            embeds = torch.cat([prefix, embeds], dim=1)
+            attention_mask = torch.cat([object_mask.to(attention_mask.dtype), attention_mask], 1)
+        position_ids = (attention_mask.long().cumsum(-1) - 1).clamp_min(0)
+        out = self.lm(inputs_embeds=embeds, attention_mask=attention_mask,
+                      position_ids=position_ids, output_attentions=output_attentions,
+                      use_cache=False)
+        logits = out.logits[:, n_prefix:]
+        loss = causal_lm_loss(logits, labels, num_items_in_batch) if labels is not None else None
+        return SceneLMOutput(loss=loss, logits=logits,
+                             attentions=out.attentions if output_attentions else None,
+                             n_prefix=n_prefix)
+
+    @torch.no_grad()
+    def generate_answers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                         eos_token_id: int, pad_token_id: int, max_new_tokens: int = 6,
+                         **scene_inputs) -> tuple[list[list[int]], torch.Tensor]:
+        """Greedy answers for left-padded prompts; returns token ids and their summed
+        log-probabilities (the answer's log-prob under this model)."""
+        ids, mask = input_ids, attention_mask
+        done = torch.zeros(ids.size(0), dtype=torch.bool, device=ids.device)
+        logp = torch.zeros(ids.size(0), device=ids.device)
+        out_tokens: list[list[int]] = [[] for _ in range(ids.size(0))]
+        for _ in range(max_new_tokens):
+            logits = self(input_ids=ids, attention_mask=mask, **scene_inputs).logits[:, -1]
+            lp = torch.log_softmax(logits.float(), -1)
+            nxt = lp.argmax(-1)
+            logp += torch.where(done, torch.zeros_like(logp), lp.gather(1, nxt[:, None])[:, 0])
+            for i, t in enumerate(nxt.tolist()):
+                if not done[i] and t != eos_token_id:
+                    out_tokens[i].append(t)
+            done |= nxt.eq(eos_token_id)
+            nxt = torch.where(done, torch.full_like(nxt, pad_token_id), nxt)
+            ids = torch.cat([ids, nxt[:, None]], 1)
+            mask = torch.cat([mask, (~done).long()[:, None] | mask.new_zeros(mask.size(0), 1)], 1)
+            if done.all():
+                break
+        return out_tokens, logp
+
+
+AutoConfig.register("scene_lm", SceneLMConfig, exist_ok=True)

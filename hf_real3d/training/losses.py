@@ -1,0 +1,73 @@
+"""Pure loss functions of 3D-reweighted fine-tuning (3DR-FT). No state, no I/O.
+
+Alignment: ``logits`` (B, T, V) and ``labels`` (B, T) follow the causal-LM convention;
+position ``t`` of the logits predicts ``labels[:, t + 1]``. Per-token arrays below are
+(B, T - 1), aligned with ``labels[:, 1:]``.
+
+* ``paper`` (eq. 1-2 of the paper): ``w_j = log p_phi(y_j | y<j, x_text) /
+  log p_theta(y_j | y<j, x_text)`` with ``p_phi`` the blind fine-tuned model and ``p_theta``
+  the current model without its 3D input; loss ``sum_j w_j * -log p_theta(y_j | ..., x_3D)``.
+  A token the blind model already predicts well (``log p_phi ~ 0``) gets weight ~0; one the
+  current model guesses from text alone (``log p_theta ~ 0``) but the blind model does not
+  gets a large weight. The denominator is kept at most ``-eps`` and weights may be clipped;
+  weights carry no gradient.
+* ``official`` (Real-3DQA code): per sample, ``loss_full / max(loss_text_only, eps)`` with
+  the text-only loss computed without gradient.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll"]
+
+
+def token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probability of each label token (0 where ignored) and the mask, (B, T - 1)."""
+    shift_labels = labels[:, 1:]
+    mask = shift_labels.ne(-100)
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    safe = shift_labels.masked_fill(~mask, 0)
+    out = logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    return out.masked_fill(~mask, 0.0), mask
+
+
+def paper_weights(blind_logp: torch.Tensor, text_logp: torch.Tensor, mask: torch.Tensor, *,
+                  eps: float = 1e-4, clip: float | None = None) -> torch.Tensor:
+    """``w = log p_blind / log p_text_only`` per token, detached, 0 where masked."""
+    num = blind_logp.detach().float().clamp(max=0.0)
+    den = text_logp.detach().float().clamp(max=-eps)
+    w = num / den
+    if clip is not None:
+        w = w.clamp(max=clip)
+    return torch.nan_to_num(w, nan=0.0, posinf=clip or 0.0).masked_fill(~mask, 0.0)
+
+
+def paper_loss(logits: torch.Tensor, labels: torch.Tensor, blind_logp: torch.Tensor,
+               text_logp: torch.Tensor, num_items_in_batch: torch.Tensor | int | None = None,
+               *, eps: float = 1e-4, clip: float | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, weights): ``sum_j w_j * CE_j / num_items`` over answer tokens."""
+    logp, mask = token_logprobs(logits, labels)
+    w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip)
+    denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
+    return (w * -logp).sum() / denom, w
+
+
+def per_sample_nll(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean negative log-likelihood over each sample's answer tokens, (B,)."""
+    logp, mask = token_logprobs(logits, labels)
+    return -(logp.sum(1)) / mask.sum(1).clamp_min(1)
+
+
+def official_loss(logits: torch.Tensor, text_logits: torch.Tensor, labels: torch.Tensor,
+                  num_sequences: torch.Tensor | int | None = None, *, eps: float = 1e-4
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, per-sample factors ``1 / max(text-only loss, eps)``); loss summed over samples
+    and divided by ``num_sequences`` (the accumulated global batch) or the local batch size."""
+    full = per_sample_nll(logits, labels)
+    with torch.no_grad():
+        factor = 1.0 / per_sample_nll(text_logits, labels).clamp_min(eps)
+    has = labels[:, 1:].ne(-100).any(1)
+    denom = num_sequences if num_sequences is not None else has.sum().clamp_min(1)
+    return (full * factor * has).sum() / denom, factor
