@@ -35,9 +35,10 @@ class ReweightedConfig(TrainingArguments):
     blind_logprob_column: str = field(default="blind_logprobs", metadata={
         "help": "Dataset column with the blind model's log-probs of the answer tokens "
                 "(precomputed once with precompute_blind_logprobs)."})
-    scene_input_names: list[str] = field(default_factory=lambda: list(SCENE_INPUT_NAMES),
-                                         metadata={"help": "Model keyword arguments that carry "
-                                                   "the 3D input; the text-only pass removes them."})
+    scene_input_names: list[str] = field(
+        default_factory=lambda: list(SCENE_INPUT_NAMES),
+        metadata={"help": "Model keyword arguments that carry the 3D input; the text-only "
+                          "pass removes them."})
     text_only_mode: str = field(default="drop", metadata={
         "help": "How the text-only pass removes 3D: 'drop' the inputs or 'zero' them."})
     init_from_blind: str | None = field(default=None, metadata={
