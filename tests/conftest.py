@@ -29,3 +29,31 @@ def small_synth():
     cfg = SynthConfig(seed=3, scenes={"train": 0, "val": 0, "test": 4},
                       questions_per_scene={"test": 60})
     return generate_split(cfg, "test")
+
+
+@pytest.fixture(scope="session")
+def tiny_training():
+    """Tiny synthetic data, tokenizer and scene bank for trainer tests."""
+    from hf_real3d.modeling import SceneBank, qa_rows, train_tokenizer
+    from hf_real3d.modeling.data import default_tokenizer_corpus
+    from hf_real3d.synth import SynthConfig, generate_split
+
+    cfg = SynthConfig(seed=4, scenes={"train": 3}, questions_per_scene={"train": 24})
+    scenes, recs = generate_split(cfg, "train")
+    tok = train_tokenizer(default_tokenizer_corpus(recs))
+    bank = SceneBank.from_scenes(scenes, max_objects=8, points_per_object=4)
+    return {"rows": qa_rows(recs), "tokenizer": tok, "bank": bank}
+
+
+def tiny_model(tokenizer, blind=False, seed=0):
+    import torch
+    from transformers import LlamaConfig
+
+    from hf_real3d.modeling import SceneLM, SceneLMConfig
+
+    torch.manual_seed(seed)
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=128, tie_word_embeddings=True)
+    return SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
+                                 encoder_hidden=16, blind=blind))

@@ -1,0 +1,59 @@
+"""Trains a tiny SceneLM for a few steps and writes the logged losses (main process).
+
+Run by tests/test_distributed.py as one process and under
+``accelerate launch --multi_gpu --num_processes 2`` with the same global batch.
+"""
+
+import json
+import sys
+
+import torch
+from datasets import Dataset
+from transformers import LlamaConfig
+
+from hf_real3d.modeling import SceneBank, SceneLM, SceneLMConfig, SceneQACollator, qa_rows
+from hf_real3d.modeling.data import default_tokenizer_corpus, train_tokenizer
+from hf_real3d.synth import SynthConfig, generate_split
+from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
+
+
+def model_for(tok, blind, seed):
+    torch.manual_seed(seed)
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=128, tie_word_embeddings=True)
+    return SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
+                                 encoder_hidden=16, blind=blind))
+
+
+def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
+    cfg = SynthConfig(seed=4, scenes={"train": 3}, questions_per_scene={"train": 24})
+    scenes, recs = generate_split(cfg, "train")
+    tok = train_tokenizer(default_tokenizer_corpus(recs))
+    bank = SceneBank.from_scenes(scenes, max_objects=8, points_per_object=4)
+    ds = Dataset.from_list(qa_rows(recs))
+    results = {}
+    for mode in ("paper", "official"):
+        col = SceneQACollator(tok, bank, max_length=48)
+        train = ds
+        if mode == "paper":
+            train = precompute_blind_logprobs(ds, model_for(tok, True, 1), col)
+            col.blind_col = "blind_logprobs"
+        args = ReweightedConfig(
+            output_dir=f"{workdir}/{mode}", reweighting=mode, per_device_train_batch_size=per_device,
+            gradient_accumulation_steps=grad_acc, max_steps=5, learning_rate=5e-3,
+            logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, seed=0,
+            disable_tqdm=True, dataloader_num_workers=0)
+        tr = ReweightedTrainer(model=model_for(tok, False, 0), args=args, train_dataset=train,
+                               data_collator=col, processing_class=tok)
+        tr.train()
+        results[mode] = {"losses": [h["loss"] for h in tr.state.log_history if "loss" in h],
+                         "world_size": tr.args.world_size,
+                         "weight": float(tr.model.state_dict()["point_mlp.0.weight"].sum())}
+    if tr.is_world_process_zero():
+        with open(out, "w") as f:
+            json.dump(results, f)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])

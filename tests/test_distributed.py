@@ -1,0 +1,43 @@
+"""Two CPU processes give the same loss curve as one process with the same global batch."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(cmd, tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1", HF_DATASETS_CACHE=str(tmp_path / "dsc"),
+               TOKENIZERS_PARALLELISM="false")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-4000:]
+
+
+@pytest.mark.slow
+def test_two_processes_match_one(tmp_path):
+    script = str(HERE / "dist_train_script.py")
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    # one process: batch 8 per step; two processes: 2 x 2 per device, 2 accumulation steps
+    _run([sys.executable, script, "8", "1", str(one), str(tmp_path / "w1")], tmp_path)
+    accelerate = str(Path(sys.executable).parent / "accelerate")
+    _run([accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+          "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port",
+          str(_free_port()), script, "2", "2", str(two), str(tmp_path / "w2")], tmp_path)
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    for mode in ("paper", "official"):
+        assert a[mode]["world_size"] == 1 and b[mode]["world_size"] == 2
+        assert len(a[mode]["losses"]) == len(b[mode]["losses"]) == 5
+        assert a[mode]["losses"] == pytest.approx(b[mode]["losses"], abs=1e-4), mode
+        assert a[mode]["weight"] == pytest.approx(b[mode]["weight"], abs=1e-4), mode

@@ -1,0 +1,118 @@
+import pytest
+import torch
+from conftest import tiny_model
+from datasets import Dataset
+from safetensors.torch import load_file
+
+from hf_real3d.modeling import SceneQACollator
+from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
+
+
+def _args(tmp_path, **kw):
+    base = dict(output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, max_steps=4,
+                learning_rate=5e-3, logging_steps=1, save_strategy="no", report_to="none",
+                use_cpu=True, seed=0, disable_tqdm=True, dataloader_num_workers=0)
+    base.update(kw)
+    return ReweightedConfig(**base)
+
+
+def _setup(tiny, blind_col=False):
+    tok, bank = tiny["tokenizer"], tiny["bank"]
+    ds = Dataset.from_list(tiny["rows"])
+    col = SceneQACollator(tok, bank, max_length=48)
+    if blind_col:
+        blind = tiny_model(tok, blind=True, seed=1)
+        ds = precompute_blind_logprobs(ds, blind, col)
+        col.blind_col = "blind_logprobs"
+    return tok, ds, col
+
+
+@pytest.mark.parametrize("mode", ["none", "paper", "official"])
+def test_training_changes_parameters_and_logs_weights(tiny_training, tmp_path, mode):
+    tok, ds, col = _setup(tiny_training, blind_col=mode == "paper")
+    model = tiny_model(tok)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode), train_dataset=ds,
+                           data_collator=col, processing_class=tok)
+    tr.train()
+    after = model.state_dict()
+    changed = [k for k in before if not torch.equal(before[k], after[k])]
+    assert any("point_mlp" in k for k in changed) and any("lm." in k for k in changed)
+    logs = [h for h in tr.state.log_history if "loss" in h]
+    assert len(logs) == 4 and all(torch.isfinite(torch.tensor(h["loss"])) for h in logs)
+    if mode != "none":
+        assert all("weight_mean" in h and 0 <= h["weight_up_share"] <= 1 for h in logs)
+
+
+def test_live_reference_matches_precomputed_column(tiny_training, tmp_path):
+    tok, ds, col = _setup(tiny_training, blind_col=True)
+    ref = tiny_model(tok, blind=True, seed=1)  # the same weights the column came from
+    losses = []
+    for use_ref in (False, True):
+        model = tiny_model(tok)
+        c = SceneQACollator(tok, tiny_training["bank"], max_length=48,
+                            blind_logprob_column=None if use_ref else "blind_logprobs")
+        tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper", max_steps=2),
+                               train_dataset=ds, data_collator=c, processing_class=tok,
+                               ref_model=ref if use_ref else None)
+        tr.train()
+        losses.append([h["loss"] for h in tr.state.log_history if "loss" in h])
+    assert losses[0] == pytest.approx(losses[1], abs=1e-5)
+
+
+def test_blind_model_never_sees_3d(tiny_training, tmp_path):
+    tok, ds, col = _setup(tiny_training)
+    model = tiny_model(tok, blind=True)
+    calls = []
+    model.point_mlp.register_forward_hook(lambda *a: calls.append(1))
+    model.box_mlp.register_forward_hook(lambda *a: calls.append(1))
+    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none"),
+                           train_dataset=ds, data_collator=col, processing_class=tok)
+    tr.train()
+    assert calls == []
+    batch = col(tiny_training["rows"][:4])
+    batch.pop("labels")
+    a = model(**batch).logits
+    batch["object_points"] = torch.randn_like(batch["object_points"])
+    assert torch.equal(a, model(**batch).logits)
+
+
+def test_resume_gives_same_weights(tiny_training, tmp_path):
+    tok, ds, col = _setup(tiny_training)
+    kw = dict(reweighting="official", max_steps=6, save_strategy="steps", save_steps=3)
+    full = tiny_model(tok)
+    ReweightedTrainer(model=full, args=_args(tmp_path / "a", **kw), train_dataset=ds,
+                      data_collator=col, processing_class=tok).train()
+    ReweightedTrainer(model=tiny_model(tok), args=_args(tmp_path / "b", **kw), train_dataset=ds,
+                      data_collator=col, processing_class=tok).train()
+    resumed = tiny_model(tok, seed=123)  # different init: the checkpoint must restore it
+    ReweightedTrainer(model=resumed, args=_args(tmp_path / "c", **kw), train_dataset=ds,
+                      data_collator=col, processing_class=tok).train(
+        resume_from_checkpoint=str(tmp_path / "b/out/checkpoint-3"))
+    for k, v in full.state_dict().items():
+        torch.testing.assert_close(resumed.state_dict()[k], v, rtol=1e-5, atol=1e-6)
+    saved = load_file(str(tmp_path / "a/out/checkpoint-6/model.safetensors"))
+    assert torch.equal(saved["point_mlp.0.weight"], full.state_dict()["point_mlp.0.weight"])
+
+
+def test_bad_inputs(tiny_training, tmp_path):
+    tok, ds, col = _setup(tiny_training)
+    model = tiny_model(tok)
+    with pytest.raises(ValueError, match="needs the blind model's log-probs"):
+        ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper"),
+                          train_dataset=ds, data_collator=col, processing_class=tok)
+    with pytest.raises(ValueError, match="ref_model is the policy itself"):
+        ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper"),
+                          train_dataset=ds, data_collator=col, processing_class=tok,
+                          ref_model=model)
+    with pytest.raises(ValueError, match="Expected reweighting"):
+        _args(tmp_path, reweighting="magic")
+    small = tiny_model(tok)
+    small.lm.resize_token_embeddings(len(tok) - 5)
+    with pytest.raises(ValueError, match=f"tokenizer has {len(tok)} tokens but the model"):
+        ReweightedTrainer(model=small, args=_args(tmp_path, reweighting="none"),
+                          train_dataset=ds, data_collator=col, processing_class=tok)
+    rows = [dict(r, blind_logprobs=[-1.0]) for r in tiny_training["rows"][:3]]
+    bad = SceneQACollator(tok, tiny_training["bank"], blind_logprob_column="blind_logprobs")
+    with pytest.raises(ValueError, match="has 1 log-probs but the row has"):
+        bad(rows)
