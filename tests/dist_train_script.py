@@ -40,7 +40,8 @@ def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
             train = precompute_blind_logprobs(ds, model_for(tok, True, 1), col)
             col.blind_col = "blind_logprobs"
         args = ReweightedConfig(
-            output_dir=f"{workdir}/{mode}", reweighting=mode, per_device_train_batch_size=per_device,
+            output_dir=f"{workdir}/{mode}", reweighting=mode,
+            per_device_train_batch_size=per_device,
             gradient_accumulation_steps=grad_acc, max_steps=5, learning_rate=5e-3,
             logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, seed=0,
             disable_tqdm=True, dataloader_num_workers=0)
