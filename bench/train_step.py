@@ -1,0 +1,98 @@
+"""Training step time of 3DR-FT against SFT, measured in the same run.
+
+Tiny Llama language model (hidden 128, 2 layers, ~500-word vocabulary), 64 text tokens,
+batch 64, 24 3D tokens. Target (training issue): with the blind model's log-probs
+precomputed, 3DR-FT / SFT <= 1.40 for 'paper' and for 'official' (each needs one extra
+no-grad text-only pass of the current model). Also reported: 'paper' with a live frozen
+reference model instead of the precomputed column.
+
+    python bench/train_step.py [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import report  # noqa: E402
+
+from datasets import Dataset  # noqa: E402
+from transformers import TrainerCallback  # noqa: E402
+
+from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows, train_tokenizer  # noqa: E402
+from hf_real3d.modeling.data import default_tokenizer_corpus  # noqa: E402
+from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
+from hf_real3d.training import (  # noqa: E402
+    ReweightedConfig,
+    ReweightedTrainer,
+    precompute_blind_logprobs,
+)
+from hf_real3d.training.pipeline import ScriptArguments, build_model  # noqa: E402
+
+
+class StepTimer(TrainerCallback):
+    def __init__(self):
+        self.times, self._t = [], None
+
+    def on_step_begin(self, args, state, control, **kw):
+        self._t = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kw):
+        self.times.append(time.perf_counter() - self._t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    cfg = SynthConfig(seed=0, scenes={"train": 30}, questions_per_scene={"train": 80})
+    scenes, recs = generate_split(cfg, "train")
+    tok = train_tokenizer(default_tokenizer_corpus(recs), vocab_size=500)
+    bank = SceneBank.from_scenes(scenes)
+    ds = Dataset.from_list(qa_rows(recs))
+    sargs = ScriptArguments(hidden_size=128, num_layers=2)
+    blind = build_model(sargs, tok, blind=True)
+    col = SceneQACollator(tok, bank, max_length=64)
+    ds_col = precompute_blind_logprobs(ds, blind, col)
+    results = {}
+    # SFT runs first and last; the faster of the two is the baseline (warm-up effects)
+    runs = [("sft", "none", ds, None), ("paper", "paper", ds_col, None),
+            ("official", "official", ds, None), ("paper+live ref", "paper", ds, blind),
+            ("sft (again)", "none", ds, None)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, mode, data, ref in runs:
+            torch.manual_seed(0)
+            model = build_model(sargs, tok, blind=False)
+            c = SceneQACollator(tok, bank, max_length=64,
+                                blind_logprob_column="blind_logprobs"
+                                if data is ds_col else None)
+            targs = ReweightedConfig(output_dir=f"{tmp}/{name}", reweighting=mode,
+                                     per_device_train_batch_size=64, max_steps=args.steps,
+                                     logging_steps=1000, save_strategy="no", use_cpu=True,
+                                     disable_tqdm=True, dataloader_num_workers=0, seed=0)
+            timer = StepTimer()
+            ReweightedTrainer(model=model, args=targs, train_dataset=data, data_collator=c,
+                              processing_class=tok, ref_model=ref,
+                              callbacks=[timer]).train()
+            results[name] = statistics.median(timer.times[3:])  # skip warm-up steps
+    base = min(results["sft"], results["sft (again)"])
+    for name, t in results.items():
+        print(f"{name:>16}: {t * 1000:7.1f} ms/step  ratio {t / base:.2f}")
+    for name in ("paper", "official"):
+        report(f"3DR-FT {name} / SFT step time", results[name] / base, "x", target="<= 1.40",
+               ok=results[name] / base <= 1.40, ms=round(results[name] * 1000, 1),
+               sft_ms=round(base * 1000, 1))
+    report("3DR-FT paper with live reference / SFT", results["paper+live ref"] / base, "x",
+           ms=round(results["paper+live ref"] * 1000, 1))
+
+
+if __name__ == "__main__":
+    main()
