@@ -22,7 +22,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import report  # noqa: E402
-
 from datasets import Dataset  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
