@@ -1,0 +1,239 @@
+"""3DSRBench rows: the official VLMEvalKit TSV, qid grouping, categories, expansions.
+
+TSV columns: ``index, qid, question, A, B, C, D, answer, category, image`` (base64),
+``image_source, image_url``. qid suffixes: ``-1``/``-2``/``-3`` are circular shifts of the
+options, ``-flip`` the horizontally flipped image with left/right swapped (and
+``-flip-1`` ... both). Derived columns (explicit, never arithmetic on indices):
+
+* ``options`` (non-empty A..D), ``group`` (height / location / orientation / multi_object),
+* ``base_qid`` (no suffix), ``shift`` (0-3), ``flipped`` (bool),
+* ``circular_group`` = qid without the shift suffix (one per image and question),
+* ``flip_group`` = ``base_qid`` (original and flipped, all shifts).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import io
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hf_real3d._io import FormatError, atomic_path
+from hf_real3d.choices import LETTERS, circular_shifts, swap_left_right
+
+__all__ = [
+    "CATEGORIES",
+    "GROUPS",
+    "TSV_COLUMNS",
+    "parse_qid",
+    "read_tsv",
+    "write_tsv",
+    "circular_expand",
+    "flip_expand",
+    "complementary",
+    "rows_to_dataset",
+]
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "height": ("height_higher",),
+    "location": ("location_above", "location_closer_to_camera", "location_next_to"),
+    "orientation": ("orientation_in_front_of", "orientation_on_the_left",
+                    "orientation_viewpoint"),
+    "multi_object": ("multi_object_closer_to", "multi_object_facing",
+                     "multi_object_viewpoint_towards_object", "multi_object_parallel",
+                     "multi_object_same_direction"),
+}
+CATEGORIES: dict[str, str] = {c: g for g, cs in GROUPS.items() for c in cs}
+TSV_COLUMNS = ("index", "qid", "question", "A", "B", "C", "D", "answer", "category", "image",
+               "image_source", "image_url")
+_QID = re.compile(r"^(?P<base>.+?)(?P<flip>-flip)?(?:-(?P<shift>[1-3]))?$")
+
+
+def parse_qid(qid: str) -> tuple[str, bool, int]:
+    """(base qid, flipped, shift) from a 3DSRBench qid."""
+    m = _QID.match(str(qid))
+    if not m:
+        raise FormatError(f"qid {qid!r} is empty or malformed")
+    return m.group("base"), bool(m.group("flip")), int(m.group("shift") or 0)
+
+
+def _derive(row: dict[str, Any], where: str) -> dict[str, Any]:
+    opts = [row[k] for k in "ABCD" if row.get(k) not in (None, "")]
+    if len(opts) < 2:
+        raise FormatError(f"{where}: fewer than two options")
+    if row["answer"] not in LETTERS[: len(opts)]:
+        raise FormatError(f"{where}: answer {row['answer']!r} is not among the option letters "
+                          f"{list(LETTERS[:len(opts)])}")
+    if row["category"] not in CATEGORIES:
+        raise FormatError(f"{where}: category {row['category']!r} is not one of the 12 "
+                          f"3DSRBench categories {sorted(CATEGORIES)}")
+    base, flipped, shift = parse_qid(row["qid"])
+    return {**row, "options": opts, "group": CATEGORIES[row["category"]], "base_qid": base,
+            "flipped": flipped, "shift": shift,
+            "circular_group": base + ("-flip" if flipped else ""), "flip_group": base}
+
+
+def _decode_image(b64: str, where: str) -> bytes:
+    from PIL import Image
+
+    try:
+        data = base64.b64decode(b64, validate=True)
+        Image.open(io.BytesIO(data)).verify()
+    except (binascii.Error, ValueError, OSError) as err:
+        raise FormatError(f"{where}: image column is not a base64-encoded image ({err}); "
+                          "re-export the TSV or drop the row") from None
+    return data
+
+
+def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dict[str, Any]]:
+    """Rows of an official 3DSRBench TSV with derived columns; validates every row.
+
+    Raises :class:`FormatError` naming the row for a bad base64 image, an answer letter
+    outside the options, a category outside the 12, and a flipped row whose original
+    question is missing.
+    """
+    path = Path(path)
+    df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL)
+    missing = [c for c in TSV_COLUMNS if c not in df.columns]
+    if missing:
+        raise FormatError(f"{path}: missing TSV columns {missing}; expected {list(TSV_COLUMNS)}")
+    rows = []
+    for i, rec in enumerate(df.to_dict("records")):
+        where = f"{path.name} row {i} (qid {rec['qid']})"
+        row = _derive(rec, where)
+        if decode_images:
+            row["image_bytes"] = _decode_image(rec["image"], where)
+        rows.append(row)
+    originals = {(r["base_qid"], r["shift"]) for r in rows if not r["flipped"]}
+    for r in rows:
+        if r["flipped"] and (r["base_qid"], r["shift"]) not in originals:
+            raise FormatError(f"{path.name}: flip row qid {r['qid']} has no original question "
+                              f"{r['base_qid']}; add it or drop the flipped row")
+    return rows
+
+
+def write_tsv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+    """Write rows in the official column order (atomic); ``image`` is base64 text."""
+    out = []
+    for r in rows:
+        row = {c: r.get(c, "") for c in TSV_COLUMNS}
+        if not row["image"] and r.get("image_bytes"):
+            row["image"] = base64.b64encode(r["image_bytes"]).decode()
+        out.append(row)
+    with atomic_path(path) as tmp:
+        pd.DataFrame(out, columns=list(TSV_COLUMNS)).to_csv(tmp, sep="\t", index=False,
+                                                            lineterminator="\n")
+
+
+def _with_options(row: dict[str, Any], options: list[str], answer: str, **kw) -> dict[str, Any]:
+    new = dict(row)
+    for k, letter in enumerate("ABCD"):
+        new[letter] = options[k] if k < len(options) else ""
+    new.update(options=list(options), answer=answer, **kw)
+    return new
+
+
+def circular_expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each unshifted row plus its ``n - 1`` circular shifts (qid suffixes ``-1..-3``)."""
+    out = []
+    for r in rows:
+        if r["shift"]:
+            continue
+        for k, (opts, ans) in enumerate(circular_shifts(r["options"], r["answer"])):
+            out.append(_with_options(r, opts, ans, shift=k,
+                                     qid=r["qid"] + (f"-{k}" if k else "")))
+    return out
+
+
+def flip_expand(rows: Sequence[dict[str, Any]], *, flip_image=None) -> list[dict[str, Any]]:
+    """Original rows plus a flipped copy of each: left/right swapped in question, options
+    (and so the answer text), image mirrored horizontally (``flip_image(bytes) -> bytes``;
+    default PIL)."""
+    flip_image = flip_image or _flip_png
+    out = []
+    for r in rows:
+        if r["flipped"]:
+            continue
+        out.append(r)
+        opts = [swap_left_right(o) for o in r["options"]]
+        f = _with_options(r, opts, r["answer"], flipped=True, qid=r["base_qid"] + "-flip" +
+                          (f"-{r['shift']}" if r["shift"] else ""),
+                          question=swap_left_right(r["question"]),
+                          circular_group=r["base_qid"] + "-flip")
+        if r.get("image_bytes"):
+            f["image_bytes"] = flip_image(r["image_bytes"])
+            f["image"] = ""
+        out.append(f)
+    return out
+
+
+def _flip_png(data: bytes) -> bytes:
+    from PIL import Image, ImageOps
+
+    buf = io.BytesIO()
+    ImageOps.mirror(Image.open(io.BytesIO(data))).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+_COMPLEMENTS = [("higher", "lower"), ("closer", "farther"), ("taller", "shorter")]
+
+
+def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rule-based complementary questions (the paper's way from 2,100 to 2,625): a
+    two-option comparative ("Which is higher, X or Y?") becomes its opposite ("Which is
+    lower ...?") with the other option as answer. Only unshifted, unflipped rows."""
+    out = []
+    for r in rows:
+        if r["shift"] or r["flipped"] or len(r["options"]) != 2:
+            continue
+        q = r["question"]
+        for a, b in _COMPLEMENTS:
+            for x, y in ((a, b), (b, a)):
+                if re.search(rf"\b{x}\b", q):
+                    new_q = re.sub(rf"\b{x}\b", y, q)
+                    other = "B" if r["answer"] == "A" else "A"
+                    base = r["base_qid"] + "-comp"
+                    out.append({**r, "question": new_q, "answer": other, "qid": base,
+                                "base_qid": base, "circular_group": base, "flip_group": base})
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+def rows_to_dataset(rows: Sequence[dict[str, Any]]):
+    """A ``datasets.Dataset`` with an ``Image`` column and the derived columns."""
+    import datasets
+
+    feats = datasets.Features({
+        "index": datasets.Value("int64"), "qid": datasets.Value("string"),
+        "question": datasets.Value("string"),
+        "options": datasets.Sequence(datasets.Value("string")),
+        "answer": datasets.Value("string"), "category": datasets.Value("string"),
+        "group": datasets.Value("string"), "image": datasets.Image(),
+        "image_source": datasets.Value("string"), "image_url": datasets.Value("string"),
+        "base_qid": datasets.Value("string"), "circular_group": datasets.Value("string"),
+        "flip_group": datasets.Value("string"), "shift": datasets.Value("int32"),
+        "flipped": datasets.Value("bool"), "pair_id": datasets.Value("string"),
+        "camera": datasets.Value("string"),
+    })
+    data = []
+    for i, r in enumerate(rows):
+        data.append({
+            "index": int(r.get("index", i) or i), "qid": r["qid"], "question": r["question"],
+            "options": list(r["options"]), "answer": r["answer"], "category": r["category"],
+            "group": r["group"], "image": {"bytes": r.get("image_bytes"), "path": None},
+            "image_source": r.get("image_source", ""), "image_url": r.get("image_url", ""),
+            "base_qid": r["base_qid"], "circular_group": r["circular_group"],
+            "flip_group": r["flip_group"], "shift": int(r["shift"]), "flipped": r["flipped"],
+            "pair_id": r.get("pair_id", ""), "camera": r.get("camera", ""),
+        })
+    return data, feats
