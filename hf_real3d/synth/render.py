@@ -3,9 +3,11 @@
 Camera frame (OpenCV): x right, y down, z forward. A camera is placed by its position,
 ``yaw`` (heading of the forward axis about world z, 0 = +x), ``pitch`` (elevation of the
 forward axis, + looks up) and ``roll`` (right-handed rotation about the forward axis;
-:meth:`Camera.measured` recovers all three from the extrinsic matrix). Rendering uses open3d's ``OffscreenRenderer`` with Vulkan (Debian
-``libvulkan1`` + ``mesa-vulkan-drivers``) and post-processing off, which keeps colours
-exact and a 512x512 frame at a few hundredths of a second on llvmpipe.
+:meth:`Camera.measured` recovers all three from the extrinsic matrix).
+
+Rendering uses open3d's ``OffscreenRenderer`` with Vulkan (Debian ``libvulkan1`` +
+``mesa-vulkan-drivers``) and post-processing off, which keeps colours exact and a 512x512
+frame at about 0.1 s on llvmpipe.
 """
 
 from __future__ import annotations
