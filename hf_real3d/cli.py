@@ -173,6 +173,93 @@ def cmd_draw(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_build_3dsrbench(args: argparse.Namespace) -> int:
+    from hf_real3d.srbench_eval import build_srbench
+    from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
+
+    synthetic = None
+    t0 = time.perf_counter()
+    if args.scenes > 0:
+        cfg = SRBenchConfig(seed=args.seed, scenes=args.scenes,
+                            questions_per_scene=args.questions_per_scene)
+        synthetic = generate_srbench(cfg, workers=args.workers)
+        print(json.dumps(synthetic["stats"]))
+    summary = build_srbench(args.out, tsv=args.tsv, synthetic=synthetic,
+                            export_tsv=args.export_tsv, push_to_hub=args.push_to_hub)
+    print(f"wrote {args.out}: {summary['counts']} in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _srb_predictions(spec: str) -> tuple[str, dict]:
+    """NAME=FILE with JSONL rows {config?, qid, prediction}."""
+    name, _, path = spec.partition("=")
+    preds: dict = {}
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if "qid" not in r or not isinstance(r.get("prediction"), str):
+                raise ValueError(f"{path}: line {i + 1} needs qid and a string prediction")
+            preds[(r.get("config"), str(r["qid"]))] = r["prediction"]
+    return name, preds
+
+
+def cmd_evaluate_3dsrbench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hf_real3d._io import atomic_path, write_json
+    from hf_real3d.srbench_eval import (
+        baselines,
+        load_rows,
+        model_predictions,
+        score_rows,
+        table2,
+        table4,
+    )
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    prior = []
+    if args.prior_scenes > 0:
+        from hf_real3d.srbench_eval import expand
+        from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
+
+        gen = generate_srbench(SRBenchConfig(seed=args.seed + 1000, scenes=args.prior_scenes),
+                               progress=False)
+        prior = expand(gen["synthetic_common"])
+    results: dict = {}
+    md = ["# 3DSRBench evaluation", ""]
+    for config in args.configs:
+        rows = load_rows(args.dataset, config)
+        res = dict(baselines(rows, prior))
+        for spec in args.predictions or []:
+            name, preds = _srb_predictions(spec)
+            missing = [r["qid"] for r in rows if (config, r["qid"]) not in preds
+                       and (None, r["qid"]) not in preds]
+            if missing:
+                raise ValueError(f"{name}: no prediction for {len(missing)} {config} rows, e.g. "
+                                 f"qid {missing[0]}")
+            res[name] = score_rows(rows, [preds.get((config, r["qid"]),
+                                                    preds.get((None, r["qid"]))) for r in rows])
+        for spec in args.model or []:
+            name, _, path = spec.partition("=")
+            res[name] = score_rows(rows, model_predictions(rows, path))
+        results[config] = res
+        md += [f"## {config} (CircularEval, Table 2 shape)", "", table2(res), "",
+               f"## {config}: vanilla / circular / flip / flip+circular", ""]
+        for metric in ("vanilla", "flip", "flip_circular"):
+            md += [f"### {metric}", "", table2(res, metric), ""]
+    if "synthetic_common" in results and "synthetic_uncommon" in results:
+        md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
+               table4(results["synthetic_common"], results["synthetic_uncommon"]), ""]
+    write_json(out / "metrics.json", results, indent=2)
+    with atomic_path(out / "report.md") as tmp:
+        tmp.write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hf-real3d", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -221,6 +308,29 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--viewpoints", type=int, default=4)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_draw)
+    p = sub.add_parser("build-3dsrbench", help="3DSRBench dataset: official TSV and/or "
+                                              "synthetic common/uncommon renders")
+    p.add_argument("--out", required=True)
+    p.add_argument("--tsv", default=None, help="official VLMEvalKit TSV")
+    p.add_argument("--scenes", type=int, default=90, help="synthetic scenes (0: none)")
+    p.add_argument("--questions-per-scene", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--export-tsv", action="store_true", help="also write VLMEvalKit TSVs")
+    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
+    p.set_defaults(func=cmd_build_3dsrbench)
+    p = sub.add_parser("evaluate-3dsrbench", help="vanilla/circular/flip accuracy + baselines")
+    p.add_argument("--dataset", required=True, help="folder built by build-3dsrbench")
+    p.add_argument("--configs", nargs="+", default=["synthetic_common", "synthetic_uncommon"])
+    p.add_argument("--predictions", nargs="*", metavar="NAME=FILE",
+                   help="JSONL rows {config?, qid, prediction}")
+    p.add_argument("--model", nargs="*", metavar="NAME=PATH",
+                   help="local image-text-to-text model folder")
+    p.add_argument("--prior-scenes", type=int, default=10,
+                   help="synthetic scenes (other seed) for the text-only prior baseline")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_evaluate_3dsrbench)
     p = sub.add_parser("publish-metrics", help="upload the metric modules as Hub Spaces")
     p.add_argument("--namespace", required=True)
     p.add_argument("--private", action="store_true")
