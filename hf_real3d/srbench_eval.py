@@ -154,7 +154,7 @@ def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any
     for name, consistent in (("random", False), ("random++", True)):
         out[name] = {}
         for metric, k in passes.items():
-            def acc(ns, k=k):
+            def acc(ns, k=k, consistent=consistent):
                 return chance_accuracy(ns, passes=[k(n) for n in ns], consistent=consistent)
 
             ns_all = [v["n"] for v in groups.values()]
