@@ -1,0 +1,176 @@
+import base64
+import io
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from hf_real3d._io import FormatError
+from hf_real3d.scoring import chance_accuracy
+from hf_real3d.srbench import complementary, parse_qid, read_tsv, write_tsv
+from hf_real3d.srbench_eval import baselines, expand, score_rows
+from hf_real3d.synth.render import Camera, mirror_scene_mesh, scene_mesh_arrays
+from hf_real3d.synth.srbench_gen import (
+    SRBenchConfig,
+    World,
+    _scene_rows,
+    flipped_answer_matches_mirror,
+)
+from hf_real3d.synth.rooms import generate_room
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    from hf_real3d.synth.render import Renderer
+
+    return Renderer(256, 256)  # one renderer per process (see hf_real3d.synth.render)
+
+
+@pytest.fixture(scope="module")
+def synth_rows(renderer):
+    cfg = SRBenchConfig(seed=5, scenes=1, questions_per_scene=12, width=256, height=256)
+    common, uncommon = _scene_rows(cfg, 0, renderer)
+    assert common and len(common) == len(uncommon)
+    return cfg, common, uncommon
+
+
+def test_qid_parsing():
+    assert parse_qid("abc-12-flip-3") == ("abc-12", True, 3)
+    assert parse_qid("abc-1") == ("abc", False, 1)
+    assert parse_qid("x-flip") == ("x", True, 0)
+
+
+def test_tsv_roundtrip_exact(synth_rows, tmp_path):
+    _, common, _ = synth_rows
+    rows = expand(common)
+    for i, r in enumerate(rows):
+        r["index"] = i
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    write_tsv(rows, a)
+    back = read_tsv(a)
+    write_tsv(back, b)
+    assert a.read_bytes() == b.read_bytes()
+    assert [r["qid"] for r in back] == [r["qid"] for r in rows]
+    assert [r["options"] for r in back] == [r["options"] for r in rows]
+    assert [r["circular_group"] for r in back] == [r["circular_group"] for r in rows]
+    assert back[0]["image_bytes"] == rows[0]["image_bytes"]
+
+
+def test_bad_tsv_rows(synth_rows, tmp_path):
+    _, common, _ = synth_rows
+    rows = expand(common[:1])
+    for i, r in enumerate(rows):
+        r["index"] = i
+
+    def write_with(**change):
+        bad = [dict(r) for r in rows]
+        bad[1].update(change)
+        p = tmp_path / "bad.tsv"
+        write_tsv(bad, p)
+        return p
+
+    with pytest.raises(FormatError, match=r"row 1 .*not a base64-encoded image"):
+        read_tsv(write_with(image="not-base64!!", image_bytes=None))
+    with pytest.raises(FormatError, match=r"answer 'D' is not among the option letters"):
+        read_tsv(write_with(answer="D", C="", D=""))
+    with pytest.raises(FormatError, match=r"category 'height_lower' is not one of the 12"):
+        read_tsv(write_with(category="height_lower"))
+    orphan = [r for r in rows if r["flipped"]][:1] + [r for r in rows if not r["flipped"]][1:]
+    p = tmp_path / "orphan.tsv"
+    write_tsv([r for r in rows if r["flipped"] or r["shift"]], p)
+    with pytest.raises(FormatError, match="has no original question"):
+        read_tsv(p)
+    assert orphan  # the expansion made flip rows
+
+
+def test_projection_hits_rendered_pixels(renderer):
+    import open3d as o3d
+
+    cam = Camera((0.0, 0.0, 1.5), yaw=0.2, pitch=-0.15, roll=0.35, width=256, height=256)
+    for target in (np.array([3.0, 0.8, 1.0]), np.array([2.5, -0.4, 1.9])):
+        box = o3d.geometry.TriangleMesh.create_box(0.08, 0.08, 0.08)
+        box.translate(target - 0.04)
+        v, t = np.asarray(box.vertices), np.asarray(box.triangles)
+        renderer.set_mesh((v, np.tile([1.0, 0.0, 0.0], (len(v), 1)), t))
+        img = renderer.render(cam)
+        ys, xs = np.where((img[..., 0] > 200) & (img[..., 1] < 60) & (img[..., 2] < 60))
+        u, vv, depth = cam.project(target[None])[0]
+        assert depth > 0 and len(xs) > 3
+        assert abs(xs.mean() - u) < 1.5 and abs(ys.mean() - vv) < 1.5
+
+
+def test_flipped_render_equals_mirrored_scene(renderer):
+    scene = generate_room("srb0009_00", np.random.default_rng(9))
+    w, d, _ = scene.extras["room_size"]
+    cam = Camera((0.6, 0.6, 1.6), yaw=np.arctan2(d / 2 - 0.6, w / 2 - 0.6), pitch=-0.3,
+                 roll=0.2, width=256, height=256)
+    arrays = scene_mesh_arrays(scene)
+    renderer.set_mesh(arrays)
+    flipped = np.fliplr(renderer.render(cam)).astype(int)
+    renderer.set_mesh(mirror_scene_mesh(arrays, cam))
+    mirrored = renderer.render(cam).astype(int)
+    close = (np.abs(flipped - mirrored).max(-1) <= 30).mean()
+    assert close > 0.97, close  # equal up to rasterisation at edges
+
+
+def test_flip_items_match_mirrored_geometry(synth_rows):
+    cfg, common, _ = synth_rows
+    scene = generate_room("srb0000_00", np.random.default_rng(common[0]["scene_seed"]))
+    world = World.from_scene(scene)
+    assert all(flipped_answer_matches_mirror(r, world, cfg) for r in common)
+
+
+def test_cameras_are_what_they_claim(synth_rows):
+    _, common, uncommon = synth_rows
+    for c, u in zip(common, uncommon):
+        assert c["pair_id"] == u["pair_id"] and c["question"] == u["question"]
+        cc, uc = json.loads(c["camera"]), json.loads(u["camera"])
+        assert abs(cc["measured_roll"]) < 1e-6 and -25.01 <= cc["measured_pitch"] <= 5.01
+        assert 1.4 <= cc["measured_height"] <= 1.8
+        strong_roll = abs(uc["measured_roll"]) >= 25 - 1e-6
+        high = uc["measured_height"] >= 2.3 - 1e-6 and uc["measured_pitch"] <= -35 + 1e-6
+        low = uc["measured_height"] <= 0.45 + 1e-6 and uc["measured_pitch"] >= 5 - 1e-6
+        assert strong_roll or high or low, uc
+        # the stated values are the ones in the extrinsic matrix
+        cam = Camera(tuple(uc["position"]), uc["yaw"], uc["pitch"], uc["roll"])
+        assert cam.measured()["roll"] == pytest.approx(np.degrees(uc["roll"]), abs=1e-6)
+        assert cam.measured()["pitch"] == pytest.approx(np.degrees(uc["pitch"]), abs=1e-6)
+
+
+def test_baselines_match_exact_enumeration(synth_rows):
+    _, common, _ = synth_rows
+    rows = expand(common)
+    b = baselines(rows)
+    # enumerate every answer assignment of each circular group: share all-correct
+    exact = []
+    for r in common:
+        n = len(r["options"])
+        combos = list(itertools.product(range(n), repeat=n))
+        exact.append(sum(all(c == 0 for c in combo) for combo in combos) / len(combos) * 100)
+    assert b["random"]["circular"]["overall"] == pytest.approx(np.mean(exact))
+    ns = [len(r["options"]) for r in common]
+    assert b["random++"]["circular"]["overall"] == pytest.approx(
+        chance_accuracy(ns, consistent=True))
+    assert b["random"]["vanilla"]["overall"] == pytest.approx(np.mean([100 / n for n in ns]))
+    perfect = score_rows(rows, [r["answer"] for r in rows])
+    assert all(perfect[m]["overall"] == 100.0 for m in ("vanilla", "circular", "flip",
+                                                        "flip_circular"))
+    assert b["always-A"]["circular"]["overall"] <= b["always-A"]["vanilla"]["overall"]
+
+
+def test_complementary_questions():
+    rows = [{"qid": "q1", "base_qid": "q1", "question": "Which is higher, the a or the b?",
+             "options": ["a", "b"], "answer": "A", "shift": 0, "flipped": False,
+             "category": "height_higher"}]
+    comp = complementary(rows)
+    assert comp[0]["question"] == "Which is lower, the a or the b?" and comp[0]["answer"] == "B"
+
+
+def test_image_is_png(synth_rows):
+    from PIL import Image
+
+    _, common, _ = synth_rows
+    img = Image.open(io.BytesIO(common[0]["image_bytes"]))
+    assert img.size == (256, 256)
+    assert base64.b64encode(common[0]["image_bytes"])
