@@ -60,17 +60,17 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The main job on the embedded benchmark (grows as the project does)."""
-    from pathlib import Path
+    """The main job on the embedded benchmark: see hf_real3d.demo."""
+    from hf_real3d.demo import DemoConfig, run_demo
 
-    from hf_real3d.synth import build_benchmark
-
-    out = Path(args.out)
-    t0 = time.perf_counter()
-    print(f"[1/1] generating the synthetic SQA3D-style benchmark into {out / 'synth'}")
-    summary = build_benchmark(out / "synth", _synth_config(args), workers=args.workers)
-    _print_summary(summary)
-    print(f"demo finished in {time.perf_counter() - t0:.1f} s")
+    cfg = DemoConfig(out=args.out, seeds=args.seeds)
+    for key in ("train_scenes", "test_scenes", "questions_per_scene", "epochs",
+                "srbench_scenes", "guessable_fraction"):
+        value = getattr(args, key)
+        if value is not None:
+            setattr(cfg, key, value)
+    report = run_demo(cfg)
+    print(report.read_text())
     return 0
 
 
@@ -270,7 +270,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_synth)
     p = sub.add_parser("demo", help="run the main job on the embedded benchmark")
     p.add_argument("--out", default="outputs/demo")
-    _add_synth_args(p)
+    p.add_argument("--seeds", type=int, default=1, help="repeat with seeds 0..N-1")
+    p.add_argument("--train-scenes", type=int, default=None)
+    p.add_argument("--test-scenes", type=int, default=None)
+    p.add_argument("--questions-per-scene", type=int, default=None)
+    p.add_argument("--epochs", type=float, default=None)
+    p.add_argument("--srbench-scenes", type=int, default=None)
+    p.add_argument("--guessable-fraction", type=float, default=None)
     p.set_defaults(func=cmd_demo)
     p = sub.add_parser("evaluate", help="score prediction files: EM, refined EM, P_k, VRS")
     p.add_argument("--dataset", required=True,

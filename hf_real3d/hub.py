@@ -8,7 +8,8 @@ written atomically: a failure leaves the previous folder, or nothing.
 Caveat (datasets 5.2, measured): ``load_dataset`` caches a local folder under its folder
 name and config name only, so after rebuilding a folder with the same name it returns the
 *previous* build from its cache. Load a rebuilt folder with
-``download_mode="force_redownload"`` (our own loaders do).
+``download_mode="force_redownload", verification_mode="no_checks"`` (:func:`load_local`
+does; our own loaders use it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "write_dataset_folder",
     "push_folder",
     "load_folder_references",
+    "load_local",
     "publish_metrics",
 ]
 
@@ -175,33 +177,40 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     return str(url)
 
 
+def load_local(folder: str | os.PathLike, config: str, split: str = "test"):
+    """``load_dataset`` on a folder we built, bypassing datasets' cache of local folders
+    (keyed by folder and config name only: a rebuilt folder would load the old build)."""
+    return datasets.load_dataset(str(folder), config, split=split,
+                                 download_mode="force_redownload", verification_mode="no_checks")
+
+
 def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
-    """Reference table for :mod:`hf_real3d.evaluation` from a built dataset folder."""
+    """Reference table for :mod:`hf_real3d.evaluation` from a built dataset folder: the
+    ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
+    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept."""
     folder = Path(folder)
 
     def load(config: str) -> pd.DataFrame | None:
         if not (folder / config).is_dir():
             return None
-        ds = datasets.load_dataset(str(folder), config, split="test",
-                                   download_mode="force_redownload")
-        return ds.to_pandas()
+        return load_local(folder, config).to_pandas()
 
-    main = load("real3dqa")
-    rot = load("rotations")
-    if main is None and rot is None:
-        raise FileNotFoundError(f"{folder}: no real3dqa/ or rotations/ config to score against")
+    kept, base, rot = load("real3dqa"), load("sqa3d"), load("rotations")
+    base = base if base is not None else kept
+    if base is None and rot is None:
+        raise FileNotFoundError(f"{folder}: no sqa3d/, real3dqa/ or rotations/ config to score "
+                                "against")
     frames = []
     if rot is not None:
-        rot = rot.assign(in_rotation=True)
-        frames.append(rot)
-    if main is not None:
-        main = main.assign(in_rotation=False, rotation_deg=0)
+        frames.append(rot.assign(in_rotation=True))
+    if base is not None:
+        base = base.assign(in_rotation=False, rotation_deg=0)
         if rot is not None:
-            main = main[~main.question_id.isin(set(rot.question_id))]
-        frames.append(main)
+            have = set(zip(rot.question_id, rot.rotation_deg))
+            base = base[[(q, 0) not in have for q in base.question_id]]
+        frames.append(base)
     df = pd.concat(frames, ignore_index=True)
-    deb = set() if main is None else set(load("real3dqa").question_id)
-    df["in_debiased"] = df.question_id.isin(deb)
+    df["in_debiased"] = df.question_id.isin(set() if kept is None else set(kept.question_id))
     df["answers"] = [list(a) for a in df.answers]
     return df[["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
                "in_rotation"]]

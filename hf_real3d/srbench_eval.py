@@ -82,11 +82,9 @@ def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=N
 
 def load_rows(folder: str | os.PathLike, config: str) -> list[dict[str, Any]]:
     """Rows of one config of a built folder (images as PIL)."""
-    import datasets
+    from hf_real3d.hub import load_local
 
-    ds = datasets.load_dataset(str(folder), config, split="test",
-                               download_mode="force_redownload")
-    return list(ds)
+    return list(load_local(folder, config))
 
 
 def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> dict[str, Any]:

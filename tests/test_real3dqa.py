@@ -15,7 +15,8 @@ from hf_real3d.synth import SynthConfig, build_benchmark
 
 def load_dataset(*args, **kwargs):
     # several tests build folders of the same name: see the caveat in hf_real3d.hub
-    return _load_dataset(*args, download_mode="force_redownload", **kwargs)
+    return _load_dataset(*args, download_mode="force_redownload", verification_mode="no_checks",
+                         **kwargs)
 
 
 def test_import_official_release(real_dir, tmp_path, monkeypatch):

@@ -11,13 +11,13 @@ from hf_real3d.scoring import chance_accuracy
 from hf_real3d.srbench import complementary, parse_qid, read_tsv, write_tsv
 from hf_real3d.srbench_eval import baselines, expand, score_rows
 from hf_real3d.synth.render import Camera, mirror_scene_mesh, scene_mesh_arrays
+from hf_real3d.synth.rooms import generate_room
 from hf_real3d.synth.srbench_gen import (
     SRBenchConfig,
     World,
     _scene_rows,
     flipped_answer_matches_mirror,
 )
-from hf_real3d.synth.rooms import generate_room
 
 
 @pytest.fixture(scope="module")
