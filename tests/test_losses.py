@@ -89,3 +89,16 @@ def test_losses_finite_for_any_logprobs(pairs, clip):
     extreme[..., 0] = 1e4  # p -> 1 for token 0, p -> 0 for the others
     loss2, f = official_loss(extreme, extreme, labels)
     assert torch.isfinite(loss2) and torch.isfinite(f).all()
+
+
+def test_fixed_weight_mask_keeps_weight_one():
+    logits = _logits([[[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]]])
+    labels = torch.tensor([[-100, 0, 1]])
+    blind = torch.tensor([[0.0, 0.0]])  # blind certain: weight 0 everywhere
+    text = torch.tensor([[-1.0, -1.0]])
+    loss, w = paper_loss(logits, labels, blind, text)
+    assert w.tolist() == [[0.0, 0.0]] and loss.item() == 0.0
+    loss, w = paper_loss(logits, labels, blind, text,
+                         fixed_weight_mask=torch.tensor([[False, True]]))
+    assert w.tolist() == [[0.0, 1.0]]
+    assert loss.item() == pytest.approx(-math.log(0.8) / 2)

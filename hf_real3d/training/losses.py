@@ -45,11 +45,17 @@ def paper_weights(blind_logp: torch.Tensor, text_logp: torch.Tensor, mask: torch
 
 def paper_loss(logits: torch.Tensor, labels: torch.Tensor, blind_logp: torch.Tensor,
                text_logp: torch.Tensor, num_items_in_batch: torch.Tensor | int | None = None,
-               *, eps: float = 1e-4, clip: float | None = None
+               *, eps: float = 1e-4, clip: float | None = None,
+               fixed_weight_mask: torch.Tensor | None = None
                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, weights): ``sum_j w_j * CE_j / num_items`` over answer tokens."""
+    """(loss, weights): ``sum_j w_j * CE_j / num_items`` over answer tokens.
+
+    ``fixed_weight_mask`` (B, T - 1): tokens that keep weight 1 (e.g. end-of-answer).
+    """
     logp, mask = token_logprobs(logits, labels)
     w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip)
+    if fixed_weight_mask is not None:
+        w = torch.where(fixed_weight_mask & mask, torch.ones_like(w), w)
     denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
     return (w * -logp).sum() / denom, w
 

@@ -41,6 +41,11 @@ class ReweightedConfig(TrainingArguments):
                           "pass removes them."})
     text_only_mode: str = field(default="drop", metadata={
         "help": "How the text-only pass removes 3D: 'drop' the inputs or 'zero' them."})
+    reweight_eos: bool = field(default=False, metadata={
+        "help": "Apply the 'paper' weight to the end-of-answer token too. The blind model "
+                "predicts it almost surely, so its weight goes to ~0 and the model never "
+                "learns to stop (measured: EM 0 with refined EM 35 on the demo); by default "
+                "it keeps weight 1."})
     init_from_blind: str | None = field(default=None, metadata={
         "help": "Start from the blind fine-tuned model's weights (a saved model folder), as "
                 "the paper's text suggests."})
@@ -162,8 +167,13 @@ class ReweightedTrainer(Trainer):
                     raise ValueError(f"batch lacks {self.args.blind_logprob_column!r} and no "
                                      "ref_model was given")
                 text_logp, mask = token_logprobs(text_logits, labels)
+                fixed = None
+                eos = getattr(self.processing_class, "eos_token_id", None)
+                if not self.args.reweight_eos and eos is not None:
+                    fixed = labels[:, 1:].eq(eos)
                 loss, w = paper_loss(logits, labels, blind_logp, text_logp, num_items_in_batch,
-                                     eps=self.args.epsilon, clip=self.args.weight_clip)
+                                     eps=self.args.epsilon, clip=self.args.weight_clip,
+                                     fixed_weight_mask=fixed)
                 wv = w[mask]
             else:
                 global_seqs = num_items_in_batch is not None and model.training

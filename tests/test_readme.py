@@ -1,0 +1,95 @@
+"""Runs every snippet of the README's "How to" section, in order, in a fresh folder."""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hub_server import HubServer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _blocks():
+    text = (ROOT / "README.md").read_text()
+    howto = text[text.index("## How to"):text.index("## Layout")]
+    return re.findall(r"```(bash|python)\n(.*?)```", howto, flags=re.S)
+
+
+def _commands(block: str):
+    joined = block.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip()]
+
+
+def _predictions(cwd: Path):
+    from hf_real3d.sqa3d import read_split
+
+    recs = read_split(cwd / "data/synth/sqa3d", "test")
+    for name, right in (("full.jsonl", lambda r: True),
+                        ("blind.jsonl", lambda r: r.extra["synth"]["guessable"])):
+        (cwd / name).write_text("\n".join(json.dumps(
+            {"question_id": r.question_id, "prediction": r.answers[0] if right(r) else "zzz",
+             "log_prob": -0.5}) for r in recs))
+
+
+@pytest.mark.slow
+def test_readme_snippets(tmp_path, real_dir):
+    env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2",
+               PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    ran = []
+    with HubServer() as hub:
+        hub_env = dict(env, HF_ENDPOINT=hub.url, HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
+                       HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test",
+                       HF_HUB_CACHE=str(tmp_path / "hubc"))
+        for lang, block in _blocks():
+            if lang == "python":
+                ns: dict = {}
+                cwd = os.getcwd()
+                os.chdir(tmp_path)
+                try:
+                    exec(compile(block, "README.md", "exec"), ns)  # noqa: S102
+                finally:
+                    os.chdir(cwd)
+                ran.append("python")
+                continue
+            for cmd in _commands(block):
+                cmd = cmd.replace("path/to/Real-3DQA", str(real_dir / "real3dqa"))
+                args = shlex.split(cmd)
+                if "build-real3dqa" in args and not (tmp_path / "full.jsonl").exists():
+                    _predictions(tmp_path)
+                if args[0] == "accelerate" and "--config_file" in args:
+                    # GPU launches: the config must be a valid accelerate config
+                    from accelerate.commands.config.config_args import load_config_from_file
+
+                    cfg = load_config_from_file(str(ROOT / args[args.index("--config_file") + 1]))
+                    script = next(a for a in args if a.endswith(".py"))
+                    assert cfg.num_processes >= 1 and (ROOT / script).is_file()
+                    assert yaml.safe_load((ROOT / args[args.index("--config") + 1]).read_text())
+                    ran.append("accelerate-config")
+                    continue
+                if args[0] == "accelerate":
+                    args = [str(BIN / "accelerate"), *args[1:]]
+                    args = [str(ROOT / a) if a.startswith("recipes/") else a for a in args]
+                    args += ["--data_dir", "data/recipes", "--output_dir", "out/3drft",
+                             "--blind_model_path", "out/blind", "--synth_train_scenes", "2",
+                             "--synth_test_scenes", "1", "--synth_questions_per_scene", "20",
+                             "--hidden_size", "32", "--num_layers", "1"]
+                e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
+                p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,
+                                   timeout=900)
+                assert p.returncode == 0, (cmd, p.stderr[-3000:])
+                ran.append(args[1] if args[0] == "hf-real3d" else args[0])
+        assert ("dataset", "org/real3dqa") in hub.state.repos
+        assert ("space", "org/vrs") in hub.state.repos
+    assert (tmp_path / "report/metrics.json").is_file()
+    assert (tmp_path / "out/3drft/model.safetensors").is_file()
+    assert (tmp_path / "srbench_report/report.md").is_file()
+    assert ran.count("python") == 2 and ran.count("accelerate-config") == 3, ran
