@@ -35,8 +35,8 @@ __all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "
 @dataclass
 class SRBenchConfig:
     seed: int = 0
-    scenes: int = 40
-    questions_per_scene: int = 8
+    scenes: int = 150
+    questions_per_scene: int = 10
     views_per_scene: int = 2
     width: int = 512
     height: int = 512
