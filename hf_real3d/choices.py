@@ -30,6 +30,7 @@ __all__ = [
     "extract_choice",
     "extract_choices",
     "ChoiceResult",
+    "choice_correctness",
     "circular_shifts",
     "swap_left_right",
     "judge_prompt",
@@ -164,6 +165,13 @@ def extract_choices(
     got = dict(zip(names.tolist(), counts.tolist()))
     stats = {k: int(got.get(k, 0)) for k in ("letter", "text", "judge", "unparsed")}
     return letters.tolist(), stats
+
+
+def choice_correctness(predictions: Sequence[str], references: Sequence[str],
+                       options: Sequence[Sequence[str]]) -> tuple[list[bool], int]:
+    """Per row: does the answer choose the reference letter? And how many were unparsed."""
+    letters, stats = extract_choices(predictions, options)
+    return [p is not None and p == r for p, r in zip(letters, references)], stats["unparsed"]
 
 
 def circular_shifts(options: Sequence[str], answer: str) -> list[tuple[list[str], str]]:

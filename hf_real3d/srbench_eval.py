@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_real3d.choices import extract_choices
+from hf_real3d.choices import choice_correctness
 from hf_real3d.report import markdown_table
 from hf_real3d.scoring import chance_accuracy, group_all_correct
 from hf_real3d.srbench import GROUPS, circular_expand, flip_expand, rows_to_dataset
@@ -90,8 +90,9 @@ def load_rows(folder: str | os.PathLike, config: str) -> list[dict[str, Any]]:
 def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> dict[str, Any]:
     """Vanilla, circular, flip and flip+circular accuracy (%), overall / per group / per
     category, and the number of unparsed answers."""
-    letters, stats = extract_choices(list(predictions), [r["options"] for r in rows])
-    ok = np.array([p is not None and p == r["answer"] for p, r in zip(letters, rows)])
+    correct, unparsed = choice_correctness(list(predictions), [r["answer"] for r in rows],
+                                           [r["options"] for r in rows])
+    ok = np.array(correct, dtype=bool)
     shift = np.array([int(r["shift"]) for r in rows])
     flipped = np.array([bool(r["flipped"]) for r in rows])
     cat = np.array([r["category"] for r in rows], dtype=object)
@@ -114,7 +115,7 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> di
         "flip_circular": grouped(np.ones(len(rows), bool), flipg) if flipped.any()
         else (None, None),
     }
-    out: dict[str, Any] = {"n": len(rows), "unparsed": stats["unparsed"]}
+    out: dict[str, Any] = {"n": len(rows), "unparsed": unparsed}
     for name, (vals, cats) in variants.items():
         if vals is None or len(vals) == 0:
             continue

@@ -52,13 +52,6 @@ _CITATION = """
 """
 
 
-def letters_correct(predictions, references, options):
-    """Map predictions to letters and compare; returns (correct list, unparsed count)."""
-    letters, stats = hf_real3d.choices.extract_choices(predictions, options)
-    correct = [p is not None and p == r for p, r in zip(letters, references)]
-    return correct, stats["unparsed"]
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class CircularEval(evaluate.Metric):
     def _info(self):
@@ -78,7 +71,8 @@ class CircularEval(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, group_ids, shifts, options, categories):
-        correct, unparsed = letters_correct(predictions, references, options)
+        correct, unparsed = hf_real3d.choices.choice_correctness(predictions, references,
+                                                                 options)
         out = hf_real3d.scoring.circular_eval(correct, group_ids, options=options, shifts=shifts,
                                               categories=categories)
         out["unparsed"] = unparsed

@@ -73,9 +73,9 @@ class FlipEval(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, group_ids, flipped, options, categories):
-        letters, stats = hf_real3d.choices.extract_choices(predictions, options)
-        correct = [p is not None and p == r for p, r in zip(letters, references)]
+        correct, unparsed = hf_real3d.choices.choice_correctness(predictions, references,
+                                                                 options)
         out = hf_real3d.scoring.flip_eval(correct, group_ids, flipped, categories=categories,
                                           circular=self.config_name == "flip_circular")
-        out["unparsed"] = stats["unparsed"]
+        out["unparsed"] = unparsed
         return out
