@@ -20,17 +20,46 @@ from hf_real3d.synth.srbench_gen import (
 )
 
 
-@pytest.fixture(scope="module")
-def renderer():
+def _in_fresh_process(fn, *args):
+    """Run a rendering job in its own process: open3d's offscreen renderer slows down badly
+    once a process has loaded several meshes (see hf_real3d.synth.render)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"),
+                             max_tasks_per_child=1) as pool:
+        return pool.submit(fn, *args).result(timeout=300)
+
+
+def _render_box(target, cam):
+    import open3d as o3d
+
     from hf_real3d.synth.render import Renderer
 
-    return Renderer(256, 256)  # one renderer per process (see hf_real3d.synth.render)
+    r = Renderer(cam.width, cam.height)
+    box = o3d.geometry.TriangleMesh.create_box(0.08, 0.08, 0.08)
+    box.translate(np.asarray(target) - 0.04)
+    v, t = np.asarray(box.vertices), np.asarray(box.triangles)
+    r.set_mesh((v, np.tile([1.0, 0.0, 0.0], (len(v), 1)), t))
+    return r.render(cam)
+
+
+def _render_flip_pair(seed, cam):
+    from hf_real3d.synth.render import Renderer
+
+    scene = generate_room("srb0009_00", np.random.default_rng(seed))
+    arrays = scene_mesh_arrays(scene)
+    r = Renderer(cam.width, cam.height)
+    r.set_mesh(arrays)
+    original = r.render(cam)
+    r.set_mesh(mirror_scene_mesh(arrays, cam))
+    return original, r.render(cam)
 
 
 @pytest.fixture(scope="module")
-def synth_rows(renderer):
+def synth_rows():
     cfg = SRBenchConfig(seed=5, scenes=1, questions_per_scene=12, width=256, height=256)
-    common, uncommon = _scene_rows(cfg, 0, renderer)
+    common, uncommon = _in_fresh_process(_scene_rows, cfg, 0)
     assert common and len(common) == len(uncommon)
     return cfg, common, uncommon
 
@@ -84,32 +113,24 @@ def test_bad_tsv_rows(synth_rows, tmp_path):
     assert orphan  # the expansion made flip rows
 
 
-def test_projection_hits_rendered_pixels(renderer):
-    import open3d as o3d
-
+def test_projection_hits_rendered_pixels():
     cam = Camera((0.0, 0.0, 1.5), yaw=0.2, pitch=-0.15, roll=0.35, width=256, height=256)
     for target in (np.array([3.0, 0.8, 1.0]), np.array([2.5, -0.4, 1.9])):
-        box = o3d.geometry.TriangleMesh.create_box(0.08, 0.08, 0.08)
-        box.translate(target - 0.04)
-        v, t = np.asarray(box.vertices), np.asarray(box.triangles)
-        renderer.set_mesh((v, np.tile([1.0, 0.0, 0.0], (len(v), 1)), t))
-        img = renderer.render(cam)
+        img = _in_fresh_process(_render_box, target, cam)
         ys, xs = np.where((img[..., 0] > 200) & (img[..., 1] < 60) & (img[..., 2] < 60))
         u, vv, depth = cam.project(target[None])[0]
         assert depth > 0 and len(xs) > 3
         assert abs(xs.mean() - u) < 1.5 and abs(ys.mean() - vv) < 1.5
 
 
-def test_flipped_render_equals_mirrored_scene(renderer):
+def test_flipped_render_equals_mirrored_scene():
     scene = generate_room("srb0009_00", np.random.default_rng(9))
     w, d, _ = scene.extras["room_size"]
     cam = Camera((0.6, 0.6, 1.6), yaw=np.arctan2(d / 2 - 0.6, w / 2 - 0.6), pitch=-0.3,
                  roll=0.2, width=256, height=256)
-    arrays = scene_mesh_arrays(scene)
-    renderer.set_mesh(arrays)
-    flipped = np.fliplr(renderer.render(cam)).astype(int)
-    renderer.set_mesh(mirror_scene_mesh(arrays, cam))
-    mirrored = renderer.render(cam).astype(int)
+    original, mirrored = _in_fresh_process(_render_flip_pair, 9, cam)
+    flipped = np.fliplr(original).astype(int)
+    mirrored = mirrored.astype(int)
     close = (np.abs(flipped - mirrored).max(-1) <= 30).mean()
     assert close > 0.97, close  # equal up to rasterisation at edges
 
