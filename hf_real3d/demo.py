@@ -312,6 +312,9 @@ def _srbench_section(cfg: DemoConfig, out: Path) -> list[str]:
     gen = generate_srbench(SRBenchConfig(seed=0, scenes=cfg.srbench_scenes), progress=False)
     prior = expand(generate_srbench(SRBenchConfig(seed=1, scenes=max(3, cfg.srbench_scenes // 2)),
                                     progress=False)["synthetic_common"])
+    if not gen["synthetic_common"]:
+        return ["", "## 3DSRBench", "", f"No balanced question survived in "
+                f"{cfg.srbench_scenes} scene(s); raise --srbench-scenes."]
     folder = out / "3dsrbench"
     build_srbench(folder, synthetic=gen)
     res = {c: baselines(load_rows(folder, c), prior)

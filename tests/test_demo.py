@@ -13,7 +13,7 @@ from hf_real3d.evaluation import load_predictions, load_references, score_predic
 @pytest.mark.slow
 def test_reduced_demo(tmp_path):
     cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
-                     questions_per_scene=24, epochs=1, srbench_scenes=1, progress=False)
+                     questions_per_scene=24, epochs=1, srbench_scenes=4, progress=False)
     report = run_demo(cfg).read_text()
     for section in ("## Table 2", "## Table 3", "## Table 4", "## Table 6", "## Figure 5",
                     "## Figure 6", "## Findings", "## 3DSRBench"):
