@@ -10,7 +10,6 @@ whole pipeline and reports mean +- std.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -326,6 +325,3 @@ def _srbench_section(cfg: DemoConfig, out: Path) -> list[str]:
             table2(res["synthetic_common"]), "", "### Common vs uncommon (Table 4 shape)", "",
             table4(res["synthetic_common"], res["synthetic_uncommon"])]
 
-
-def _env_threads() -> None:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

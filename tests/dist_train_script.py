@@ -6,24 +6,17 @@ Run by tests/test_distributed.py as one process and under
 
 import json
 import sys
+from pathlib import Path
 
-import torch
 from datasets import Dataset
-from transformers import LlamaConfig
 
-from hf_real3d.modeling import SceneBank, SceneLM, SceneLMConfig, SceneQACollator, qa_rows
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import tiny_model  # noqa: E402  (the same tiny SceneLM as the other tests)
+
+from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows
 from hf_real3d.modeling.data import default_tokenizer_corpus, train_tokenizer
 from hf_real3d.synth import SynthConfig, generate_split
 from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
-
-
-def model_for(tok, blind, seed):
-    torch.manual_seed(seed)
-    text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                       max_position_embeddings=128, tie_word_embeddings=True)
-    return SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
-                                 encoder_hidden=16, blind=blind))
 
 
 def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
@@ -37,7 +30,7 @@ def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
         col = SceneQACollator(tok, bank, max_length=48)
         train = ds
         if mode == "paper":
-            train = precompute_blind_logprobs(ds, model_for(tok, True, 1), col)
+            train = precompute_blind_logprobs(ds, tiny_model(tok, blind=True, seed=1), col)
             col.blind_col = "blind_logprobs"
         args = ReweightedConfig(
             output_dir=f"{workdir}/{mode}", reweighting=mode,
@@ -45,7 +38,8 @@ def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
             gradient_accumulation_steps=grad_acc, max_steps=5, learning_rate=5e-3,
             logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, seed=0,
             disable_tqdm=True, dataloader_num_workers=0)
-        tr = ReweightedTrainer(model=model_for(tok, False, 0), args=args, train_dataset=train,
+        tr = ReweightedTrainer(model=tiny_model(tok, blind=False, seed=0), args=args,
+                               train_dataset=train,
                                data_collator=col, processing_class=tok)
         tr.train()
         results[mode] = {"losses": [h["loss"] for h in tr.state.log_history if "loss" in h],

@@ -7,7 +7,6 @@ collator moves them into the agent's frame for each row (``egocentric=True``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,8 +208,3 @@ def default_tokenizer_corpus(records: Sequence[Any]) -> list[str]:
         texts += [r.situation, r.question, *r.answers, *r.alternative_situation]
     return texts
 
-
-def save_bank(bank: SceneBank, path: str | os.PathLike) -> None:
-    np.savez_compressed(path, **{f"{k}::{sid}": getattr(bank, k)[sid]
-                                 for k in ("points", "boxes", "mask", "origin")
-                                 for sid in bank.points})

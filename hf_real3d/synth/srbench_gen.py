@@ -72,7 +72,7 @@ class World:
         return float(self.center[i][2] - self.size[i][2] / 2)
 
 
-def mirror_world(w: World, camera: Camera) -> tuple[World, Camera]:
+def mirror_world(w: World, camera: Camera) -> World:
     """Reflect the world across the camera's vertical plane (normal = camera x axis)."""
     n = camera.world_from_cam()[:, 0]
     c0 = np.asarray(camera.position)
@@ -86,7 +86,7 @@ def mirror_world(w: World, camera: Camera) -> tuple[World, Camera]:
         return r[:2] / (np.linalg.norm(r[:2]) + 1e-12)
 
     return World({i: refl(c) for i, c in w.center.items()}, dict(w.size),
-                 {i: refl_dir(f) for i, f in w.front.items()}, dict(w.label), dict(w.on)), camera
+                 {i: refl_dir(f) for i, f in w.front.items()}, dict(w.label), dict(w.on))
 
 
 def _angle(front: np.ndarray, vec: np.ndarray) -> float:
@@ -384,13 +384,12 @@ def flipped_answer_matches_mirror(row: dict[str, Any], scene_world: World,
                                   cfg: SRBenchConfig) -> bool:
     """Check a FlipEval item on geometry: the original question asked of the mirrored world
     has the left/right-swapped answer of the original."""
-    cam = Camera(**{k: v for k, v in json.loads(row["camera"]).items()
-                    if k in Camera.__dataclass_fields__})
-    cam = Camera(tuple(cam.position), cam.yaw, cam.pitch, cam.roll, cam.width, cam.height,
-                 cam.hfov_deg)
+    fields = {k: v for k, v in json.loads(row["camera"]).items()
+              if k in Camera.__dataclass_fields__}
+    cam = Camera(**{**fields, "position": tuple(fields["position"])})
     objs = tuple(row["objects"])
     orig = answer_text(row["category"], objs, scene_world, cam, cfg)
     # the flipped question (left/right swapped) asked of the mirrored world
-    mirrored = answer_text(row["category"], objs, mirror_world(scene_world, cam)[0], cam, cfg,
+    mirrored = answer_text(row["category"], objs, mirror_world(scene_world, cam), cam, cfg,
                            swap_lr=True)
     return orig is not None and mirrored == swap_left_right(orig)
