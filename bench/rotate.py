@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import report  # noqa: E402
 
-from hf_real3d.rotation import rotate_records  # noqa: E402
+from hf_real3d.real3dqa import rotate_records  # noqa: E402
 from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
 
 

@@ -1,357 +1,337 @@
-"""The ``hf-real3d`` command line."""
+"""The ``hf-real3d`` command line.
+
+Each command is one options dataclass (every field has ``help``), parsed by
+``transformers.HfArgumentParser``, and one library call. Flags are written
+``--field_name`` or ``--field-name``. Every prediction input is ``NAME=FILE[,FILE...]``.
+
+Errors are one line on stderr with exit code 2 (``--debug`` shows the traceback); Ctrl-C
+exits with 130 and SIGTERM with 143, after the library has removed its temporaries.
+"""
 
 from __future__ import annotations
 
-import argparse
 import json
+import signal
 import sys
-import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["main", "make_parser"]
+from transformers import HfArgumentParser
+
+from hf_real3d import hub
+from hf_real3d.predictions import named_files, prediction_pairs
+from hf_real3d.real3dqa import build as r3_build
+from hf_real3d.real3dqa import draw as r3_draw
+from hf_real3d.real3dqa import evaluate as r3_eval
+from hf_real3d.srbench import evaluate as srb_eval
+from hf_real3d.synth import SynthConfig, srbench_gen
+from hf_real3d.synth import build as synth_build
+
+__all__ = ["main", "COMMANDS", "Command"]
+
+_SYNTH = SynthConfig()  # the one definition of the synthetic benchmark's default sizes
 
 
-def _add_synth_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--train-scenes", type=int, default=200)
-    p.add_argument("--val-scenes", type=int, default=20)
-    p.add_argument("--test-scenes", type=int, default=40)
-    p.add_argument("--questions-per-scene", type=int, default=None,
-                   help="questions per scene for every split (default: 100 train/val, 88 test)")
-    p.add_argument("--guessable-fraction", type=float, default=0.5,
-                   help="share of questions a text-only model can answer from language priors")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
-    p.add_argument("--no-scenes", action="store_true", help="write only the question files")
+def _help(text: str, **kw: Any) -> Any:
+    return field(metadata={"help": text}, **kw)
 
 
-def _synth_config(args: argparse.Namespace):
-    from hf_real3d.synth import SynthConfig
+# --- options --------------------------------------------------------------------------
 
-    cfg = SynthConfig(
-        seed=args.seed,
-        scenes={"train": args.train_scenes, "val": args.val_scenes, "test": args.test_scenes},
-        guessable_fraction=args.guessable_fraction,
-    )
-    if args.questions_per_scene is not None:
-        cfg.questions_per_scene = {s: args.questions_per_scene for s in cfg.scenes}
-    return cfg
+
+@dataclass
+class SynthOptions:
+    out: str = _help("Folder to write: a dataset folder (README card + parquet configs "
+                     "`sqa3d` and `scenes`) with the SQA3D-format files in sqa3d/ and ScanNet "
+                     "scenes in scans/.")
+    seed: int = _help("Random seed; the benchmark is a pure function of it.", default=_SYNTH.seed)
+    train_scenes: int = _help("Scenes in the train split.", default=_SYNTH.scenes["train"])
+    val_scenes: int = _help("Scenes in the val split.", default=_SYNTH.scenes["val"])
+    test_scenes: int = _help("Scenes in the test split.", default=_SYNTH.scenes["test"])
+    questions_per_scene: int | None = _help(
+        "Questions per scene for every split (default: "
+        + "/".join(str(v) for v in _SYNTH.questions_per_scene.values()) + " train/val/test).",
+        default=None)
+    guessable_fraction: float = _help(
+        "Share of questions a text-only model can answer from language priors.",
+        default=_SYNTH.guessable_fraction)
+    workers: int | None = _help("Worker processes (default: up to 2).", default=None)
+    no_scenes: bool = _help("Write only the question files (no scans/, no `scenes` config).",
+                            default=False)
+    json: bool = _help("Also print the summary as JSON.", default=False)
+
+    def config(self) -> SynthConfig:
+        cfg = SynthConfig(seed=self.seed, guessable_fraction=self.guessable_fraction,
+                          scenes={"train": self.train_scenes, "val": self.val_scenes,
+                                  "test": self.test_scenes})
+        if self.questions_per_scene is not None:
+            cfg.questions_per_scene = {s: self.questions_per_scene for s in cfg.scenes}
+        return cfg
+
+
+@dataclass
+class EvaluateOptions:
+    dataset: str = _help("References: a Real-3DQA release folder, a dataset folder built by "
+                         "this library, or an SQA3D folder.")
+    predictions: list[str] = _help(
+        "One entry per model, NAME=FILE[,FILE...]: JSONL rows {question_id, prediction, "
+        "rotation_deg?, log_prob?} or the official per-viewpoint files (response_pred).")
+    out: str = _help("Folder for metrics.json, report.md, pk.png and radar.png.")
+    leo_compatible: bool = _help("Reproduce the published LEO/Real-3DQA matching exactly.",
+                                 default=False)
+    allow_missing: bool = _help("Score missing predictions as wrong instead of failing.",
+                                default=False)
+
+
+@dataclass
+class BuildReal3DQAOptions:
+    sqa3d: str = _help("Folder with SQA3D question/annotation files.")
+    scenes: str = _help("Folder of ScanNet-format scene folders.")
+    out: str = _help("Dataset folder to write.")
+    full: list[str] = _help("Predictions of a model WITH its 3D input, NAME=FILE (repeatable "
+                            "by giving several); pairs with --blind of the same NAME.",
+                            default_factory=list)
+    blind: list[str] = _help("Predictions of the same model WITHOUT 3D, NAME=FILE.",
+                             default_factory=list)
+    judge: list[str] = _help("Predictions of a text-only judge, NAME=FILE.",
+                             default_factory=list)
+    split: str = _help("SQA3D split to build from.", default="test")
+    viewpoints: int = _help("Viewpoints per question (360 must divide by it).", default=4)
+    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
+                                    default=None)
+
+
+@dataclass
+class ImportReal3DQAOptions:
+    release: str = _help("Folder with the official Real-3DQA release files.")
+    out: str = _help("Dataset folder to write.")
+    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
+                                    default=None)
+
+
+@dataclass
+class DrawOptions:
+    sqa3d: str = _help("Folder with SQA3D question/annotation files.")
+    scenes: str = _help("Folder of ScanNet-format scene folders.")
+    question_id: int = _help("The question to draw.")
+    out: str = _help("PNG file to write.")
+    split: str = _help("SQA3D split holding the question.", default="test")
+    viewpoints: int = _help("Viewpoints to draw.", default=4)
+
+
+@dataclass
+class Build3DSRBenchOptions:
+    out: str = _help("Dataset folder to write (configs real, synthetic_common, "
+                     "synthetic_uncommon).")
+    tsv: str | None = _help("Official VLMEvalKit TSV for the `real` config.", default=None)
+    scenes: int = _help("Synthetic scenes to render (0: none).",
+                        default=srbench_gen.SRBenchConfig.scenes)
+    questions_per_scene: int = _help("Question slots per synthetic scene.",
+                                     default=srbench_gen.SRBenchConfig.questions_per_scene)
+    seed: int = _help("Random seed of the synthetic scenes.", default=0)
+    workers: int = _help("Render worker processes.", default=2)
+    export_tsv: bool = _help("Also write VLMEvalKit TSVs of the synthetic configs.",
+                             default=False)
+    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
+                                    default=None)
+
+
+@dataclass
+class Evaluate3DSRBenchOptions:
+    dataset: str = _help("Folder built by build-3dsrbench.")
+    out: str = _help("Folder for metrics.json and report.md.")
+    configs: list[str] = _help("Configs to score.",
+                               default_factory=lambda: ["synthetic_common", "synthetic_uncommon"])
+    predictions: list[str] = _help("One entry per model, NAME=FILE: JSONL rows {config?, qid, "
+                                   "prediction}.", default_factory=list)
+    model: list[str] = _help("Local image-text-to-text model folders, NAME=PATH.",
+                             default_factory=list)
+    prior_scenes: int = _help("Synthetic scenes (another seed) for the text-only prior "
+                              "baseline (0: none).", default=10)
+    seed: int = _help("Seed of the prior's scenes (+1000).", default=0)
+
+
+@dataclass
+class PublishMetricsOptions:
+    namespace: str = _help("Hub user or organisation that receives the metric Spaces.")
+    private: bool = _help("Create private Spaces.", default=False)
+    token: str | None = _help("Hub token (default: the logged-in one).", default=None)
+
+
+# --- command bodies: one library call each ------------------------------------------------
 
 
 def _print_summary(summary: dict) -> None:
-    head = (f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
-            "types (what/is/how/can/which/other)")
-    print(head)
+    print(f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
+          "types (what/is/how/can/which/other)")
     for split, s in summary.items():
         t = "/".join(str(v) for v in s["question_types"].values())
         print(f"{split:<6} {s['questions']:>9} {s['scenes']:>6} {s['guessable_share']:>9.1%}  {t}")
 
 
-def cmd_synth(args: argparse.Namespace) -> int:
-    from hf_real3d.synth import build_benchmark
-
-    t0 = time.perf_counter()
-    summary = build_benchmark(args.out, _synth_config(args), write_scenes=not args.no_scenes,
-                              workers=args.workers)
+def cmd_synth(o: SynthOptions) -> None:
+    summary = synth_build.build_benchmark(o.out, o.config(), write_scenes=not o.no_scenes,
+                                          workers=o.workers)
     _print_summary(summary)
-    print(f"wrote {args.out} in {time.perf_counter() - t0:.1f} s")
-    if args.json:
+    print(f"wrote {o.out}")
+    if o.json:
         print(json.dumps(summary, indent=2))
-    return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """The main job on the embedded benchmark: see hf_real3d.demo."""
-    from hf_real3d.demo import DemoConfig, run_demo
+def cmd_demo(cfg: Any) -> None:
+    # the demo pulls in torch and the training stack: imported only for this command
+    from hf_real3d.demo import run_demo
 
-    cfg = DemoConfig(out=args.out, seeds=args.seeds)
-    for key in ("train_scenes", "test_scenes", "questions_per_scene", "epochs",
-                "srbench_scenes", "guessable_fraction"):
-        value = getattr(args, key)
-        if value is not None:
-            setattr(cfg, key, value)
-    report = run_demo(cfg)
-    print(report.read_text())
-    return 0
+    print(run_demo(cfg).read_text())
 
 
-def _model_predictions(spec: str):
-    """``[NAME=]file[,file...]`` -> one predictions table named NAME (default: first stem)."""
-    import pandas as pd
-
-    from hf_real3d.evaluation import load_predictions
-
-    name, _, files = spec.rpartition("=") if "=" in spec else ("", "", spec)
-    frames = [load_predictions(f) for f in files.split(",") if f]
-    df = pd.concat(frames, ignore_index=True)
-    df.attrs["name"] = name or frames[0].attrs["name"]
-    return df
+def cmd_evaluate(o: EvaluateOptions) -> None:
+    report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
+                                    leo_compatible=o.leo_compatible,
+                                    allow_missing=o.allow_missing)
+    print(report.table)
+    print("wrote " + ", ".join(report.files.values()))
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from hf_real3d.evaluation import load_references, score_predictions
-    from hf_real3d.report import results_table, write_report
-
-    refs = load_references(args.dataset)
-    results = []
-    for spec in args.predictions:
-        scores = score_predictions(refs, _model_predictions(spec),
-                                   leo_compatible=args.leo_compatible,
-                                   allow_missing=args.allow_missing)
-        results.append(scores.metrics)
-    notes = []
-    if "report" in refs.attrs:
-        rot = refs.attrs["report"]["rotations"]
-        notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
-                     f"complete; incomplete groups are left out of P_k/VRS: "
-                     f"{rot['incomplete_groups']}")
-    files = write_report(results, args.out, notes)
-    print(results_table(results))
-    print("wrote " + ", ".join(files.values()))
-    return 0
-
-
-def cmd_publish_metrics(args: argparse.Namespace) -> int:
-    from hf_real3d.hub import publish_metrics
-
-    for url in publish_metrics(args.namespace, private=args.private, token=args.token):
-        print(url)
-    return 0
-
-
-def cmd_build_real3dqa(args: argparse.Namespace) -> int:
-    from hf_real3d.real3dqa import build_real3dqa
-
-    summary = build_real3dqa(
-        args.sqa3d, args.scenes, args.out, pairs=[tuple(p) for p in args.pair or []],
-        judges=[tuple(j) for j in args.judge or []], split=args.split,
-        n_viewpoints=args.viewpoints, push_to_hub=args.push_to_hub)
+def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
+    summary = r3_build.build_real3dqa(
+        o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
+        judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
+        push_to_hub=o.push_to_hub)
     print(f"{summary['questions']} questions -> {summary['kept']} kept "
           f"({summary['removed']} filtered out); rotations: {summary['rotation']}")
-    print(f"wrote {args.out}" + (f", pushed to {summary['url']}" if "url" in summary else ""))
-    return 0
+    print(f"wrote {o.out}" + (f", pushed to {summary['url']}" if "url" in summary else ""))
 
 
-def cmd_import_real3dqa(args: argparse.Namespace) -> int:
-    from hf_real3d.hub import push_folder
-    from hf_real3d.real3dqa import import_release
-
-    rep = import_release(args.release, args.out)
+def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
+    rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub)
     print(json.dumps(rep["rotations"], indent=2))
-    if args.push_to_hub:
-        print("pushed to", push_folder(args.out, args.push_to_hub))
-    return 0
+    if "url" in rep:
+        print("pushed to", rep["url"])
 
 
-def cmd_draw(args: argparse.Namespace) -> int:
-    """Top-down picture of one question from every viewpoint of its group."""
-    import textwrap
-
-    from hf_real3d.report import plot_topdown
-    from hf_real3d.rotation import rotate_record, viewpoint_angles
-    from hf_real3d.scene import read_scannet
-    from hf_real3d.sqa3d import read_split
-    from hf_real3d.synth.questions import Unanswerable
-
-    recs = {r.question_id: r for r in read_split(args.sqa3d, args.split)}
-    if args.question_id not in recs:
-        raise KeyError(f"question_id {args.question_id} is not in {args.sqa3d} ({args.split})")
-    rec = recs[args.question_id]
-    scene = read_scannet(args.scenes, rec.scene_id)
-    try:
-        rows = rotate_record(rec, scene, viewpoint_angles(args.viewpoints))
-    except Unanswerable as err:
-        print(f"question_id {rec.question_id} cannot be rotated ({err}); drawing the original")
-        rows = [{"rotation_deg": 0, "situation": rec.situation, "answers": rec.answers}]
-    pose0 = rec.pose(scene.origin)
-    meta = rec.extra.get("synth", {})
-    highlight = set(meta.get("objects", []))
-    panels = [{"pose": pose0.turned(r["rotation_deg"]), "highlight": highlight,
-               "label": "\n".join([f"{r['rotation_deg']} deg: answer {r['answers'][0]!r}",
-                                   *textwrap.wrap(r["situation"], 60)])} for r in rows]
-    plot_topdown(scene, panels, args.out, title=f"{rec.question_id}: {rec.question}")
-    print(f"wrote {args.out}")
-    return 0
+def cmd_draw(o: DrawOptions) -> None:
+    note = r3_draw.draw_question(o.sqa3d, o.scenes, o.question_id, o.out, split=o.split,
+                                 n_viewpoints=o.viewpoints)
+    if note:
+        print(note)
+    print(f"wrote {o.out}")
 
 
-def cmd_build_3dsrbench(args: argparse.Namespace) -> int:
-    from hf_real3d.srbench_eval import build_srbench
-    from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
-
-    synthetic = None
-    t0 = time.perf_counter()
-    if args.scenes > 0:
-        cfg = SRBenchConfig(seed=args.seed, scenes=args.scenes,
-                            questions_per_scene=args.questions_per_scene)
-        synthetic = generate_srbench(cfg, workers=args.workers)
-        print(json.dumps(synthetic["stats"]))
-    summary = build_srbench(args.out, tsv=args.tsv, synthetic=synthetic,
-                            export_tsv=args.export_tsv, push_to_hub=args.push_to_hub)
-    print(f"wrote {args.out}: {summary['counts']} in {time.perf_counter() - t0:.1f} s")
-    return 0
+def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
+    summary = srbench_gen.build_srbench_folder(
+        o.out, srbench_gen.SRBenchConfig(seed=o.seed, scenes=o.scenes,
+                                         questions_per_scene=o.questions_per_scene),
+        tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub)
+    print(f"wrote {o.out}: {summary['counts']}")
 
 
-def _srb_predictions(spec: str) -> tuple[str, dict]:
-    """NAME=FILE with JSONL rows {config?, qid, prediction}."""
-    name, _, path = spec.partition("=")
-    preds: dict = {}
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            if "qid" not in r or not isinstance(r.get("prediction"), str):
-                raise ValueError(f"{path}: line {i + 1} needs qid and a string prediction")
-            preds[(r.get("config"), str(r["qid"]))] = r["prediction"]
-    return name, preds
+def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
+    md = srb_eval.evaluate_dataset(
+        o.dataset, o.out, configs=o.configs, predictions=o.predictions, models=o.model,
+        prior_rows=srbench_gen.prior_rows(o.seed + 1000, o.prior_scenes))
+    print(md)
 
 
-def cmd_evaluate_3dsrbench(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from hf_real3d._io import atomic_path, write_json
-    from hf_real3d.srbench_eval import (
-        baselines,
-        load_rows,
-        model_predictions,
-        score_rows,
-        table2,
-        table4,
-    )
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    prior = []
-    if args.prior_scenes > 0:
-        from hf_real3d.srbench_eval import expand
-        from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
-
-        gen = generate_srbench(SRBenchConfig(seed=args.seed + 1000, scenes=args.prior_scenes),
-                               progress=False)
-        prior = expand(gen["synthetic_common"])
-    results: dict = {}
-    md = ["# 3DSRBench evaluation", ""]
-    for config in args.configs:
-        rows = load_rows(args.dataset, config)
-        res = dict(baselines(rows, prior))
-        for spec in args.predictions or []:
-            name, preds = _srb_predictions(spec)
-            missing = [r["qid"] for r in rows if (config, r["qid"]) not in preds
-                       and (None, r["qid"]) not in preds]
-            if missing:
-                raise ValueError(f"{name}: no prediction for {len(missing)} {config} rows, e.g. "
-                                 f"qid {missing[0]}")
-            res[name] = score_rows(rows, [preds.get((config, r["qid"]),
-                                                    preds.get((None, r["qid"]))) for r in rows])
-        for spec in args.model or []:
-            name, _, path = spec.partition("=")
-            res[name] = score_rows(rows, model_predictions(rows, path))
-        results[config] = res
-        md += [f"## {config} (CircularEval, Table 2 shape)", "", table2(res), "",
-               f"## {config}: vanilla / circular / flip / flip+circular", ""]
-        for metric in ("vanilla", "flip", "flip_circular"):
-            md += [f"### {metric}", "", table2(res, metric), ""]
-    if "synthetic_common" in results and "synthetic_uncommon" in results:
-        md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
-               table4(results["synthetic_common"], results["synthetic_uncommon"]), ""]
-    write_json(out / "metrics.json", results, indent=2)
-    with atomic_path(out / "report.md") as tmp:
-        tmp.write_text("\n".join(md) + "\n")
-    print("\n".join(md))
-    return 0
+def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
+    for url in hub.publish_metrics(o.namespace, private=o.private, token=o.token):
+        print(url)
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hf-real3d", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("synth", help="generate the embedded synthetic benchmark")
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true", help="also print the summary as JSON")
-    _add_synth_args(p)
-    p.set_defaults(func=cmd_synth)
-    p = sub.add_parser("demo", help="run the main job on the embedded benchmark")
-    p.add_argument("--out", default="outputs/demo")
-    p.add_argument("--seeds", type=int, default=1, help="repeat with seeds 0..N-1")
-    p.add_argument("--train-scenes", type=int, default=None)
-    p.add_argument("--test-scenes", type=int, default=None)
-    p.add_argument("--questions-per-scene", type=int, default=None)
-    p.add_argument("--epochs", type=float, default=None)
-    p.add_argument("--srbench-scenes", type=int, default=None)
-    p.add_argument("--guessable-fraction", type=float, default=None)
-    p.set_defaults(func=cmd_demo)
-    p = sub.add_parser("evaluate", help="score prediction files: EM, refined EM, P_k, VRS")
-    p.add_argument("--dataset", required=True,
-                   help="Real-3DQA release folder, built dataset folder, or SQA3D folder")
-    p.add_argument("--predictions", nargs="+", required=True, metavar="[NAME=]FILE[,FILE]",
-                   help="one entry per model; several files (viewpoints) joined by commas")
-    p.add_argument("--out", required=True, help="folder for metrics.json, report.md, plots")
-    p.add_argument("--leo-compatible", action="store_true",
-                   help="reproduce the published LEO/Real-3DQA matching exactly")
-    p.add_argument("--allow-missing", action="store_true",
-                   help="score missing predictions as wrong instead of failing")
-    p.set_defaults(func=cmd_evaluate)
-    p = sub.add_parser("build-real3dqa", help="filter + rotate SQA3D-format data into Real-3DQA")
-    p.add_argument("--sqa3d", required=True, help="folder with SQA3D question/annotation files")
-    p.add_argument("--scenes", required=True, help="folder of ScanNet-format scene folders")
-    p.add_argument("--out", required=True)
-    p.add_argument("--pair", nargs=3, action="append", metavar=("NAME", "FULL", "BLIND"),
-                   help="predictions of a model with and without 3D (repeatable)")
-    p.add_argument("--judge", nargs=2, action="append", metavar=("NAME", "PREDICTIONS"),
-                   help="predictions of a text-only judge (repeatable)")
-    p.add_argument("--split", default="test")
-    p.add_argument("--viewpoints", type=int, default=4)
-    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
-    p.set_defaults(func=cmd_build_real3dqa)
-    p = sub.add_parser("import-real3dqa", help="the official Real-3DQA release as a dataset")
-    p.add_argument("--release", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
-    p.set_defaults(func=cmd_import_real3dqa)
-    p = sub.add_parser("draw", help="top-down PNG of a question from each viewpoint")
-    p.add_argument("--sqa3d", required=True)
-    p.add_argument("--scenes", required=True)
-    p.add_argument("--question-id", type=int, required=True)
-    p.add_argument("--split", default="test")
-    p.add_argument("--viewpoints", type=int, default=4)
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_draw)
-    p = sub.add_parser("build-3dsrbench", help="3DSRBench dataset: official TSV and/or "
-                                              "synthetic common/uncommon renders")
-    p.add_argument("--out", required=True)
-    p.add_argument("--tsv", default=None, help="official VLMEvalKit TSV")
-    p.add_argument("--scenes", type=int, default=150, help="synthetic scenes (0: none)")
-    p.add_argument("--questions-per-scene", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--export-tsv", action="store_true", help="also write VLMEvalKit TSVs")
-    p.add_argument("--push-to-hub", default=None, metavar="ORG/NAME")
-    p.set_defaults(func=cmd_build_3dsrbench)
-    p = sub.add_parser("evaluate-3dsrbench", help="vanilla/circular/flip accuracy + baselines")
-    p.add_argument("--dataset", required=True, help="folder built by build-3dsrbench")
-    p.add_argument("--configs", nargs="+", default=["synthetic_common", "synthetic_uncommon"])
-    p.add_argument("--predictions", nargs="*", metavar="NAME=FILE",
-                   help="JSONL rows {config?, qid, prediction}")
-    p.add_argument("--model", nargs="*", metavar="NAME=PATH",
-                   help="local image-text-to-text model folder")
-    p.add_argument("--prior-scenes", type=int, default=10,
-                   help="synthetic scenes (other seed) for the text-only prior baseline")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_evaluate_3dsrbench)
-    p = sub.add_parser("publish-metrics", help="upload the metric modules as Hub Spaces")
-    p.add_argument("--namespace", required=True)
-    p.add_argument("--private", action="store_true")
-    p.add_argument("--token", default=None)
-    p.set_defaults(func=cmd_publish_metrics)
-    return parser
+# --- dispatch ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    help: str
+    options: Callable[[], type]  # the options dataclass (a callable so demo imports lazily)
+    run: Callable[[Any], None]
+
+
+def _demo_config() -> type:
+    from hf_real3d.demo import DemoConfig
+
+    return DemoConfig
+
+
+COMMANDS: dict[str, Command] = {
+    "synth": Command("generate the embedded synthetic benchmark (dataset folder + SQA3D "
+                     "files + ScanNet scenes)", lambda: SynthOptions, cmd_synth),
+    "demo": Command("run the main job on the embedded benchmark", _demo_config, cmd_demo),
+    "evaluate": Command("score Real-3DQA predictions: EM, refined EM, P_k, VRS",
+                        lambda: EvaluateOptions, cmd_evaluate),
+    "build-real3dqa": Command("filter + rotate SQA3D-format data into Real-3DQA",
+                              lambda: BuildReal3DQAOptions, cmd_build_real3dqa),
+    "import-real3dqa": Command("the official Real-3DQA release as a dataset folder",
+                               lambda: ImportReal3DQAOptions, cmd_import_real3dqa),
+    "draw": Command("top-down PNG of a question from each viewpoint", lambda: DrawOptions,
+                    cmd_draw),
+    "build-3dsrbench": Command("3DSRBench dataset: official TSV and/or synthetic renders",
+                               lambda: Build3DSRBenchOptions, cmd_build_3dsrbench),
+    "evaluate-3dsrbench": Command("3DSRBench: vanilla/circular/flip accuracy + baselines",
+                                  lambda: Evaluate3DSRBenchOptions, cmd_evaluate_3dsrbench),
+    "publish-metrics": Command("upload the metric modules as Hub Spaces",
+                               lambda: PublishMetricsOptions, cmd_publish_metrics),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: hf-real3d COMMAND [--debug] [options]", "", __doc__.strip().splitlines()[0],
+             "", "commands:"]
+    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
+    lines += ["", "`hf-real3d COMMAND --help` lists a command's options."]
+    return "\n".join(lines)
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler so that every ``finally`` (temporaries) runs."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised through a subprocess
+    raise _Terminated()
+
+
+def parse(argv: Sequence[str]) -> tuple[str, Any]:
+    """(command name, its options object) from ``argv`` (without the program name)."""
+    name, rest = argv[0], list(argv[1:])
+    if name not in COMMANDS:
+        raise SystemExit(f"hf-real3d: unknown command {name!r}\n\n{_usage()}")
+    cmd = COMMANDS[name]
+    parser = HfArgumentParser(cmd.options(), prog=f"hf-real3d {name}", description=cmd.help)
+    (options,) = parser.parse_args_into_dataclasses(args=rest)
+    return name, options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = make_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if argv else 2
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    name = argv[0]
     try:
-        return args.func(args)
-    except (ValueError, FileNotFoundError, KeyError) as err:
-        print(f"hf-real3d {args.command}: error: {err}", file=sys.stderr)
+        name, options = parse(argv)
+        COMMANDS[name].run(options)
+        return 0
+    except KeyboardInterrupt:
+        print(f"hf-real3d {name}: interrupted", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print(f"hf-real3d {name}: terminated", file=sys.stderr)
+        return 143
+    except (ValueError, TypeError, OSError, KeyError) as err:
+        if debug:
+            traceback.print_exc()
+        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"hf-real3d {name}: error: {msg}", file=sys.stderr)
         return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -70,13 +70,13 @@ def _predict(model, tok, bank, rows, ablation="none"):
 
 
 def _scores(refs, preds, name):
-    from hf_real3d.evaluation import score_predictions
+    from hf_real3d.real3dqa import score_predictions
 
     return score_predictions(refs, preds, name=name, allow_missing=True).metrics
 
 
 def run_seed(cfg: DemoConfig, seed: int) -> dict[str, Any]:
-    from hf_real3d.evaluation import load_references
+    from hf_real3d.real3dqa import load_references
     from hf_real3d.modeling import qa_rows
     from hf_real3d.real3dqa import build_real3dqa
     from hf_real3d.synth import SynthConfig, build_benchmark
@@ -294,15 +294,16 @@ def _findings(runs, names) -> list[str]:
 
 
 def _topdown(run, path: Path) -> None:
-    from hf_real3d.cli import main as cli
+    from hf_real3d.real3dqa.draw import draw_question
 
     root = Path(run["root"])
-    cli(["draw", "--sqa3d", str(root / "synth/sqa3d"), "--scenes", str(root / "synth/scans"),
-         "--question-id", str(run["example"]["question_id"]), "--out", str(path)])
+    draw_question(root / "synth/sqa3d", root / "synth/scans", run["example"]["question_id"], path)
 
 
 def _srbench_section(cfg: DemoConfig, out: Path) -> list[str]:
-    from hf_real3d.srbench_eval import baselines, build_srbench, expand, load_rows, table2, table4
+    from hf_real3d.report import srbench_table as table2
+    from hf_real3d.report import srbench_viewpoint_table as table4
+    from hf_real3d.srbench import baselines, build_srbench, expand, load_rows
     from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
     if cfg.srbench_scenes <= 0:

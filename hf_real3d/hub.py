@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-import pandas as pd
 import yaml
 
 from hf_real3d._io import atomic_dir
@@ -35,7 +34,6 @@ __all__ = [
     "scene_rows",
     "write_dataset_folder",
     "push_folder",
-    "load_folder_references",
     "load_local",
     "publish_metrics",
 ]
@@ -182,38 +180,6 @@ def load_local(folder: str | os.PathLike, config: str, split: str = "test"):
     (keyed by folder and config name only: a rebuilt folder would load the old build)."""
     return datasets.load_dataset(str(folder), config, split=split,
                                  download_mode="force_redownload", verification_mode="no_checks")
-
-
-def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
-    """Reference table for :mod:`hf_real3d.evaluation` from a built dataset folder: the
-    ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
-    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept."""
-    folder = Path(folder)
-
-    def load(config: str) -> pd.DataFrame | None:
-        if not (folder / config).is_dir():
-            return None
-        return load_local(folder, config).to_pandas()
-
-    kept, base, rot = load("real3dqa"), load("sqa3d"), load("rotations")
-    base = base if base is not None else kept
-    if base is None and rot is None:
-        raise FileNotFoundError(f"{folder}: no sqa3d/, real3dqa/ or rotations/ config to score "
-                                "against")
-    frames = []
-    if rot is not None:
-        frames.append(rot.assign(in_rotation=True))
-    if base is not None:
-        base = base.assign(in_rotation=False, rotation_deg=0)
-        if rot is not None:
-            have = set(zip(rot.question_id, rot.rotation_deg))
-            base = base[[(q, 0) not in have for q in base.question_id]]
-        frames.append(base)
-    df = pd.concat(frames, ignore_index=True)
-    df["in_debiased"] = df.question_id.isin(set() if kept is None else set(kept.question_id))
-    df["answers"] = [list(a) for a in df.answers]
-    return df[["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
-               "in_rotation"]]
 
 
 def publish_metrics(namespace: str, *, private: bool = False, token: str | None = None,

@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Polygon
 
 from hf_real3d._io import atomic_path, write_json
 
-__all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "write_report", "fmt"]
+__all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "plot_topdown",
+           "write_report", "fmt", "srbench_table", "srbench_viewpoint_table"]
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -51,15 +54,11 @@ def _save(fig, path: str | os.PathLike) -> None:
 
 def plot_pk(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:
     """P_k against k, one line per model. Returns False when no model has rotations."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     with_rot = [r for r in results if "rotation" in r]
     if not with_rot:
         return False
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig = Figure(figsize=(5, 3.6))
+    ax = fig.subplots()
     for r in with_rot:
         rot = r["rotation"]
         ks = np.arange(1, len(rot["viewpoints"]) + 1)
@@ -73,18 +72,12 @@ def plot_pk(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:
     ax.legend(fontsize=8)
     ax.set_title("Viewpoint rotation: P_k")
     _save(fig, path)
-    plt.close(fig)
     return True
 
 
 def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
                subset: str = "debiased") -> bool:
     """Per-type refined EM on a radar chart, one polygon per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rs = [r for r in results if r.get(subset, {}).get("per_type")]
     if not rs:
         rs, subset = [r for r in results if r.get("original", {}).get("per_type")], "original"
@@ -94,7 +87,7 @@ def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
     if len(types) < 3:
         return False
     ang = np.linspace(0, 2 * np.pi, len(types), endpoint=False)
-    fig = plt.figure(figsize=(5.5, 5.5))
+    fig = Figure(figsize=(5.5, 5.5))
     ax = fig.add_subplot(projection="polar")
     for r in rs:
         vals = [r[subset]["per_type"].get(t, {}).get("em_refined", 0.0) for t in types]
@@ -106,7 +99,6 @@ def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
     ax.set_title(f"Refined EM per question type ({subset})")
     ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.3, 1.1))
     _save(fig, path)
-    plt.close(fig)
     return True
 
 
@@ -154,14 +146,9 @@ def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLik
     along its facing direction; dashed lines split its four quadrants (front/right/back/
     left, 45 degrees off its heading).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Polygon
-
     n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 4.4), squeeze=False)
+    fig = Figure(figsize=(4.2 * n, 4.4))
+    axes = fig.subplots(1, n, squeeze=False)
     lo, hi = scene.mesh_bounds()
     for ax, panel in zip(axes[0], panels):
         pose, hl = panel["pose"], set(panel.get("highlight", ()))
@@ -192,4 +179,30 @@ def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLik
     if title:
         fig.suptitle(title, fontsize=9)
     _save(fig, path)
-    plt.close(fig)
+
+
+def srbench_table(results: dict[str, dict[str, Any]], metric: str = "circular") -> str:
+    """Rows = models and baselines; columns = overall and the 4 groups (``metric``)."""
+    header = ["Model", "Overall", "Height", "Location", "Orientation", "Multi-Object"]
+    rows = []
+    for name, r in results.items():
+        m = r.get(metric, {})
+        rows.append([name, m.get("overall")] + [m.get("per_group", {}).get(g)
+                                                for g in ("height", "location", "orientation",
+                                                          "multi_object")])
+    return markdown_table(header, rows)
+
+
+def srbench_viewpoint_table(common: dict[str, dict], uncommon: dict[str, dict],
+                            metric: str = "circular") -> str:
+    """Common vs uncommon viewpoints per model: overall and per group, with the drop."""
+    header = ["Model", "Viewpoint", "Overall", "Height", "Location", "Orientation",
+              "Multi-Object"]
+    rows = []
+    for name in common:
+        for view, res in (("common", common[name]), ("uncommon", uncommon.get(name, {}))):
+            m = res.get(metric, {})
+            rows.append([name, view, m.get("overall")] + [
+                m.get("per_group", {}).get(g) for g in ("height", "location", "orientation",
+                                                        "multi_object")])
+    return markdown_table(header, rows)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from hf_real3d.demo import DemoConfig, run_demo
-from hf_real3d.evaluation import load_predictions, load_references, score_predictions
+from hf_real3d.predictions import load_predictions
+from hf_real3d.real3dqa import load_references, score_predictions
 
 
 @pytest.mark.slow

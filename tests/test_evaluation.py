@@ -3,7 +3,8 @@ import json
 import pytest
 
 from hf_real3d.cli import main
-from hf_real3d.evaluation import load_predictions, load_references, score_predictions
+from hf_real3d.predictions import load_predictions
+from hf_real3d.real3dqa import load_references, score_predictions
 from hf_real3d.scoring import MetricInputError
 
 

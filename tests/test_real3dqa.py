@@ -6,8 +6,8 @@ import pytest
 from datasets import load_dataset as _load_dataset
 
 from hf_real3d.cli import main
-from hf_real3d.filtering import filter_questions, read_scanqa
 from hf_real3d.real3dqa import build_real3dqa, import_release
+from hf_real3d.real3dqa.filtering import filter_questions, read_scanqa
 from hf_real3d.scoring import MetricInputError
 from hf_real3d.sqa3d import read_split
 from hf_real3d.synth import SynthConfig, build_benchmark
@@ -75,8 +75,8 @@ def test_build_synthetic_real3dqa(synth_dir, tmp_path, monkeypatch):
     recs, (full, blind, judge) = _prediction_files(synth_dir, tmp_path)
     out = tmp_path / "real3dqa"
     rc = main(["build-real3dqa", "--sqa3d", str(synth_dir / "sqa3d"), "--scenes",
-               str(synth_dir / "scans"), "--out", str(out), "--pair", "oracle", full, blind,
-               "--judge", "howjudge", judge])
+               str(synth_dir / "scans"), "--out", str(out), "--full", f"oracle={full}",
+               "--blind", f"oracle={blind}", "--judge", f"howjudge={judge}"])
     assert rc == 0
     monkeypatch.chdir(tmp_path)
     sqa = load_dataset("real3dqa", "sqa3d", split="test")

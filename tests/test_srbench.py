@@ -8,8 +8,15 @@ import pytest
 
 from hf_real3d._io import FormatError
 from hf_real3d.scoring import chance_accuracy
-from hf_real3d.srbench import complementary, parse_qid, read_tsv, write_tsv
-from hf_real3d.srbench_eval import baselines, expand, score_rows
+from hf_real3d.srbench import (
+    baselines,
+    complementary,
+    expand,
+    parse_qid,
+    read_tsv,
+    score_rows,
+    write_tsv,
+)
 from hf_real3d.synth.render import Camera, mirror_scene_mesh, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 from hf_real3d.synth.srbench_gen import (

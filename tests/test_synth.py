@@ -6,10 +6,10 @@ import pytest
 
 from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTIONS_4
 from hf_real3d.scene import read_scannet
+from hf_real3d.spatial import View
 from hf_real3d.sqa3d import read_split
 from hf_real3d.synth import SynthConfig, build_benchmark, generate_split
 from hf_real3d.synth.catalog import CATALOG
-from hf_real3d.synth.questions import View
 
 
 def test_rooms_are_plausible(small_synth):
@@ -152,7 +152,7 @@ def test_cli_synth(tmp_path, capsys):
 
 
 def test_every_generated_answer_recomputes_from_geometry(small_synth):
-    from hf_real3d.synth.questions import answer_from_geometry
+    from hf_real3d.spatial import answer_from_geometry
 
     scenes, records = small_synth
     by_id = {s.scene_id: s for s in scenes}

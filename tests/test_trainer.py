@@ -123,7 +123,7 @@ def test_text_only_judge_with_local_causal_lm(tiny_training, tmp_path):
     import pandas as pd
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from hf_real3d.filtering import filter_questions, judge_predictions
+    from hf_real3d.real3dqa.filtering import filter_questions, judge_predictions
 
     tok = tiny_training["tokenizer"]
     torch.manual_seed(0)

@@ -14,9 +14,9 @@ Every question records how it was made in ``extra["synth"]``::
   counts and existence in a direction, colours of freely coloured objects, distances.
   Their answers are balanced where the template allows (yes/no 50/50).
 
-Direction words follow :mod:`hf_real3d.geometry`; objects within ``margin_deg`` of a bin
-boundary are never used for direction-dependent answers, and distance comparisons need a
-gap of at least ``min_gap`` metres.
+What a question means and how its answer follows from the scene graph live in
+:mod:`hf_real3d.spatial` (shared with real-data rotation); this module only *samples*
+situations and questions.
 """
 
 from __future__ import annotations
@@ -29,37 +29,25 @@ import numpy as np
 
 from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTIONS_4, Pose, yaw_from_facing
 from hf_real3d.scene import Scene, SceneObject
+from hf_real3d.spatial import (
+    NAV_WORDS,
+    Unanswerable,
+    View,
+    describe_situation,
+    nearest_in,
+    number_word,
+    plural,
+)
 from hf_real3d.synth.catalog import CATALOG
 
 __all__ = [
     "Situation",
     "QuestionSpec",
-    "View",
-    "plural",
-    "number_word",
-    "describe_situation",
     "sample_situation",
     "generate_questions",
     "GUESSABLE_KINDS",
     "SCENE_KINDS",
-    "DIRECTION_DEPENDENT_KINDS",
 ]
-
-_NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                 "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
-_NAV_WORDS = {"front": "forward", "back": "backward", "left": "left", "right": "right"}
-
-
-def number_word(n: int) -> str:
-    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
-
-
-def plural(label: str) -> str:
-    if label.endswith("shelf"):
-        return label[:-1] + "ves"
-    if label.endswith(("s", "x", "ch", "sh")):
-        return label + "es"
-    return label + "s"
 
 
 @dataclass
@@ -80,62 +68,6 @@ class Situation:
     alternatives: list[str]
     anchor: int
     facing: int | None
-
-
-class View:
-    """Everything about the scene's non-structural objects as seen from one pose."""
-
-    def __init__(self, scene: Scene, pose: Pose, margin_deg: float = 15.0):
-        self.scene, self.pose, self.margin_deg = scene, pose, margin_deg
-        self.objs: list[SceneObject] = scene.non_structural()
-        ego = scene.egocentric(pose, self.objs, 4)
-        self.angle, self.bin = ego["angle"], ego["bin"]
-        self.margin, self.dist = ego["margin"], ego["distance"]
-        self.clear = (self.margin >= margin_deg) & (self.dist >= 0.4)
-        self.labels = np.array([o.label for o in self.objs])
-        self.counts = scene.counts()
-
-    def direction(self, i: int) -> str:
-        return DIRECTIONS_4[int(self.bin[i])]
-
-    def label_clear(self, label: str) -> bool:
-        """All instances of ``label`` sit clearly inside one bin each."""
-        m = self.labels == label
-        return bool(m.any() and self.clear[m].all())
-
-    def index(self, obj: SceneObject) -> int:
-        return self.objs.index(obj)
-
-
-# --- situations -------------------------------------------------------------------------
-
-
-def describe_situation(
-    scene: Scene, pose: Pose, anchor: SceneObject, rng: np.random.Generator | None = None,
-    *, template: int | None = None,
-) -> tuple[str, list[str], int | None]:
-    """Situation text for ``pose`` next to ``anchor``, derived from the geometry.
-
-    Returns ``(text, alternatives, facing_object_id)``. The faced object is the most
-    central object within 25 degrees of straight ahead; the anchor's side comes from its
-    egocentric bin.
-    """
-    view = View(scene, pose, margin_deg=0.0)
-    ahead = [(abs(a), i) for i, (a, d) in enumerate(zip(view.angle, view.dist))
-             if abs(a) <= 25 and d >= 0.6 and view.objs[i].label != anchor.label]
-    facing = view.objs[min(ahead)[1]] if ahead else None
-    a_side = view.direction(view.index(anchor))
-    a_phrase = DIRECTION_PHRASES[a_side]
-    face = f"the {facing.label}" if facing else "the wall"
-    templates = [
-        f"I am standing by the {anchor.label} {a_phrase} facing {face}.",
-        f"The {anchor.label} is {a_phrase} and I am facing {face}.",
-        f"I am next to the {anchor.label}, which is {a_phrase}, looking at {face}.",
-    ]
-    k = template if template is not None else int(rng.integers(len(templates))) if rng else 0
-    text = templates[k % len(templates)]
-    alts = [t for j, t in enumerate(templates) if j != k % len(templates)]
-    return text, alts, facing.object_id if facing else None
 
 
 def sample_situation(scene: Scene, rng: np.random.Generator, tries: int = 30) -> Situation | None:
@@ -200,31 +132,6 @@ def _unique_clear(view: View) -> list[int]:
             if view.counts[o.label] == 1 and view.clear[i]]
 
 
-class Unanswerable(ValueError):
-    """The scene cannot answer a question unambiguously from this pose (reason inside)."""
-
-
-def nearest_in(view: View, d: str) -> int:
-    """Index of the nearest object in direction ``d``; raises :class:`Unanswerable`."""
-    b = DIRECTIONS_4.index(d)
-    idx = [i for i in range(len(view.objs)) if view.bin[i] == b]
-    if not idx:
-        raise Unanswerable(f"nothing {DIRECTION_PHRASES[d]}")
-    idx.sort(key=lambda i: view.dist[i])
-    best = idx[0]
-    if not view.clear[best]:
-        raise Unanswerable(f"the nearest object {DIRECTION_PHRASES[d]} is near a direction "
-                           "boundary")
-    if len(idx) > 1 and view.dist[idx[1]] - view.dist[best] < 0.3 and \
-            view.labels[idx[1]] != view.labels[best]:
-        raise Unanswerable(f"two objects {DIRECTION_PHRASES[d]} are almost equally near")
-    # an object near the bin boundary and nearer than the answer makes it ambiguous
-    if any(view.margin[i] < view.margin_deg and view.dist[i] < view.dist[best]
-           for i in range(len(view.objs)) if i != best):
-        raise Unanswerable("a nearer object sits on a direction boundary")
-    return best
-
-
 def q_nearest_in_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
     d = DIRECTIONS_4[int(rng.integers(4))]
     try:
@@ -246,7 +153,7 @@ def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
                     "Which way should I walk to get to the {x}?",
                     "Which direction do I need to go to reach the {x}?"]).format(
         x=view.objs[i].label)
-    return QuestionSpec("navigate", q, _NAV_WORDS[d], False, [view.objs[i].object_id], d,
+    return QuestionSpec("navigate", q, NAV_WORDS[d], False, [view.objs[i].object_id], d,
                         {"object": view.objs[i].object_id})
 
 
@@ -457,14 +364,6 @@ GUESSABLE_KINDS: dict[str, tuple[QFn, float]] = {
     "prior_function": (q_prior_function, 1.5),
     "prior_situation": (q_prior_situation, 1.0),
 }
-# kinds whose answer changes when the agent turns in place
-DIRECTION_DEPENDENT_KINDS = frozenset({
-    "nearest_in_direction", "navigate", "count_direction", "exists_direction", "turn_nearest",
-    "can_reach",
-    "relation_direction", "attribute_color", "attribute_shape", "attribute_state",
-})
-
-
 def generate_questions(
     scene: Scene,
     sit: Situation,
@@ -491,92 +390,3 @@ def generate_questions(
         seen.add(spec.question)
         out.append(spec)
     return out
-
-
-# --- answers from geometry (used to verify generated questions and to rotate them) -----
-
-
-def _clear_object(view: View, object_id: int) -> int:
-    i = view.index(view.scene.object(object_id))
-    if not view.clear[i]:
-        raise Unanswerable(f"the {view.objs[i].label} is near a direction boundary")
-    return i
-
-
-def _clear_label(view: View, label: str) -> None:
-    if not view.label_clear(label):
-        raise Unanswerable(f"a {label} is near a direction boundary")
-
-
-def _unique_in(view: View, label: str, d: str) -> int:
-    m = np.flatnonzero((view.labels == label) & (view.bin == DIRECTIONS_4.index(d)))
-    if len(m) != 1:
-        raise Unanswerable(f"{len(m)} {plural(label)} {DIRECTION_PHRASES[d]}, need exactly one")
-    if not view.clear[m[0]]:
-        raise Unanswerable(f"the {label} {DIRECTION_PHRASES[d]} is near a direction boundary")
-    return int(m[0])
-
-
-def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None = None) -> str:
-    """The answer of a question of ``kind`` with ``params`` seen from ``view``'s pose.
-
-    ``facing`` is the object the situation says the agent faces (for ``prior_situation``).
-    Raises :class:`Unanswerable` with a reason when geometry cannot decide unambiguously.
-    """
-    p = params
-    if kind in ("nearest_in_direction", "turn_nearest"):
-        return view.objs[nearest_in(view, p["direction"])].label
-    if kind == "navigate":
-        return _NAV_WORDS[view.direction(_clear_object(view, p["object"]))]
-    if kind == "count_direction":
-        _clear_label(view, p["label"])
-        b = DIRECTIONS_4.index(p["direction"])
-        return number_word(int(((view.labels == p["label"]) & (view.bin == b)).sum()))
-    if kind == "exists_direction":
-        _clear_label(view, p["label"])
-        b = DIRECTIONS_4.index(p["direction"])
-        return "yes" if ((view.labels == p["label"]) & (view.bin == b)).any() else "no"
-    if kind == "relation_direction":
-        return "yes" if view.direction(_clear_object(view, p["object"])) == p["direction"] \
-            else "no"
-    if kind == "can_reach":
-        return "yes" if view.direction(_clear_object(view, p["object"])) == "front" else "no"
-    if kind.startswith("attribute_"):
-        return view.objs[_unique_in(view, p["label"], p["direction"])].attributes[p["attr"]]
-    if kind in ("closer", "farther"):
-        a, b = (view.scene.object(i) for i in p["objects"])
-        da, db = view.pose.distance(a.center), view.pose.distance(b.center)
-        if abs(da - db) < 0.5:
-            raise Unanswerable(f"the {a.label} and the {b.label} are almost equally far")
-        return a.label if (da > db) == p["far"] else b.label
-    if kind == "count_room":
-        return number_word(view.counts.get(p["label"], 0))
-    if kind == "exists_room":
-        return "yes" if view.counts.get(p["label"], 0) else "no"
-    if kind in ("prior_color", "prior_function"):
-        if view.counts.get(p["label"], 0) == 0:
-            raise Unanswerable(f"no {p['label']} in the scene")
-        if p.get("direction"):
-            _unique_in(view, p["label"], p["direction"])
-        return CATALOG[p["label"]].prior_color if kind == "prior_color" else p["label"]
-    if kind == "prior_situation":
-        if p["form"] == "anchor_near":
-            return "yes"
-        if facing is None:
-            raise Unanswerable("the agent faces no object from this pose")
-        label = view.scene.object(facing).label
-        if p["form"] == "facing_what":
-            return label
-        return "yes" if label == p["label"] else "no"
-    raise Unanswerable(f"unknown question kind {kind!r}")
-
-
-# Real-3DQA's question categories for the synthetic kinds
-CATEGORY = {
-    "nearest_in_direction": "object", "turn_nearest": "object", "navigate": "navigation",
-    "count_direction": "number", "count_room": "number", "exists_direction": "visibility",
-    "exists_room": "object", "can_reach": "navigation", "relation_direction": "spatial relation",
-    "closer": "spatial relation", "farther": "spatial relation", "attribute_color": "color",
-    "attribute_shape": "shape", "attribute_state": "state", "prior_color": "color",
-    "prior_function": "object", "prior_situation": "reasoning",
-}

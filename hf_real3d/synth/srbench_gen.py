@@ -12,10 +12,14 @@ shuffled. Answers that depend on the camera (closer to the camera) are computed 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import multiprocessing as mp
+import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,12 +28,14 @@ from tqdm.auto import tqdm
 
 from hf_real3d.choices import LETTERS, swap_left_right
 from hf_real3d.scene import Scene
-from hf_real3d.srbench import CATEGORIES
+from hf_real3d.srbench.build import build_srbench, expand
+from hf_real3d.srbench.format import CATEGORIES
 from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 
-__all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "World"]
+__all__ = ["SRBenchConfig", "generate_srbench", "build_srbench_folder", "prior_rows",
+           "answer_text", "mirror_world", "World"]
 
 
 @dataclass
@@ -238,8 +244,6 @@ def _pick_question(cat: str, visible: list[int], w: World, rng: np.random.Genera
                    cfg: SRBenchConfig, want: str | None) -> tuple[tuple[int, ...], str] | None:
     """A random object tuple among the visible, uniquely labelled objects whose answer is
     ``want`` (any answer when None), found by enumerating the candidates."""
-    import itertools
-
     counts = Counter(w.label.values())
     ids = [i for i in visible if counts[w.label[i]] == 1]
     n = _TEMPLATES[cat][1]
@@ -353,9 +357,6 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
     renderer slows from 0.1 s to 10-140 s per frame once geometry has been removed or
     many meshes were added in one process, and hangs when renderers are re-created.
     """
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
     cfg = cfg or SRBenchConfig()
     common, uncommon = [], []
     ctx = mp.get_context("spawn")
@@ -378,6 +379,28 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
         "margins": {"height_m": cfg.height_margin, "distance_m": cfg.distance_margin,
                     "angle_deg": cfg.angle_margin}}
     return {"synthetic_common": common, "synthetic_uncommon": uncommon, "stats": stats}
+
+
+def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
+                         workers: int = 2, export_tsv: bool = False,
+                         push_to_hub: str | None = None) -> dict[str, Any]:
+    """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
+    and write them, with the official ``tsv`` rows if given, as a dataset folder."""
+    synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
+    summary = build_srbench(out, tsv=tsv, synthetic=synthetic, export_tsv=export_tsv,
+                            push_to_hub=push_to_hub)
+    if synthetic:
+        summary["stats"] = synthetic["stats"]
+    return summary
+
+
+def prior_rows(seed: int, scenes: int) -> list[dict[str, Any]]:
+    """Expanded ``synthetic_common`` rows of other scenes, for the text-only prior
+    baseline (empty when ``scenes`` is 0)."""
+    if scenes <= 0:
+        return []
+    return expand(generate_srbench(SRBenchConfig(seed=seed, scenes=scenes),
+                                   progress=False)["synthetic_common"])
 
 
 def flipped_answer_matches_mirror(row: dict[str, Any], scene_world: World,

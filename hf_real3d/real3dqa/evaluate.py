@@ -15,9 +15,7 @@ read from the file name, ``..._90.json`` / ``rot90`` / ``rotation_90``, or from 
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,12 +23,47 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import FormatError, read_json
+from hf_real3d.hub import load_local
+from hf_real3d.predictions import SUFFIX_DEG, load_model_predictions
+from hf_real3d.real3dqa.release import read_release
+from hf_real3d.report import results_table, write_report
 from hf_real3d.scoring import MetricInputError, answer_correctness, bootstrap_ci, vrs
+from hf_real3d.sqa3d import read_split, split_paths
 
-__all__ = ["load_references", "load_predictions", "score_predictions", "ModelScores"]
+__all__ = ["load_references", "load_folder_references", "score_predictions", "ModelScores",
+           "EvaluationReport", "evaluate_files"]
 
-_SUFFIX_DEG = {1: 90, 2: 180, 3: 270}
+
+def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
+    """Reference table from a built dataset folder: the
+    ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
+    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept."""
+    folder = Path(folder)
+
+    def load(config: str) -> pd.DataFrame | None:
+        if not (folder / config).is_dir():
+            return None
+        return load_local(folder, config).to_pandas()
+
+    kept, base, rot = load("real3dqa"), load("sqa3d"), load("rotations")
+    base = base if base is not None else kept
+    if base is None and rot is None:
+        raise FileNotFoundError(f"{folder}: no sqa3d/, real3dqa/ or rotations/ config to score "
+                                "against")
+    frames = []
+    if rot is not None:
+        frames.append(rot.assign(in_rotation=True))
+    if base is not None:
+        base = base.assign(in_rotation=False, rotation_deg=0)
+        if rot is not None:
+            have = set(zip(rot.question_id, rot.rotation_deg))
+            base = base[[(q, 0) not in have for q in base.question_id]]
+        frames.append(base)
+    df = pd.concat(frames, ignore_index=True)
+    df["in_debiased"] = df.question_id.isin(set() if kept is None else set(kept.question_id))
+    df["answers"] = [list(a) for a in df.answers]
+    return df[["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
+               "in_rotation"]]
 
 
 def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFrame:
@@ -38,8 +71,6 @@ def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFr
     in_rotation (one row per question and viewpoint)."""
     src = Path(source)
     if (src / "rotation_0.json").is_file():
-        from hf_real3d.real3dqa import read_release
-
         data = read_release(src)
         rot = pd.DataFrame(data.rotations)
         rot["in_rotation"] = True
@@ -53,11 +84,7 @@ def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFr
         return merged[["question_id", "rotation_deg", "answers", "question_type",
                        "in_debiased", "in_rotation"]]
     if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
-        from hf_real3d.hub import load_folder_references
-
         return load_folder_references(src)
-    from hf_real3d.sqa3d import read_split, split_paths
-
     if split_paths(src, split)[0].is_file():
         recs = read_split(src, split)
         return pd.DataFrame({
@@ -69,55 +96,6 @@ def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFr
     raise FileNotFoundError(
         f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
         f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
-
-
-def _deg_from_name(path: Path) -> int | None:
-    m = re.search(r"(?:rotation|rot)[_-]?(\d{1,3})(?!\d)", path.stem) or \
-        re.search(r"_(0|90|180|270)$", path.stem)
-    return int(m.group(1)) if m else None
-
-
-def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
-    """Rows ``question_id``, ``rotation_deg``, ``prediction`` (+ ``suffix_id`` when the
-    file used the id x 100 + suffix scheme, resolved later against the references)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such predictions file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix == ".jsonl":
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            rows = read_json(path)
-    except json.JSONDecodeError as err:
-        raise FormatError(f"{path}: malformed JSON(L) at line {err.lineno}: {err.msg}") from None
-    if isinstance(rows, dict) and "predictions" in rows:
-        rows = rows["predictions"]
-    if not isinstance(rows, list) or not rows:
-        raise FormatError(f"{path}: expected a non-empty list of prediction rows")
-    official = "response_pred" in rows[0]
-    file_deg = _deg_from_name(path)
-    out = []
-    for i, r in enumerate(rows):
-        if not isinstance(r, dict) or "question_id" not in r:
-            raise FormatError(f"{path}: row {i} lacks question_id")
-        pred = r.get("response_pred" if official else "prediction")
-        if pred is None:
-            raise FormatError(f"{path}: question_id {r['question_id']} lacks "
-                              f"{'response_pred' if official else 'prediction'}")
-        if not isinstance(pred, str) and not (isinstance(pred, list) and
-                                              all(isinstance(p, str) for p in pred)):
-            raise FormatError(f"{path}: question_id {r['question_id']}: prediction "
-                              f"{pred!r} is not a string or list of strings")
-        deg = r.get("rotation_deg", r.get("rotation"))
-        if deg is None:
-            deg = file_deg if file_deg is not None else 0
-        out.append({"question_id": r["question_id"], "rotation_deg": int(deg), "prediction": pred,
-                    "log_prob": r.get("log_prob")})
-    df = pd.DataFrame(out)
-    df.attrs["name"] = path.stem
-    df.attrs["official"] = official
-    return df
 
 
 def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -132,9 +110,9 @@ def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
     fixed_q, fixed_d = [], []
     for q, d in zip(preds.question_id.tolist(), preds.rotation_deg.tolist()):
         if q not in ids and isinstance(q, int | np.integer) and q // 100 in ids and \
-                q % 100 in _SUFFIX_DEG:
+                q % 100 in SUFFIX_DEG:
             fixed_q.append(int(q // 100))
-            fixed_d.append(_SUFFIX_DEG[int(q % 100)])
+            fixed_d.append(SUFFIX_DEG[int(q % 100)])
         else:
             fixed_q.append(q)
             fixed_d.append(d)
@@ -227,3 +205,30 @@ def score_predictions(
                 incomplete="drop", ci=True)
         metrics["rotation"] = v
     return ModelScores(name, metrics, df)
+
+
+@dataclass
+class EvaluationReport:
+    results: list[dict[str, Any]]  # one metrics dict per model
+    table: str  # the Markdown summary table
+    files: dict[str, str]  # what was written
+
+
+def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str | os.PathLike,
+                   *, leo_compatible: bool = False,
+                   allow_missing: bool = False) -> EvaluationReport:
+    """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
+    write ``metrics.json``, ``report.md`` and the plots under ``out``."""
+    refs = load_references(dataset)
+    results = [score_predictions(refs, load_model_predictions(spec),
+                                 leo_compatible=leo_compatible,
+                                 allow_missing=allow_missing).metrics
+               for spec in predictions]
+    notes = []
+    if "report" in refs.attrs:
+        rot = refs.attrs["report"]["rotations"]
+        notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
+                     f"complete; incomplete groups are left out of P_k/VRS: "
+                     f"{rot['incomplete_groups']}")
+    files = write_report(results, out, notes)
+    return EvaluationReport(results, results_table(results), files)

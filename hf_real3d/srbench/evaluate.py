@@ -1,9 +1,10 @@
-"""3DSRBench as a dataset folder, and its evaluation with baselines (Tables 2 and 4 shape)."""
+"""3DSRBench evaluation: vanilla, CircularEval, FlipEval and flip+circular accuracy per
+group and category, with exact random / random++ baselines, always-A and a text-only
+prior (Tables 2 and 4 of the paper)."""
 
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -11,80 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
+from tqdm.auto import tqdm
 
+from hf_real3d._io import atomic_path, write_json
 from hf_real3d.choices import choice_correctness
-from hf_real3d.report import markdown_table
+from hf_real3d.predictions import load_srbench_predictions
+from hf_real3d.report import srbench_table, srbench_viewpoint_table
 from hf_real3d.scoring import chance_accuracy, group_all_correct
-from hf_real3d.srbench import GROUPS, circular_expand, flip_expand, rows_to_dataset
+from hf_real3d.srbench.build import load_rows
+from hf_real3d.srbench.format import CATEGORIES, GROUPS
 
-__all__ = ["expand", "build_srbench", "load_rows", "score_rows", "baselines", "prompt_for",
-           "model_predictions", "table2", "table4"]
-
-CITATION = """@article{ma20243dsrbench,
-  title={3DSRBench: A Comprehensive 3D Spatial Reasoning Benchmark},
-  author={Ma, Wufei and others},
-  journal={arXiv preprint arXiv:2412.07825},
-  year={2024}
-}"""
-
-
-def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """FlipEval copies of every question, then every circular shift of both."""
-    return circular_expand(flip_expand(rows))
-
-
-def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=None,
-                  export_tsv: bool = False, push_to_hub: str | None = None) -> dict[str, Any]:
-    """Folder with configs ``real`` (from an official TSV), ``synthetic_common`` and
-    ``synthetic_uncommon`` (from :func:`generate_srbench` output, expanded)."""
-    from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
-    from hf_real3d.srbench import read_tsv, write_tsv
-
-    configs, counts = [], {}
-    if tsv:
-        real = read_tsv(tsv)
-        data, feats = rows_to_dataset(real)
-        configs.append(ConfigData("real", {"test": data}, feats, "official 3DSRBench rows",
-                                  default=True, rows_per_shard=2000))
-        counts["real"] = len(real)
-    expanded = {}
-    if synthetic:
-        for name in ("synthetic_common", "synthetic_uncommon"):
-            expanded[name] = expand(synthetic[name])
-            data, feats = rows_to_dataset(expanded[name])
-            configs.append(ConfigData(name, {"test": data}, feats,
-                                      f"renders from {name.split('_')[1]} viewpoints, expanded "
-                                      "with circular shifts and flips", default=not configs,
-                                      rows_per_shard=2000))
-            counts[name] = len(expanded[name])
-    if not configs:
-        raise ValueError("Expected an official TSV, synthetic rows, or both")
-    stats = synthetic.get("stats", {}) if synthetic else {}
-    section = ("## Columns\n\n`options` (A..D), `answer` (letter), `category` (12) and `group` "
-               "(4), `circular_group` (rows that are circular shifts of one question), "
-               "`flip_group` (original and flipped, all shifts), `shift`, `flipped`, "
-               "`pair_id` (the same question in synthetic_common and synthetic_uncommon), "
-               "`camera` (JSON: pose and measured roll/pitch/height).\n\n"
-               f"Synthetic generation: {json.dumps(stats)}")
-    write_dataset_folder(out, configs, pretty_name="3DSRBench (hf_real3d)",
-                         summary="3D spatial reasoning VQA: height, location, orientation and "
-                                 "multi-object questions, scored with CircularEval and FlipEval.",
-                         license="cc-by-4.0", citation=CITATION, extra_sections=[section],
-                         tags=("3d", "visual-question-answering", "spatial-reasoning"))
-    if export_tsv:
-        for name, rows in expanded.items():
-            write_tsv(rows, Path(out) / "tsv" / f"{name}.tsv")
-    summary = {"counts": counts}
-    if push_to_hub:
-        summary["url"] = push_folder(out, push_to_hub)
-    return summary
-
-
-def load_rows(folder: str | os.PathLike, config: str) -> list[dict[str, Any]]:
-    """Rows of one config of a built folder (images as PIL)."""
-    from hf_real3d.hub import load_local
-
-    return list(load_local(folder, config))
+__all__ = ["score_rows", "baselines", "prompt_for", "model_predictions", "evaluate_dataset"]
 
 
 def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> dict[str, Any]:
@@ -119,7 +58,7 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> di
     for name, (vals, cats) in variants.items():
         if vals is None or len(vals) == 0:
             continue
-        group_of = np.array([_group(c) for c in cats], dtype=object)
+        group_of = np.array([CATEGORIES[c] for c in cats], dtype=object)
         out[name] = {
             "overall": float(vals.mean() * 100),
             "per_group": {g: float(vals[group_of == g].mean() * 100) for g in GROUPS
@@ -128,12 +67,6 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> di
                              for c in sorted(set(cats.tolist()))},
         }
     return out
-
-
-def _group(category: str) -> str:
-    from hf_real3d.srbench import CATEGORIES
-
-    return CATEGORIES[category]
 
 
 def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any]] = ()
@@ -158,8 +91,8 @@ def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any
 
             ns_all = [v["n"] for v in groups.values()]
             out[name][metric] = {"overall": acc(ns_all), "per_group": {
-                g: acc([v["n"] for v in groups.values() if _group(v["cat"]) == g])
-                for g in GROUPS if any(_group(v["cat"]) == g for v in groups.values())}}
+                g: acc([v["n"] for v in groups.values() if CATEGORIES[v["cat"]] == g])
+                for g in GROUPS if any(CATEGORIES[v["cat"]] == g for v in groups.values())}}
     out["always-A"] = score_rows(rows, ["A"] * len(rows))
     if prior_rows:
         prior: dict[str, Counter] = {}
@@ -187,10 +120,8 @@ def model_predictions(rows: Sequence[dict[str, Any]], model: str | Callable, *,
                       max_new_tokens: int = 8, progress: bool = True) -> list[str]:
     """Answers of a local image-text-to-text model (a folder path, loaded with the
     ``image-text-to-text`` pipeline) or of a callable ``(PIL image, prompt) -> str``."""
-    from PIL import Image
-    from tqdm.auto import tqdm
-
     if isinstance(model, str | os.PathLike):
+        # transformers' pipelines import the whole model stack: only when a model is asked for
         from transformers import pipeline
 
         pipe = pipeline("image-text-to-text", model=str(model))
@@ -210,27 +141,46 @@ def model_predictions(rows: Sequence[dict[str, Any]], model: str | Callable, *,
     return preds
 
 
-def table2(results: dict[str, dict[str, Any]], metric: str = "circular") -> str:
-    """Rows = models and baselines; columns = overall and the 4 groups (``metric``)."""
-    header = ["Model", "Overall", "Height", "Location", "Orientation", "Multi-Object"]
-    rows = []
-    for name, r in results.items():
-        m = r.get(metric, {})
-        rows.append([name, m.get("overall")] + [m.get("per_group", {}).get(g)
-                                                for g in ("height", "location", "orientation",
-                                                          "multi_object")])
-    return markdown_table(header, rows)
-
-
-def table4(common: dict[str, dict], uncommon: dict[str, dict], metric: str = "circular") -> str:
-    """Common vs uncommon viewpoints per model: overall and per group, with the drop."""
-    header = ["Model", "Viewpoint", "Overall", "Height", "Location", "Orientation",
-              "Multi-Object"]
-    rows = []
-    for name in common:
-        for view, res in (("common", common[name]), ("uncommon", uncommon.get(name, {}))):
-            m = res.get(metric, {})
-            rows.append([name, view, m.get("overall")] + [
-                m.get("per_group", {}).get(g) for g in ("height", "location", "orientation",
-                                                        "multi_object")])
-    return markdown_table(header, rows)
+def evaluate_dataset(
+    dataset: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    configs: Sequence[str] = ("synthetic_common", "synthetic_uncommon"),
+    predictions: Sequence[str] = (),
+    models: Sequence[str] = (),
+    prior_rows: Sequence[dict[str, Any]] = (),
+) -> str:
+    """``hf-real3d evaluate-3dsrbench``: baselines plus every model (``NAME=FILE``
+    predictions, ``NAME=PATH`` local models) on each config; writes ``metrics.json`` and
+    ``report.md`` under ``out`` once everything is scored, and returns the Markdown."""
+    preds = [load_srbench_predictions(spec) for spec in predictions]
+    results: dict[str, Any] = {}
+    md = ["# 3DSRBench evaluation", ""]
+    for config in configs:
+        rows = load_rows(dataset, config)
+        res = dict(baselines(rows, prior_rows))
+        for name, table in preds:
+            missing = [r["qid"] for r in rows if (config, r["qid"]) not in table
+                       and (None, r["qid"]) not in table]
+            if missing:
+                raise ValueError(f"{name}: no prediction for {len(missing)} {config} rows, e.g. "
+                                 f"qid {missing[0]}")
+            res[name] = score_rows(rows, [table.get((config, r["qid"]),
+                                                    table.get((None, r["qid"]))) for r in rows])
+        for spec in models:
+            name, _, path = spec.partition("=")
+            res[name] = score_rows(rows, model_predictions(rows, path))
+        results[config] = res
+        md += [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
+               f"## {config}: vanilla / circular / flip / flip+circular", ""]
+        for metric in ("vanilla", "flip", "flip_circular"):
+            md += [f"### {metric}", "", srbench_table(res, metric), ""]
+    if "synthetic_common" in results and "synthetic_uncommon" in results:
+        md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
+               srbench_viewpoint_table(results["synthetic_common"],
+                                       results["synthetic_uncommon"]), ""]
+    out = Path(out)
+    write_json(out / "metrics.json", results, indent=2)
+    with atomic_path(out / "report.md") as tmp:
+        tmp.write_text("\n".join(md) + "\n")
+    return "\n".join(md)

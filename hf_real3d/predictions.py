@@ -1,0 +1,153 @@
+"""Reading prediction files, for both benchmarks, in one place.
+
+**Real-3DQA** (:func:`load_predictions`): JSONL/JSON rows with ``question_id``,
+``prediction`` and optionally ``rotation_deg`` (or ``rotation``; degrees, default 0) and
+``log_prob``; or the official Real-3DQA format (a JSON list with ``question_id``,
+``response_pred``, ``response_gt``; the viewpoint is read from the file name,
+``..._90.json`` / ``rot90`` / ``rotation_90``, or from a ``01``/``02``/``03`` id suffix).
+
+**3DSRBench** (:func:`load_srbench_predictions`): JSONL rows ``{config?, qid,
+prediction}``.
+
+On the command line every prediction input is written ``NAME=FILE[,FILE...]``
+(:func:`parse_prediction_spec`): one model, its files joined by commas.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from hf_real3d._io import FormatError, read_json
+
+__all__ = [
+    "SUFFIX_DEG",
+    "parse_prediction_spec",
+    "named_files",
+    "prediction_pairs",
+    "load_predictions",
+    "load_model_predictions",
+    "load_srbench_predictions",
+]
+
+# the official rotation files' id scheme: id x 100 + suffix -> viewpoint
+SUFFIX_DEG = {1: 90, 2: 180, 3: 270}
+
+
+def parse_prediction_spec(spec: str) -> tuple[str, list[str]]:
+    """``NAME=FILE[,FILE...]`` (or ``FILE[,FILE...]``) -> (name or "", [files])."""
+    name, sep, files = spec.partition("=")
+    if not sep:
+        name, files = "", spec
+    paths = [f for f in files.split(",") if f]
+    if not paths:
+        raise ValueError(f"prediction input {spec!r} names no file; write NAME=FILE[,FILE...]")
+    return name, paths
+
+
+def _deg_from_name(path: Path) -> int | None:
+    m = re.search(r"(?:rotation|rot)[_-]?(\d{1,3})(?!\d)", path.stem) or \
+        re.search(r"_(0|90|180|270)$", path.stem)
+    return int(m.group(1)) if m else None
+
+
+def named_files(specs: list[str]) -> list[tuple[str, str]]:
+    """``["NAME=FILE", ...]`` -> ``[(NAME, FILE), ...]``, one file per model."""
+    out = []
+    for spec in specs:
+        name, files = parse_prediction_spec(spec)
+        if not name or len(files) != 1:
+            raise ValueError(f"prediction input {spec!r}: expected NAME=FILE (one file)")
+        out.append((name, files[0]))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"prediction inputs name a model twice: {sorted(names)}")
+    return out
+
+
+def prediction_pairs(full: list[str], blind: list[str]) -> list[tuple[str, str, str]]:
+    """(NAME, full file, blind file) from ``--full NAME=FILE`` and ``--blind NAME=FILE``."""
+    f, b = dict(named_files(full)), dict(named_files(blind))
+    if set(f) != set(b):
+        raise ValueError(f"every --full NAME=FILE needs a --blind NAME=FILE of the same NAME; "
+                         f"full: {sorted(f)}, blind: {sorted(b)}")
+    return [(name, f[name], b[name]) for name in f]
+
+
+def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
+    """Rows ``question_id``, ``rotation_deg``, ``prediction`` (+ ``suffix_id`` when the
+    file used the id x 100 + suffix scheme, resolved later against the references)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such predictions file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".jsonl":
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            rows = read_json(path)
+    except json.JSONDecodeError as err:
+        raise FormatError(f"{path}: malformed JSON(L) at line {err.lineno}: {err.msg}") from None
+    if isinstance(rows, dict) and "predictions" in rows:
+        rows = rows["predictions"]
+    if not isinstance(rows, list) or not rows:
+        raise FormatError(f"{path}: expected a non-empty list of prediction rows")
+    official = "response_pred" in rows[0]
+    file_deg = _deg_from_name(path)
+    out = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or "question_id" not in r:
+            raise FormatError(f"{path}: row {i} lacks question_id")
+        pred = r.get("response_pred" if official else "prediction")
+        if pred is None:
+            raise FormatError(f"{path}: question_id {r['question_id']} lacks "
+                              f"{'response_pred' if official else 'prediction'}")
+        if not isinstance(pred, str) and not (isinstance(pred, list) and
+                                              all(isinstance(p, str) for p in pred)):
+            raise FormatError(f"{path}: question_id {r['question_id']}: prediction "
+                              f"{pred!r} is not a string or list of strings")
+        deg = r.get("rotation_deg", r.get("rotation"))
+        if deg is None:
+            deg = file_deg if file_deg is not None else 0
+        out.append({"question_id": r["question_id"], "rotation_deg": int(deg), "prediction": pred,
+                    "log_prob": r.get("log_prob")})
+    df = pd.DataFrame(out)
+    df.attrs["name"] = path.stem
+    df.attrs["official"] = official
+    return df
+
+
+def load_model_predictions(spec: str) -> pd.DataFrame:
+    """``[NAME=]FILE[,FILE...]`` -> one Real-3DQA predictions table named NAME (default:
+    the first file's stem)."""
+    name, files = parse_prediction_spec(spec)
+    frames = [load_predictions(f) for f in files]
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs["name"] = name or frames[0].attrs["name"]
+    return df
+
+
+def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:
+    """``NAME=FILE`` with JSONL rows ``{config?, qid, prediction}`` -> (name, {(config, qid):
+    prediction}); a row without ``config`` applies to every config."""
+    name, files = parse_prediction_spec(spec)
+    preds: dict[tuple[str | None, str], str] = {}
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise FormatError(f"{path}: line {i + 1}: malformed JSON ({err.msg})") \
+                        from None
+                if not isinstance(r, dict) or "qid" not in r or \
+                        not isinstance(r.get("prediction"), str):
+                    raise FormatError(f"{path}: line {i + 1} needs qid and a string prediction")
+                preds[(r.get("config"), str(r["qid"]))] = r["prediction"]
+    return name or Path(files[0]).stem, preds

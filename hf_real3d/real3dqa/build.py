@@ -1,0 +1,204 @@
+"""Building Real-3DQA dataset folders: from the official release, or from SQA3D-format
+data + ScanNet scenes + prediction files (filter, then rotate)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import datasets
+import pandas as pd
+
+from hf_real3d.hub import (
+    ConfigData,
+    push_folder,
+    question_features,
+    scene_features,
+    scene_rows,
+    write_dataset_folder,
+)
+from hf_real3d.predictions import load_predictions
+from hf_real3d.real3dqa.filtering import filter_questions
+from hf_real3d.real3dqa.release import read_release
+from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
+from hf_real3d.scene import read_scannet, scannet_paths
+from hf_real3d.spatial import CATEGORY
+from hf_real3d.sqa3d import read_split
+
+__all__ = ["CITATION", "import_release", "build_real3dqa"]
+
+CITATION = """@inproceedings{ma2026real3dqa,
+  title={Do 3D Large Language Models Really Understand 3D Spatial Relationships?},
+  author={Ma, Xianzheng and others},
+  booktitle={ICLR},
+  year={2026}
+}"""
+_EXTRA_COLUMNS = {
+    "kind": "string", "guessable": "bool", "quality": ["string"], "reasons": ["string"],
+    "dependency": "float64", "source_question_id": "int64", "in_debiased": "bool",
+}
+
+
+def _features(*names: str):
+    def feat(spec):
+        return datasets.Sequence(datasets.Value(spec[0])) if isinstance(spec, list) \
+            else datasets.Value(spec)
+
+    return question_features({n: feat(_EXTRA_COLUMNS[n]) for n in names})
+
+
+def _fill(rows: list[dict], features) -> list[dict]:
+    out = []
+    for r in rows:
+        row = {}
+        for c in features:
+            v = r.get(c)
+            if v is None:
+                v = [] if c in ("alternative_situation", "quality", "reasons") else \
+                    ("" if c in ("question_type", "sqa3d_type", "kind", "situation") else v)
+            row[c] = v
+        out.append(row)
+    return out
+
+
+def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
+                   push_to_hub: str | None = None) -> dict[str, Any]:
+    """The official release as a dataset folder: configs ``real3dqa`` (default: the
+    de-biased set) and ``rotations`` (all viewpoints, grouped on the base id, with a
+    ``quality`` column). Returns the validation report (+ ``url`` when pushed)."""
+    data = read_release(release_dir)
+    deb_f = _features("source_question_id", "quality")
+    rot_f = _features("source_question_id", "quality", "in_debiased")
+    deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
+    rep = data.report
+    schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
+    flags = "\n".join(f"| `{k}` | {v} |" for k, v in rep["rotations"]["flags"].items())
+    section = (
+        "## What the importer found\n\n"
+        f"- {rep['rotations']['groups']} rotation groups, {rep['rotations']['complete_groups']} "
+        f"complete; incomplete: {rep['rotations']['incomplete_groups']} (kept, flagged "
+        "`incomplete_group`; score VRS with `incomplete=\"drop\"`).\n"
+        f"- id schemes: {schemes}; "
+        "rows are grouped on the base id (`question_id`), the id in the file is "
+        "`source_question_id`.\n"
+        f"- quaternions not turned by the viewpoint angle: {rep['rotations']['quaternion_not_turned']}.\n\n"  # noqa: E501
+        "| flag | rows |\n|---|---|\n" + flags)
+    write_dataset_folder(
+        out,
+        [ConfigData("real3dqa", {"test": _fill(deb_rows, deb_f)}, deb_f,
+                    "the de-biased SQA3D test set with Real-3DQA question types", default=True),
+         ConfigData("rotations", {"test": _fill(data.rotations, rot_f)}, rot_f,
+                    "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
+        pretty_name="Real-3DQA",
+        summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
+                 "viewpoint-rotated variants scored with the Viewpoint Rotation Score. Imported "
+                 "from the official release by hf_real3d; quirks are flagged, not fixed."),
+        license="cc-by-sa-4.0", citation=CITATION, extra_sections=[section])
+    if push_to_hub:
+        rep["url"] = push_folder(out, push_to_hub)
+    return rep
+
+
+def _record_row(rec, **extra) -> dict[str, Any]:
+    meta = rec.extra.get("synth") or {}
+    return {
+        "question_id": rec.question_id, "scene_id": rec.scene_id, "situation": rec.situation,
+        "alternative_situation": list(rec.alternative_situation), "question": rec.question,
+        "answers": list(rec.answers), "position": dict(rec.position),
+        "rotation": dict(rec.rotation),
+        "question_type": CATEGORY.get(meta.get("kind", ""), ""), "sqa3d_type": rec.qtype,
+        "rotation_deg": 0, "kind": meta.get("kind", ""), "guessable": meta.get("guessable"),
+        **extra,
+    }
+
+
+def build_real3dqa(
+    sqa3d_dir: str | os.PathLike,
+    scenes_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    pairs: list[tuple[str, Any, Any]],
+    judges: list[tuple[str, Any]] = (),
+    split: str = "test",
+    n_viewpoints: int = 4,
+    push_to_hub: str | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder.
+
+    ``pairs``: (name, full predictions, blind predictions); ``judges``: (name,
+    predictions); predictions are paths or tables (question_id, prediction[, log_prob]).
+    Configs: ``sqa3d``, ``real3dqa`` (default), ``rotations``, ``filtered_out``, ``scenes``.
+    """
+    viewpoint_angles(n_viewpoints)  # fail early on a bad angle
+    records = read_split(sqa3d_dir, split)
+    scene_ids = sorted({r.scene_id for r in records})
+    for sid in scene_ids:  # every referenced scene must exist before anything is written
+        if not scannet_paths(scenes_dir, sid)["ply"].is_file():
+            raise FileNotFoundError(f"scene {sid!r} is referenced by the questions but absent "
+                                    f"from {scenes_dir}")
+
+    def table(p):
+        return p if isinstance(p, pd.DataFrame) else load_predictions(p)
+
+    refs = pd.DataFrame({"question_id": [r.question_id for r in records],
+                         "answers": [r.answers for r in records]})
+    result = filter_questions(refs, [(n, table(f), table(b)) for n, f, b in pairs],
+                              [(n, table(j)) for n, j in judges])
+    info = result.table.set_index("question_id")
+    kept_ids = set(result.kept_ids)
+    kept = [r for r in records if r.question_id in kept_ids]
+    scenes = {sid: read_scannet(scenes_dir, sid) for sid in scene_ids}
+    rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
+    by_id = {r.question_id: r for r in records}
+
+    base_f = _features("kind", "guessable")
+    real_f = _features("kind", "guessable", "dependency")
+    rot_f = _features("kind", "guessable")
+    out_f = _features("kind", "guessable", "reasons", "dependency")
+    dep = info.dependency.to_dict()
+    sqa_rows = [_record_row(r) for r in records]
+    real_rows = [_record_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
+    rot_rows = []
+    for row in rot.rows:
+        base = _record_row(by_id[row["question_id"]])
+        base.update({k: row[k] for k in ("situation", "answers", "position", "rotation",
+                                         "rotation_deg")})
+        base["alternative_situation"] = [] if row["rotation_deg"] else base["alternative_situation"]
+        rot_rows.append(base)
+    removed_rows = [_record_row(by_id[q], reasons=list(info.reasons[q]),
+                                dependency=_nan_none(dep[q]))
+                    for q in result.removed.question_id]
+    stats_md = result.stats_markdown()
+    rstats = rot.stats()
+    section = ("## How it was built\n\n"
+               f"Filtering (a question is removed when a (full, blind) pair answers it both "
+               f"with and without 3D, or a text-only judge answers it):\n\n{stats_md}\n\n"
+               f"Rotation ({n_viewpoints} viewpoints, answers recomputed from scene geometry): "
+               f"{rstats['kept']} questions kept, {rstats['excluded']} excluded; reasons: "
+               f"{rstats['reasons']}.")
+    write_dataset_folder(
+        out,
+        [ConfigData("sqa3d", {split: _fill(sqa_rows, base_f)}, base_f, "all input questions"),
+         ConfigData("real3dqa", {split: _fill(real_rows, real_f)}, real_f,
+                    "questions no blind model or judge answers", default=True),
+         ConfigData("rotations", {split: _fill(rot_rows, rot_f)}, rot_f,
+                    f"kept questions from {n_viewpoints} viewpoints, grouped on question_id"),
+         ConfigData("filtered_out", {split: _fill(removed_rows, out_f)}, out_f,
+                    "removed questions with the filters that removed them"),
+         ConfigData("scenes", {split: scene_rows(scenes.values())}, scene_features(),
+                    "objects and Nx6 point clouds (xyz + rgb in [0, 1])", rows_per_shard=20)],
+        pretty_name="Real-3DQA (built with hf_real3d)",
+        summary=("De-biased, viewpoint-rotated situated 3D QA built from SQA3D-format data by "
+                 "blind-vs-full filtering and geometry-verified rotation."),
+        license="cc-by-sa-4.0", citation=CITATION, extra_sections=[section])
+    summary = {"questions": len(records), "kept": len(kept), "removed": len(removed_rows),
+               "filter_stats": result.stats(), "rotation": rstats,
+               "rotation_rows": len(rot_rows)}
+    if push_to_hub:
+        summary["url"] = push_folder(out, push_to_hub)
+    return summary
+
+
+def _nan_none(v: float) -> float | None:
+    return None if v is None or v != v else float(v)

@@ -1,0 +1,211 @@
+"""The official Real-3DQA release: reading, validating and turning it into flat rows.
+
+Release files (``de-biased_testset_with_question_type.json``, ``rotation_{0,90,180,270}.json``)
+are SQA3D-style ``{"questions": [...]}`` files whose items merge question and annotation
+fields. Their quirks, all reported rather than silently fixed:
+
+* ids: ``rotation_0``/``rotation_180`` keep SQA3D ids, ``rotation_90``/``rotation_270`` use
+  ``id * 100 + 01 / 03``. Rows are grouped on the **base id** (``question_id`` column);
+  the id as written in the file stays in ``source_question_id``.
+* one group lacks its 180-degree member (``incomplete_group`` flag);
+* quaternions: a viewpoint ``k`` should have ``yaw_0 - k``; ``rotation_180`` keeps
+  ``rotation_0``'s quaternions (``quaternion_not_turned``);
+* question texts edited between viewpoints (``question_edited``);
+* items that keep the original situation word for word but change the answer
+  (``situation_unchanged_answer_changed``): self-contradictory unless the question
+  itself changed.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hf_real3d._io import FormatError, read_json
+from hf_real3d.geometry import PoseError, wrap_degrees, yaw_from_quaternion
+from hf_real3d.scene import check_scene_id
+from hf_real3d.sqa3d import question_type
+
+__all__ = [
+    "RELEASE_VIEWPOINTS",
+    "DEBIASED_FILE",
+    "ReleaseData",
+    "read_release",
+    "resolve_base_ids",
+]
+
+RELEASE_VIEWPOINTS = (0, 90, 180, 270)
+DEBIASED_FILE = "de-biased_testset_with_question_type.json"
+_REQUIRED = ("scene_id", "situation", "question", "question_id", "answers", "rotation",
+             "position")
+
+
+@dataclass
+class ReleaseData:
+    """Rows of the de-biased set and of the rotation files, plus the validation report."""
+
+    debiased: list[dict[str, Any]]
+    rotations: list[dict[str, Any]]
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+def _load_items(path: Path) -> list[dict]:
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise FormatError(f"{path}: expected an object with a 'questions' list")
+    items = data["questions"]
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise FormatError(f"{path}: questions[{i}] is not an object")
+        missing = [k for k in _REQUIRED if k not in it]
+        if missing:
+            raise FormatError(
+                f"{path.name}: question_id {it.get('question_id', '?')} lacks {missing}")
+        check_scene_id(it["scene_id"])
+    return items
+
+
+def _row(it: dict, path: Path) -> dict[str, Any]:
+    answers = it["answers"]
+    if not isinstance(answers, list) or not all(isinstance(a, dict) and "answer" in a
+                                                for a in answers):
+        raise FormatError(f"{path.name}: question_id {it['question_id']}: answers must be "
+                          "a list of {'answer': ...}")
+    try:
+        yaw = yaw_from_quaternion(it["rotation"], item=f"question_id {it['question_id']}")
+    except PoseError as err:
+        raise FormatError(f"{path.name}: {err}") from None
+    return {
+        "source_question_id": int(it["question_id"]),
+        "scene_id": it["scene_id"],
+        "situation": str(it["situation"]),
+        "alternative_situation": [str(s) for s in it.get("alternative_situation", [])],
+        "question": str(it["question"]),
+        "answers": [str(a["answer"]) for a in answers],
+        "position": {k: float(it["position"][k]) for k in "xyz"},
+        "rotation": {k: float(it["rotation"][k]) for k in ("_x", "_y", "_z", "_w")},
+        "sqa3d_type": question_type(str(it["question"])),
+        "_yaw": yaw,
+    }
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal up to case and white space (the release differs in both)."""
+    return " ".join(a.split()).lower() == " ".join(b.split()).lower()
+
+
+def resolve_base_ids(ids: list[int], base_ids: set[int], file_name: str) -> tuple[list[int], str]:
+    """Map a file's ids to base ids: plain, or ``id * 100 + suffix``. Returns the scheme."""
+    if all(i in base_ids for i in ids):
+        return list(ids), "plain"
+    out, suffixes = [], set()
+    for i in ids:
+        if i in base_ids:
+            out.append(i)
+        elif i // 100 in base_ids:
+            out.append(i // 100)
+            suffixes.add(i % 100)
+        else:
+            raise FormatError(
+                f"{file_name}: question_id {i} matches no rotation_0 id, neither plainly nor "
+                "as id x 100 + a two-digit viewpoint suffix")
+    return out, "x100+" + "/".join(f"{s:02d}" for s in sorted(suffixes))
+
+
+def read_release(folder: str | os.PathLike) -> ReleaseData:
+    """Read and validate the release folder; see the module docstring for the checks."""
+    folder = Path(folder)
+    rot_paths = {k: folder / f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS}
+    missing = [p.name for p in [folder / DEBIASED_FILE, *rot_paths.values()] if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")
+    report: dict[str, Any] = {"files": {}}
+
+    deb_items = _load_items(folder / DEBIASED_FILE)
+    debiased = []
+    seen: set[int] = set()
+    for it in deb_items:
+        r = _row(it, folder / DEBIASED_FILE)
+        qid = r["source_question_id"]
+        if qid in seen:
+            raise FormatError(f"{DEBIASED_FILE}: duplicate question_id {qid}")
+        seen.add(qid)
+        r["question_id"] = qid
+        r["question_type"] = str(it.get("question_type", ""))
+        r.pop("_yaw")
+        debiased.append(r)
+    deb_types = {r["question_id"]: r["question_type"] for r in debiased}
+    report["debiased"] = {
+        "questions": len(debiased),
+        "question_types": dict(collections.Counter(r["question_type"] for r in debiased)
+                               .most_common()),
+    }
+
+    per_view: dict[int, dict[int, dict]] = {}
+    base0: set[int] | None = None
+    for k, path in rot_paths.items():
+        items = _load_items(path)
+        rows = [_row(it, path) for it in items]
+        ids = [r["source_question_id"] for r in rows]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i, c in collections.Counter(ids).items() if c > 1)
+            raise FormatError(f"{path.name}: duplicate question_id {dup}")
+        if base0 is None:
+            base0 = set(ids)
+        bases, scheme = resolve_base_ids(ids, base0, path.name)
+        for r, b in zip(rows, bases):
+            r["question_id"] = b
+            r["rotation_deg"] = k
+        per_view[k] = {r["question_id"]: r for r in rows}
+        report["files"][path.name] = {"items": len(rows), "id_scheme": scheme}
+
+    assert base0 is not None
+    all_ids = sorted(set().union(*[set(v) for v in per_view.values()]))
+    extra = sorted(set(all_ids) - base0)
+    if extra:
+        raise FormatError(f"rotation files hold id {extra[0]} that rotation_0.json lacks; "
+                          "the rotation files must describe the same questions")
+    incomplete = {q: [k for k in RELEASE_VIEWPOINTS if q not in per_view[k]] for q in all_ids}
+    incomplete = {q: m for q, m in incomplete.items() if m}
+    flags = collections.Counter()
+    not_turned = collections.Counter()
+    rows_out = []
+    for q in all_ids:
+        r0 = per_view[0][q]
+        for k in RELEASE_VIEWPOINTS:
+            r = per_view[k].get(q)
+            if r is None:
+                continue
+            quality = []
+            if q in incomplete:
+                quality.append("incomplete_group")
+            if k:
+                turn = wrap_degrees(math.degrees(r0["_yaw"] - r["_yaw"]))
+                if abs(wrap_degrees(turn - k)) > 1.0:
+                    quality.append("quaternion_not_turned")
+                    not_turned[k] += 1
+                if r["question"] != r0["question"]:
+                    quality.append("question_edited")
+                if _same_text(r["situation"], r0["situation"]) and \
+                        sorted(r["answers"]) != sorted(r0["answers"]):
+                    quality.append("situation_unchanged_answer_changed")
+            for fl in quality:
+                flags[(k, fl)] += 1
+            row = {key: v for key, v in r.items() if key != "_yaw"}
+            row["question_type"] = deb_types.get(q, "")
+            row["in_debiased"] = q in deb_types
+            row["quality"] = quality
+            rows_out.append(row)
+    report["rotations"] = {
+        "groups": len(all_ids),
+        "complete_groups": len(all_ids) - len(incomplete),
+        "incomplete_groups": {str(q): {"missing_viewpoints": m} for q, m in incomplete.items()},
+        "groups_in_debiased": sum(q in deb_types for q in all_ids),
+        "quaternion_not_turned": {str(k): not_turned[k] for k in RELEASE_VIEWPOINTS[1:]},
+        "flags": {f"rotation_{k}:{fl}": n for (k, fl), n in sorted(flags.items())},
+    }
+    return ReleaseData(debiased, rows_out, report)
