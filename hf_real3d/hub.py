@@ -17,21 +17,33 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
+import numpy as np
 import yaml
+from huggingface_hub import HfApi
 
-from hf_real3d._io import atomic_dir
+from hf_real3d import METRICS, metric_path
+from hf_real3d._io import FormatError, atomic_dir
+from hf_real3d.scene import Scene, SceneObject
+from hf_real3d.spatial import CATEGORY
+from hf_real3d.sqa3d import SQA3DRecord
 
 __all__ = [
     "ConfigData",
     "question_features",
+    "fill_rows",
+    "record_row",
+    "record_from_row",
     "scene_features",
     "scene_rows",
+    "scene_from_row",
+    "write_dataset_files",
     "write_dataset_folder",
     "push_folder",
     "load_local",
@@ -42,8 +54,24 @@ _POS = {k: datasets.Value("float64") for k in ("x", "y", "z")}
 _ROT = {k: datasets.Value("float64") for k in ("_x", "_y", "_z", "_w")}
 
 
-def question_features(extra: Mapping[str, Any] | None = None) -> datasets.Features:
-    """Columns shared by every question config (+ ``extra`` ones)."""
+_EXTRA_COLUMNS = {
+    "kind": "string", "guessable": "bool", "quality": ["string"], "reasons": ["string"],
+    "dependency": "float64", "source_question_id": "int64", "in_debiased": "bool",
+    "semantics": "string",
+}
+_EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
+                   "question_type": "", "sqa3d_type": "", "kind": "", "situation": "",
+                   "semantics": ""}
+
+
+def question_features(*extra: str) -> datasets.Features:
+    """Columns shared by every question config, plus the named ``extra`` ones: ``kind``,
+    ``guessable``, ``quality``, ``reasons``, ``dependency``, ``source_question_id``,
+    ``in_debiased``, ``semantics`` (JSON: how a synthetic question was made)."""
+    unknown = [n for n in extra if n not in _EXTRA_COLUMNS]
+    if unknown:
+        raise ValueError(f"Expected extra question columns among {sorted(_EXTRA_COLUMNS)} but "
+                         f"got {unknown}")
     f = {
         "question_id": datasets.Value("int64"),
         "scene_id": datasets.Value("string"),
@@ -57,27 +85,57 @@ def question_features(extra: Mapping[str, Any] | None = None) -> datasets.Featur
         "sqa3d_type": datasets.Value("string"),
         "rotation_deg": datasets.Value("int32"),
     }
-    f.update(extra or {})
+    for n in extra:
+        spec = _EXTRA_COLUMNS[n]
+        f[n] = datasets.Sequence(datasets.Value(spec[0])) if isinstance(spec, list) \
+            else datasets.Value(spec)
     return datasets.Features(f)
 
 
+def fill_rows(rows: Iterable[dict], features: datasets.Features) -> list[dict]:
+    """Rows restricted to ``features``' columns; absent text/list columns become empty."""
+    out = []
+    for r in rows:
+        row = {}
+        for c in features:
+            v = r.get(c)
+            row[c] = _EMPTY_DEFAULTS.get(c) if v is None and c in _EMPTY_DEFAULTS else v
+        out.append(row)
+    return out
+
+
+def record_from_row(row: Mapping[str, Any]) -> SQA3DRecord:
+    """The :class:`~hf_real3d.sqa3d.SQA3DRecord` a question row describes (inverse of
+    :func:`record_row`; ``semantics`` goes back to ``extra["synth"]``)."""
+    sem = row.get("semantics") or ""
+    return SQA3DRecord(
+        question_id=int(row["question_id"]), scene_id=row["scene_id"],
+        situation=row["situation"], question=row["question"], answers=list(row["answers"]),
+        position=dict(row["position"]), rotation=dict(row["rotation"]),
+        alternative_situation=list(row.get("alternative_situation") or []),
+        extra={"synth": json.loads(sem)} if sem else {})
+
+
 def scene_features() -> datasets.Features:
+    """One row per scene: objects (box, label, attributes, how many of ``points`` are
+    theirs) and the scene's points, object after object, as ``Array2D((None, 6))``."""
     return datasets.Features({
         "scene_id": datasets.Value("string"),
         "origin": datasets.Sequence(datasets.Value("float64"), length=3),
         "objects": [{
             "object_id": datasets.Value("int32"),
             "label": datasets.Value("string"),
-            "center": datasets.Sequence(datasets.Value("float32"), length=3),
-            "size": datasets.Sequence(datasets.Value("float32"), length=3),
-            "yaw": datasets.Value("float32"),
+            "center": datasets.Sequence(datasets.Value("float64"), length=3),
+            "size": datasets.Sequence(datasets.Value("float64"), length=3),
+            "yaw": datasets.Value("float64"),
             "attributes": datasets.Value("string"),  # JSON object
+            "num_points": datasets.Value("int64"),
         }],
         "points": datasets.Array2D(shape=(None, 6), dtype="float32"),
     })
 
 
-def scene_rows(scenes: Iterable) -> Iterable[dict[str, Any]]:
+def scene_rows(scenes: Iterable[Scene]) -> Iterable[dict[str, Any]]:
     """Rows of the ``scenes`` config from :class:`hf_real3d.scene.Scene` objects."""
     for s in scenes:
         yield {
@@ -86,10 +144,46 @@ def scene_rows(scenes: Iterable) -> Iterable[dict[str, Any]]:
             "objects": [{"object_id": int(o.object_id), "label": o.label,
                          "center": [float(v) for v in o.center],
                          "size": [float(v) for v in o.size], "yaw": float(o.yaw),
-                         "attributes": json.dumps(o.attributes, sort_keys=True)}
+                         "attributes": json.dumps(o.attributes, sort_keys=True),
+                         "num_points": 0 if o.points is None else len(o.points)}
                         for o in s.objects],
             "points": s.point_cloud(),
         }
+
+
+def scene_from_row(row: Mapping[str, Any]) -> Scene:
+    """The :class:`~hf_real3d.scene.Scene` a ``scenes`` row describes (inverse of
+    :func:`scene_rows`)."""
+    points = np.asarray(row["points"], dtype=np.float32).reshape(-1, 6)
+    objs = row["objects"]
+    if isinstance(objs, Mapping):  # columnar (as some datasets formats return lists)
+        objs = [dict(zip(objs, vals)) for vals in zip(*objs.values())]
+    counts = [int(o.get("num_points", 0)) for o in objs]
+    if sum(counts) != len(points):
+        raise FormatError(f"scene {row['scene_id']}: objects own {sum(counts)} points but the "
+                          f"row has {len(points)}; rebuild the scenes config")
+    starts = np.cumsum([0, *counts])
+    objects = [SceneObject(int(o["object_id"]), o["label"], o["center"], o["size"],
+                           float(o["yaw"]), json.loads(o["attributes"] or "{}"),
+                           points[starts[i]:starts[i + 1]] if counts[i] else None)
+               for i, o in enumerate(objs)]
+    return Scene(row["scene_id"], objects, origin=row["origin"])
+
+
+def record_row(rec, **extra) -> dict[str, Any]:
+    """A question row from an :class:`~hf_real3d.sqa3d.SQA3DRecord` (0-degree view); a
+    synthetic record's semantics go to ``kind``, ``guessable`` and ``semantics``."""
+    meta = rec.extra.get("synth") or {}
+    return {
+        "question_id": rec.question_id, "scene_id": rec.scene_id, "situation": rec.situation,
+        "alternative_situation": list(rec.alternative_situation), "question": rec.question,
+        "answers": list(rec.answers), "position": dict(rec.position),
+        "rotation": dict(rec.rotation),
+        "question_type": CATEGORY.get(meta.get("kind", ""), ""), "sqa3d_type": rec.qtype,
+        "rotation_deg": 0, "kind": meta.get("kind", ""), "guessable": meta.get("guessable"),
+        "semantics": json.dumps(meta, sort_keys=True) if meta else "",
+        **extra,
+    }
 
 
 @dataclass
@@ -102,12 +196,14 @@ class ConfigData:
     description: str = ""
     default: bool = False
     rows_per_shard: int = 50_000
+    data_dir: str | None = None  # folder of the shards (default: the config's name)
     counts: dict[str, int] = field(default_factory=dict)
 
 
 def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
     files = []
-    (root / cfg.name).mkdir(parents=True, exist_ok=True)
+    sub = cfg.data_dir or cfg.name
+    (root / sub).mkdir(parents=True, exist_ok=True)
     for split, rows in cfg.splits.items():
         rows = list(rows)
         cfg.counts[split] = len(rows)
@@ -116,13 +212,13 @@ def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
             part = rows[k * cfg.rows_per_shard:(k + 1) * cfg.rows_per_shard]
             ds = datasets.Dataset.from_list(part, features=cfg.features) if part else \
                 datasets.Dataset.from_dict({c: [] for c in cfg.features}, features=cfg.features)
-            ds.to_parquet(str(root / cfg.name / f"{split}-{k:05d}-of-{n_shards:05d}.parquet"))
-        files.append({"split": split, "path": f"{cfg.name}/{split}-*.parquet"})
+            ds.to_parquet(str(root / sub / f"{split}-{k:05d}-of-{n_shards:05d}.parquet"))
+        files.append({"split": split, "path": f"{sub}/{split}-*.parquet"})
     return files
 
 
-def write_dataset_folder(
-    out: str | os.PathLike,
+def write_dataset_files(
+    root: str | os.PathLike,
     configs: Sequence[ConfigData],
     *,
     pretty_name: str,
@@ -132,30 +228,40 @@ def write_dataset_folder(
     extra_sections: Sequence[str] = (),
     tags: Sequence[str] = ("3d", "question-answering", "spatial-reasoning"),
 ) -> Path:
-    """Write every config as parquet shards plus a README card; atomic."""
+    """Write every config as parquet shards plus a README card into the existing folder
+    ``root`` (not atomic: for a folder that a caller writes atomically as a whole)."""
     if not any(c.default for c in configs):
         raise ValueError("Expected one config marked default=True")
+    root = Path(root)
+    yaml_configs = []
+    for cfg in configs:
+        entry: dict[str, Any] = {"config_name": cfg.name}
+        if cfg.default:
+            entry["default"] = True
+        entry["data_files"] = _write_config(cfg, root)
+        yaml_configs.append(entry)
+    header = {"pretty_name": pretty_name, "license": license, "tags": list(tags),
+              "configs": yaml_configs}
+    lines = ["---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "",
+             f"# {pretty_name}", "", summary, "", "## Configs", "",
+             "| config | split | rows | description |", "|---|---|---|---|"]
+    for cfg in configs:
+        for split, n in cfg.counts.items():
+            lines.append(f"| `{cfg.name}`{' (default)' if cfg.default else ''} | {split} | "
+                         f"{n} | {cfg.description} |")
+    lines += ["", *extra_sections, "", "## License", "", license, "", "## Citation", "",
+              "```bibtex", citation.strip(), "```", ""]
+    (root / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    return root
+
+
+def write_dataset_folder(out: str | os.PathLike, configs: Sequence[ConfigData],
+                         **card: Any) -> Path:
+    """:func:`write_dataset_files` into ``out`` atomically: a failure leaves the previous
+    folder, or nothing."""
     out = Path(out)
     with atomic_dir(out) as tmp:
-        yaml_configs = []
-        for cfg in configs:
-            entry: dict[str, Any] = {"config_name": cfg.name}
-            if cfg.default:
-                entry["default"] = True
-            entry["data_files"] = _write_config(cfg, tmp)
-            yaml_configs.append(entry)
-        header = {"pretty_name": pretty_name, "license": license, "tags": list(tags),
-                  "configs": yaml_configs}
-        lines = ["---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "",
-                 f"# {pretty_name}", "", summary, "", "## Configs", "",
-                 "| config | split | rows | description |", "|---|---|---|---|"]
-        for cfg in configs:
-            for split, n in cfg.counts.items():
-                lines.append(f"| `{cfg.name}`{' (default)' if cfg.default else ''} | {split} | "
-                             f"{n} | {cfg.description} |")
-        lines += ["", *extra_sections, "", "## License", "", license, "", "## Citation", "",
-                  "```bibtex", citation.strip(), "```", ""]
-        (tmp / "README.md").write_text("\n".join(lines), encoding="utf-8")
+        write_dataset_files(tmp, configs, **card)
     return out
 
 
@@ -163,8 +269,6 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
                 private: bool = False, repo_type: str = "dataset",
                 commit_message: str = "Upload with hf_real3d") -> str:
     """Create ``repo_id`` if needed and upload ``folder``; returns the repo URL."""
-    from huggingface_hub import HfApi
-
     folder = Path(folder)
     if not (folder / "README.md").is_file():
         raise FileNotFoundError(f"{folder}: no README.md card; build the folder first")
@@ -186,12 +290,6 @@ def publish_metrics(namespace: str, *, private: bool = False, token: str | None 
                     names: Sequence[str] | None = None) -> list[str]:
     """Upload the metric modules as Hub Spaces (evaluate's convention), so that
     ``evaluate.load("<namespace>/vrs")`` works for anyone with hf-real3d installed."""
-    import tempfile
-
-    from huggingface_hub import HfApi
-
-    from hf_real3d import METRICS, metric_path
-
     api = HfApi(token=token)
     urls = []
     for name in names or METRICS:

@@ -13,9 +13,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
 from hf_real3d._io import atomic_path, write_json
+from hf_real3d.analysis import findings
 
 __all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "plot_topdown",
-           "write_report", "fmt", "srbench_table", "srbench_viewpoint_table"]
+           "write_report", "fmt", "srbench_table", "srbench_viewpoint_table", "mean_std",
+           "render_demo_report", "write_demo_report"]
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -206,3 +208,105 @@ def srbench_viewpoint_table(common: dict[str, dict], uncommon: dict[str, dict],
                 m.get("per_group", {}).get(g) for g in ("height", "location", "orientation",
                                                         "multi_object")])
     return markdown_table(header, rows)
+
+
+# --- the demo's report, rendered from its results object ------------------------------------
+
+
+def mean_std(values: Sequence[float | None]) -> str:
+    """``mean`` for one value, ``mean ± std`` for several, ``-`` for none."""
+    v = np.asarray([x for x in values if x is not None], float)
+    if not len(v):
+        return "-"
+    return f"{v.mean():.1f}" if len(v) == 1 else f"{v.mean():.1f} ± {v.std():.1f}"
+
+
+def _metric(results: Any, model: str, *path: str) -> list[float | None]:
+    vals = []
+    for seed in results.seeds:
+        cur: Any = next(r for r in seed.metrics if r["model"] == model)
+        for k in path:
+            cur = cur.get(k) if isinstance(cur, dict) else None
+        vals.append(cur)
+    return vals
+
+
+def render_demo_report(results: Any) -> str:
+    """``report.md`` of :func:`hf_real3d.demo.run_demo` from its
+    :class:`~hf_real3d.demo.DemoResults` (a pure function of the results)."""
+    cfg, seeds = results.config, results.seeds
+    names = [r["model"] for r in seeds[0].metrics]
+
+    def agg(*path: str) -> dict[str, str]:
+        return {n: mean_std(_metric(results, n, *path)) for n in names}
+
+    md = ["# hf_real3d demo: the Real-3DQA findings on the embedded benchmark", "",
+          f"{cfg['seeds']} seed(s), mean ± std over seeds where more than one. Model: SceneLM "
+          f"(Llama, hidden {cfg['hidden_size']}, {cfg['num_layers']} layers, word-level "
+          f"vocabulary) trained {cfg['epochs']:g} epochs on "
+          f"{cfg['train_scenes'] * cfg['questions_per_scene']} synthetic questions "
+          f"({cfg['guessable_fraction']:.0%} follow a language prior).", ""]
+    em_o, emr_o = agg("original", "em"), agg("original", "em_refined")
+    em_d, emr_d = agg("debiased", "em"), agg("debiased", "em_refined")
+    md += ["## Table 2: original vs filtered (synthetic Real-3DQA)", "",
+           "| Model | EM (orig) | EM_R (orig) | EM (filtered) | EM_R (filtered) |",
+           "|---|---|---|---|---|"]
+    md += [f"| {n} | {em_o[n]} | {emr_o[n]} | {em_d[n]} | {emr_d[n]} |" for n in names]
+    ks = [agg("rotation", f"p_at_least_{k}") for k in range(1, 5)]
+    vrs = agg("rotation", "vrs")
+    md += ["", "## Table 3: viewpoint rotation (P_k, VRS)", "",
+           "| Model | P_1 | P_2 | P_3 | P_4 | VRS |", "|---|---|---|---|---|---|"]
+    md += [f"| {n} | " + " | ".join(k[n] for k in ks) + f" | {vrs[n]} |" for n in names]
+    md += ["", "## Table 4: SFT vs blind vs 3DR-FT on the filtered set", "",
+           "| Model | EM_R (filtered) | VRS |", "|---|---|---|"]
+    md += [f"| {n} | {emr_d[n]} | {vrs[n]} |" for n in names]
+    md += ["", "## Table 6: input ablations (SFT, refined EM on the filtered set)", "",
+           "| Input | EM_R |", "|---|---|"]
+    md += [f"| {ab} | {mean_std([s.ablations[ab] for s in seeds])} |"
+           for ab in seeds[0].ablations]
+    md += ["", "## Figure 5: attention from answer tokens to 3D tokens", "",
+           "| Model | mean attention on 3D tokens | spread over resamples |", "|---|---|---|"]
+    for n in seeds[0].attention:
+        md.append(f"| {n} | {mean_std([s.attention[n]['mean'] * 100 for s in seeds])} % | "
+                  f"{mean_std([s.attention[n]['std_over_resamples'] * 100 for s in seeds])} % |")
+    md += ["", "## Figure 6: questions that flip under 3DR-FT (vs SFT)", "",
+           "| Model | right→wrong | of which filtered out | wrong→right | of which kept |",
+           "|---|---|---|---|---|"]
+    for n in seeds[0].flips:
+        md.append(f"| {n} | " + " | ".join(
+            mean_std([s.flips[n][k] for s in seeds]) for k in (
+                "right_to_wrong", "right_to_wrong_filtered_out", "wrong_to_right",
+                "wrong_to_right_kept")) + " |")
+    md += ["", "## Findings (measured)", ""]
+    md += [f"- ({f.key}) {f.statement} ({'holds' if f.holds else 'does NOT hold'})."
+           for f in findings([s.metrics for s in seeds])]
+    md += ["", "![P_k per model](pk.png)", "", "![refined EM per type](radar.png)", "",
+           "![a question from four viewpoints](topdown.png)", ""]
+    md += _srbench_section(results.srbench)
+    md += ["", f"Wall time: {results.wall_time_s:.0f} s."]
+    return "\n".join(md) + "\n"
+
+
+def _srbench_section(sr: dict[str, Any] | None) -> list[str]:
+    if sr is None:
+        return []
+    if sr["results"] is None:
+        return ["", "## 3DSRBench", "", f"No balanced question survived in {sr['scenes']} "
+                "scene(s); raise --srbench-scenes."]
+    res = sr["results"]
+    return ["", "## 3DSRBench (synthetic, CircularEval; baselines only — bring your VLM with "
+            "`hf-real3d evaluate-3dsrbench --model NAME=PATH`)", "",
+            f"Questions per viewpoint kind: {sr['stats']['questions_per_kind']}; "
+            f"categories: {sr['stats']['categories']}", "",
+            srbench_table(res["synthetic_common"]), "", "### Common vs uncommon (Table 4 shape)",
+            "", srbench_viewpoint_table(res["synthetic_common"], res["synthetic_uncommon"])]
+
+
+def write_demo_report(results: Any, out: str | os.PathLike) -> Path:
+    """``report.md`` plus ``pk.png`` and ``radar.png`` (first seed) under ``out``."""
+    out = Path(out)
+    plot_pk(results.seeds[0].metrics, out / "pk.png")
+    plot_radar(results.seeds[0].metrics, out / "radar.png")
+    with atomic_path(out / "report.md") as tmp:
+        tmp.write_text(render_demo_report(results), encoding="utf-8")
+    return out / "report.md"

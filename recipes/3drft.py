@@ -1,32 +1,24 @@
-"""3D-reweighted fine-tuning (3DR-FT) of SceneLM.
+"""3D-reweighted fine-tuning (3DR-FT) of SceneLM on a built dataset.
 
+    hf-real3d synth --out data/synth
     accelerate launch recipes/3drft.py --config recipes/configs/3drft_synth.yaml
     accelerate launch --config_file recipes/accelerate/cpu_2proc.yaml recipes/3drft.py \
         --config recipes/configs/3drft_synth.yaml --reweighting official
 
-``reweighting: paper`` needs the blind fine-tuned model (``blind_model_path``): when it
-is missing this recipe trains it first (same data, 3D removed) and saves it there.
+``reweighting: paper`` runs in two named stages: (1) the blind model named by
+``blind_model_path``, reused only if it was trained with this run's architecture, data and
+settings (else an error), or trained into ``<output_dir>/blind`` when the config names none
+(a stale one there is retrained, and the log says why); (2) 3DR-FT with its log-probs.
 """
 
-from pathlib import Path
-
-from hf_real3d.training.pipeline import make_parser, parse_recipe_args, train_model
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_3drft
 
 __all__ = ["main", "make_parser"]
 
 
 def main(script_args, training_args):
-    if training_args.reweighting == "paper":
-        blind_path = script_args.blind_model_path or str(Path(training_args.output_dir) / "blind")
-        script_args.blind_model_path = blind_path
-        if not (Path(blind_path) / "config.json").is_file():
-            import dataclasses
-
-            blind_args = dataclasses.replace(training_args, output_dir=blind_path,
-                                             reweighting="none")
-            train_model(script_args, blind_args, blind=True)
-    return train_model(script_args, training_args, blind=False)
+    return train_3drft(script_args, training_args)
 
 
 if __name__ == "__main__":
-    main(*parse_recipe_args())
+    run_recipe(main, parse_recipe_args)

@@ -3,7 +3,7 @@
     accelerate launch recipes/blind_ft.py --config recipes/configs/blind_ft_synth.yaml
 """
 
-from hf_real3d.training.pipeline import make_parser, parse_recipe_args, train_model
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model
 
 __all__ = ["main", "make_parser"]
 
@@ -15,4 +15,4 @@ def main(script_args, training_args):
 
 
 if __name__ == "__main__":
-    main(*parse_recipe_args())
+    run_recipe(main, parse_recipe_args)

@@ -1,12 +1,13 @@
-"""Supervised fine-tuning of SceneLM (full model: text + 3D).
+"""Supervised fine-tuning of SceneLM (full model: text + 3D) on a built dataset.
 
+    hf-real3d synth --out data/synth
     accelerate launch --config_file recipes/accelerate/cpu_2proc.yaml recipes/sft.py \
-        --config recipes/configs/sft_synth.yaml [--num_train_epochs 3 ...]
+        --config recipes/configs/sft_synth.yaml [--dataset_name org/real3dqa-train ...]
 
 Flags override the YAML file; every field of ScriptArguments and ReweightedConfig is a flag.
 """
 
-from hf_real3d.training.pipeline import make_parser, parse_recipe_args, train_model
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model
 
 __all__ = ["main", "make_parser"]
 
@@ -17,4 +18,4 @@ def main(script_args, training_args):
 
 
 if __name__ == "__main__":
-    main(*parse_recipe_args())
+    run_recipe(main, parse_recipe_args)

@@ -8,6 +8,7 @@ from hf_real3d.modeling.data import (
     qa_rows,
     train_tokenizer,
 )
+from hf_real3d.modeling.inference import attention_to_3d, predict_rows
 from hf_real3d.modeling.scene_lm import (
     SCENE_INPUT_NAMES,
     SceneLM,
@@ -25,7 +26,9 @@ __all__ = [
     "SceneLMConfig",
     "SceneLMOutput",
     "SceneQACollator",
+    "attention_to_3d",
     "causal_lm_loss",
+    "predict_rows",
     "qa_rows",
     "train_tokenizer",
 ]

@@ -142,7 +142,10 @@ class SceneQACollator:
         return ids, labels
 
     def __call__(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
-        enc = [self.encode(r) for r in rows]
+        pretokenized = not self.for_generation and self.ablation == "none"
+        enc = [(list(r["input_ids"]), list(r["labels"]))
+               if pretokenized and r.get("input_ids") is not None else self.encode(r)
+               for r in rows]
         width = max(len(i) for i, _ in enc)
         pad = self.tok.pad_token_id
         ids, mask, labels = [], [], []
@@ -202,9 +205,12 @@ class SceneQACollator:
         return out
 
 
-def default_tokenizer_corpus(records: Sequence[Any]) -> list[str]:
-    texts = []
-    for r in records:
-        texts += [r.situation, r.question, *r.answers, *r.alternative_situation]
+def default_tokenizer_corpus(items: Iterable[Any]) -> list[str]:
+    """Texts to train the word-level tokenizer on: situations, questions, answers and
+    alternative situations of :class:`~hf_real3d.sqa3d.SQA3DRecord` objects or row dicts."""
+    texts: list[str] = []
+    for r in items:
+        get = r.__getitem__ if isinstance(r, Mapping) else r.__getattribute__
+        texts += [get("situation"), get("question"), *get("answers"),
+                  *get("alternative_situation")]
     return texts
-

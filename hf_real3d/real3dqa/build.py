@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import datasets
 import pandas as pd
 
 from hf_real3d.hub import (
     ConfigData,
+    fill_rows,
     push_folder,
     question_features,
+    record_row,
     scene_features,
     scene_rows,
     write_dataset_folder,
@@ -22,7 +23,6 @@ from hf_real3d.real3dqa.filtering import filter_questions
 from hf_real3d.real3dqa.release import read_release
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
-from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import read_split
 
 __all__ = ["CITATION", "import_release", "build_real3dqa"]
@@ -33,42 +33,14 @@ CITATION = """@inproceedings{ma2026real3dqa,
   booktitle={ICLR},
   year={2026}
 }"""
-_EXTRA_COLUMNS = {
-    "kind": "string", "guessable": "bool", "quality": ["string"], "reasons": ["string"],
-    "dependency": "float64", "source_question_id": "int64", "in_debiased": "bool",
-}
-
-
-def _features(*names: str):
-    def feat(spec):
-        return datasets.Sequence(datasets.Value(spec[0])) if isinstance(spec, list) \
-            else datasets.Value(spec)
-
-    return question_features({n: feat(_EXTRA_COLUMNS[n]) for n in names})
-
-
-def _fill(rows: list[dict], features) -> list[dict]:
-    out = []
-    for r in rows:
-        row = {}
-        for c in features:
-            v = r.get(c)
-            if v is None:
-                v = [] if c in ("alternative_situation", "quality", "reasons") else \
-                    ("" if c in ("question_type", "sqa3d_type", "kind", "situation") else v)
-            row[c] = v
-        out.append(row)
-    return out
-
-
 def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
                    push_to_hub: str | None = None) -> dict[str, Any]:
     """The official release as a dataset folder: configs ``real3dqa`` (default: the
     de-biased set) and ``rotations`` (all viewpoints, grouped on the base id, with a
     ``quality`` column). Returns the validation report (+ ``url`` when pushed)."""
     data = read_release(release_dir)
-    deb_f = _features("source_question_id", "quality")
-    rot_f = _features("source_question_id", "quality", "in_debiased")
+    deb_f = question_features("source_question_id", "quality")
+    rot_f = question_features("source_question_id", "quality", "in_debiased")
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
     rep = data.report
     schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
@@ -85,9 +57,9 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         "| flag | rows |\n|---|---|\n" + flags)
     write_dataset_folder(
         out,
-        [ConfigData("real3dqa", {"test": _fill(deb_rows, deb_f)}, deb_f,
+        [ConfigData("real3dqa", {"test": fill_rows(deb_rows, deb_f)}, deb_f,
                     "the de-biased SQA3D test set with Real-3DQA question types", default=True),
-         ConfigData("rotations", {"test": _fill(data.rotations, rot_f)}, rot_f,
+         ConfigData("rotations", {"test": fill_rows(data.rotations, rot_f)}, rot_f,
                     "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
         pretty_name="Real-3DQA",
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
@@ -97,19 +69,6 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
     if push_to_hub:
         rep["url"] = push_folder(out, push_to_hub)
     return rep
-
-
-def _record_row(rec, **extra) -> dict[str, Any]:
-    meta = rec.extra.get("synth") or {}
-    return {
-        "question_id": rec.question_id, "scene_id": rec.scene_id, "situation": rec.situation,
-        "alternative_situation": list(rec.alternative_situation), "question": rec.question,
-        "answers": list(rec.answers), "position": dict(rec.position),
-        "rotation": dict(rec.rotation),
-        "question_type": CATEGORY.get(meta.get("kind", ""), ""), "sqa3d_type": rec.qtype,
-        "rotation_deg": 0, "kind": meta.get("kind", ""), "guessable": meta.get("guessable"),
-        **extra,
-    }
 
 
 def build_real3dqa(
@@ -152,21 +111,21 @@ def build_real3dqa(
     rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
     by_id = {r.question_id: r for r in records}
 
-    base_f = _features("kind", "guessable")
-    real_f = _features("kind", "guessable", "dependency")
-    rot_f = _features("kind", "guessable")
-    out_f = _features("kind", "guessable", "reasons", "dependency")
+    base_f = question_features("kind", "guessable")
+    real_f = question_features("kind", "guessable", "dependency")
+    rot_f = question_features("kind", "guessable")
+    out_f = question_features("kind", "guessable", "reasons", "dependency")
     dep = info.dependency.to_dict()
-    sqa_rows = [_record_row(r) for r in records]
-    real_rows = [_record_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
+    sqa_rows = [record_row(r) for r in records]
+    real_rows = [record_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
     rot_rows = []
     for row in rot.rows:
-        base = _record_row(by_id[row["question_id"]])
+        base = record_row(by_id[row["question_id"]])
         base.update({k: row[k] for k in ("situation", "answers", "position", "rotation",
                                          "rotation_deg")})
         base["alternative_situation"] = [] if row["rotation_deg"] else base["alternative_situation"]
         rot_rows.append(base)
-    removed_rows = [_record_row(by_id[q], reasons=list(info.reasons[q]),
+    removed_rows = [record_row(by_id[q], reasons=list(info.reasons[q]),
                                 dependency=_nan_none(dep[q]))
                     for q in result.removed.question_id]
     stats_md = result.stats_markdown()
@@ -179,12 +138,12 @@ def build_real3dqa(
                f"{rstats['reasons']}.")
     write_dataset_folder(
         out,
-        [ConfigData("sqa3d", {split: _fill(sqa_rows, base_f)}, base_f, "all input questions"),
-         ConfigData("real3dqa", {split: _fill(real_rows, real_f)}, real_f,
+        [ConfigData("sqa3d", {split: fill_rows(sqa_rows, base_f)}, base_f, "all input questions"),
+         ConfigData("real3dqa", {split: fill_rows(real_rows, real_f)}, real_f,
                     "questions no blind model or judge answers", default=True),
-         ConfigData("rotations", {split: _fill(rot_rows, rot_f)}, rot_f,
+         ConfigData("rotations", {split: fill_rows(rot_rows, rot_f)}, rot_f,
                     f"kept questions from {n_viewpoints} viewpoints, grouped on question_id"),
-         ConfigData("filtered_out", {split: _fill(removed_rows, out_f)}, out_f,
+         ConfigData("filtered_out", {split: fill_rows(removed_rows, out_f)}, out_f,
                     "removed questions with the filters that removed them"),
          ConfigData("scenes", {split: scene_rows(scenes.values())}, scene_features(),
                     "objects and Nx6 point clouds (xyz + rgb in [0, 1])", rows_per_shard=20)],

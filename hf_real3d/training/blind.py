@@ -6,6 +6,7 @@ import hashlib
 from typing import Any
 
 import torch
+from datasets.fingerprint import Hasher
 
 from hf_real3d.training.losses import token_logprobs
 
@@ -29,8 +30,6 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
     model's weights and the collator's tokenizer, so a cached result is reused only for the
     same inputs. The blind model sees text only (3D inputs dropped or zeroed).
     """
-    from datasets.fingerprint import Hasher
-
     blind_model.eval()
     vocab = collator.tok.get_vocab()
     fp = Hasher.hash([dataset._fingerprint, model_digest(blind_model), sorted(vocab.items()),
@@ -41,7 +40,7 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
         enc = collator(rows)
         labels = enc["labels"]
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
-        if text_only_mode == "zero" and "object_points" in enc:
+        if text_only_mode == "zeroed" and "object_points" in enc:
             inputs.update({"object_points": torch.zeros_like(enc["object_points"]),
                            "object_boxes": torch.zeros_like(enc["object_boxes"]),
                            "object_mask": enc["object_mask"]})

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import collections
+import glob
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES, causal_lm_loss
@@ -40,7 +43,8 @@ class ReweightedConfig(TrainingArguments):
         metadata={"help": "Model keyword arguments that carry the 3D input; the text-only "
                           "pass removes them."})
     text_only_mode: str = field(default="drop", metadata={
-        "help": "How the text-only pass removes 3D: 'drop' the inputs or 'zero' them."})
+        "help": "How the text-only pass removes 3D: 'drop' the inputs or feed them 'zeroed' "
+                "(the names SceneLMConfig.blind_mode uses)."})
     reweight_eos: bool = field(default=False, metadata={
         "help": "Apply the 'paper' weight to the end-of-answer token too. The blind model "
                 "predicts it almost surely, so its weight goes to ~0 and the model never "
@@ -55,8 +59,8 @@ class ReweightedConfig(TrainingArguments):
     def __post_init__(self):
         if self.reweighting not in REWEIGHTING:
             raise ValueError(f"Expected reweighting in {REWEIGHTING} but got {self.reweighting!r}")
-        if self.text_only_mode not in ("drop", "zero"):
-            raise ValueError(f"Expected text_only_mode 'drop' or 'zero' but got "
+        if self.text_only_mode not in ("drop", "zeroed"):
+            raise ValueError(f"Expected text_only_mode 'drop' or 'zeroed' but got "
                              f"{self.text_only_mode!r}")
         if self.epsilon <= 0:
             raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
@@ -108,11 +112,6 @@ class ReweightedTrainer(Trainer):
 
     @staticmethod
     def _load_blind_weights(model, path: str) -> None:
-        import glob
-        import os
-
-        from safetensors.torch import load_file
-
         files = sorted(glob.glob(os.path.join(path, "*.safetensors")))
         if not files:
             raise FileNotFoundError(f"init_from_blind: no *.safetensors in {path}")
