@@ -33,7 +33,7 @@ from hf_real3d.training import (  # noqa: E402
     ReweightedTrainer,
     precompute_blind_logprobs,
 )
-from hf_real3d.training.pipeline import ScriptArguments, build_model  # noqa: E402
+from hf_real3d.training.recipe import ScriptArguments, build_model  # noqa: E402
 
 
 class StepTimer(TrainerCallback):

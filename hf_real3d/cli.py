@@ -251,6 +251,7 @@ class Command:
 
 
 def _demo_config() -> type:
+    # the demo pulls in torch and the training stack: imported only for this command
     from hf_real3d.demo import DemoConfig
 
     return DemoConfig

@@ -234,6 +234,8 @@ class Scene:
 
 def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
     """Write ``scene`` as ScanNet files under ``root/<scene_id>/`` atomically."""
+    # open3d takes ~1 s to import and needs libusb: loaded only when ScanNet files are read
+    # or written
     import open3d as o3d
 
     paths = scannet_paths(root, scene.scene_id)
@@ -297,6 +299,8 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
                 f"{scene_id}: missing {paths[key].name} in {paths['folder']}; "
                 "expected ScanNet's *_vh_clean_2.ply, *.segs.json and *.aggregation.json"
             )
+    # open3d takes ~1 s to import and needs libusb: loaded only when ScanNet files are read
+    # or written
     import open3d as o3d
 
     mesh = o3d.io.read_triangle_mesh(str(paths["ply"]))

@@ -18,6 +18,7 @@ Keys beyond these (our synthetic generator adds ``synth`` to each annotation) ar
 from __future__ import annotations
 
 import collections
+import json
 import math
 import os
 import re
@@ -256,7 +257,6 @@ def write_sqa3d(
         dup = next(i for i, c in collections.Counter(ids).items() if c > 1)
         raise FormatError(f"duplicate question_id {dup}; ids must be unique")
     head = {"info": info or {"description": "written by hf_real3d"}, "license": "see dataset card"}
-    import json
 
     with atomic_path(questions_path) as qtmp, atomic_path(annotations_path) as atmp:
         with open(qtmp, "w", encoding="utf-8") as f:

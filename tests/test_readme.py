@@ -79,9 +79,7 @@ def test_readme_snippets(tmp_path, real_dir):
                 if args[0] == "accelerate":
                     args = [str(BIN / "accelerate"), *args[1:]]
                     args = [str(ROOT / a) if a.startswith("recipes/") else a for a in args]
-                    args += ["--data_dir", "data/recipes", "--output_dir", "out/3drft",
-                             "--blind_model_path", "out/blind", "--synth_train_scenes", "2",
-                             "--synth_test_scenes", "1", "--synth_questions_per_scene", "20",
+                    args += ["--output_dir", "out/3drft", "--max_steps", "2",
                              "--hidden_size", "32", "--num_layers", "1"]
                 e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
                 p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,

@@ -1,4 +1,5 @@
-"""The recipes run as users run them: accelerate launch with a YAML config and overrides."""
+"""The recipes run as users run them: a dataset folder built by `hf-real3d synth`, then
+accelerate launch with a YAML config and overrides, then predict.py on the same dataset."""
 
 import json
 import os
@@ -8,32 +9,75 @@ from pathlib import Path
 
 import pytest
 
+from hf_real3d.cli import main as cli
+from hf_real3d.training import ReweightedConfig
+from hf_real3d.training.recipe import (
+    TRAINING_INFO,
+    ScriptArguments,
+    StaleModelError,
+    ensure_blind_model,
+    load_training_data,
+    parse_recipe_args,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--hidden_size", "32", "--num_layers", "1", "--logging_steps", "1"]
+
+
+@pytest.fixture(scope="module")
+def synth_folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("recipes") / "synth"
+    assert cli(["synth", "--out", str(out), "--train-scenes", "3", "--val-scenes", "1",
+                "--test-scenes", "1", "--questions-per-scene", "20"]) == 0
+    return out
+
+
+def test_synth_writes_a_loadable_dataset_folder(synth_folder):
+    from datasets import load_dataset
+
+    qs = load_dataset(str(synth_folder), "sqa3d", download_mode="force_redownload")
+    assert {s: qs[s].num_rows for s in qs} == {"train": 60, "val": 20, "test": 20}
+    assert json.loads(qs["train"][0]["semantics"])["kind"] == qs["train"][0]["kind"]
+    scenes = load_dataset(str(synth_folder), "scenes", split="train",
+                          download_mode="force_redownload")
+    row = scenes[0]
+    assert sum(o["num_points"] for o in row["objects"]) == len(row["points"])
 
 
 @pytest.mark.slow
-def test_3drft_recipe_under_accelerate_then_predict(tmp_path):
+def test_3drft_recipe_from_dataset_name_under_accelerate_then_predict(synth_folder, tmp_path):
     env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2")
-    data = tmp_path / "synth"
     out = tmp_path / "3drft"
     accelerate = str(Path(sys.executable).parent / "accelerate")
     cmd = [accelerate, "launch", "--num_processes", "1", "--cpu", "--mixed_precision", "no",
            "--dynamo_backend", "no", str(ROOT / "recipes/3drft.py"),
            "--config", str(ROOT / "recipes/configs/3drft_synth.yaml"),
-           "--data_dir", str(data), "--output_dir", str(out),
-           "--blind_model_path", str(tmp_path / "blind"),
-           "--synth_train_scenes", "3", "--synth_test_scenes", "1",
-           "--synth_questions_per_scene", "20", "--max_steps", "3", "--hidden_size", "32",
-           "--num_layers", "1", "--logging_steps", "1"]
+           "--dataset_name", str(synth_folder), "--output_dir", str(out),
+           "--max_steps", "3", *TINY]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-4000:]
-    for folder in (tmp_path / "blind", out):  # the blind model was trained first
+    assert "stage 1/2 (blind model): training into" in p.stderr
+    for folder in (out / "blind", out):  # stage 1 trained the blind model first
         assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model_type"] == "scene_lm" and cfg["blind"] is False
-    assert json.loads((tmp_path / "blind/config.json").read_text())["blind"] is True
+    assert json.loads((out / "blind/config.json").read_text())["blind"] is True
+    info = json.loads((out / TRAINING_INFO).read_text())
+    assert info["training"]["reweighting"] == "paper" and info["metrics"]["global_step"] == 3
+    assert info["blind_model"]["path"] == str(out / "blind")
+    card = (out / "README.md").read_text()
+    for words in ("library_name: hf_real3d", "## Base", "## Data", "3DR-FT, paper variant",
+                  info["data"]["fingerprint"], "## Metrics", "train_loss"):
+        assert words in card, words
+    # a second run with other settings does not reuse the now stale blind model silently
+    p = subprocess.run([*cmd[:-len(TINY) - 2], "--max_steps", "4", *TINY], capture_output=True,
+                       text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "is stale (training.max_steps: saved 3, asked 4); retraining" in p.stderr
+    assert json.loads((out / "blind" / TRAINING_INFO).read_text())["metrics"][
+        "global_step"] == 4
     p = subprocess.run([sys.executable, str(ROOT / "recipes/predict.py"), "--model", str(out),
-                        "--data_dir", str(data), "--out", str(tmp_path / "preds"),
+                        "--dataset_name", str(synth_folder), "--out", str(tmp_path / "preds"),
                         "--ablations", "no_3d", "--attention"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
@@ -43,16 +87,51 @@ def test_3drft_recipe_under_accelerate_then_predict(tmp_path):
     assert 0 <= summary["attention_to_3d"]["mean"] <= 1
     orig = (tmp_path / "preds/original.jsonl").read_text().splitlines()
     assert len(orig) == 20 and "log_prob" in json.loads(orig[0])
+    assert (tmp_path / "preds/ablation_no_3d.jsonl").is_file()
+
+
+def _signature_args(synth_folder, tmp_path, **kw):
+    s = ScriptArguments(dataset_name=str(synth_folder), hidden_size=16, num_layers=1,
+                        blind_model_path=str(tmp_path / "blind"))
+    t = ReweightedConfig(output_dir=str(tmp_path / "run"), reweighting="paper", max_steps=1,
+                         per_device_train_batch_size=8, use_cpu=True, report_to="none",
+                         save_strategy="no", disable_tqdm=True, **kw)
+    return s, t
+
+
+def test_named_stale_blind_model_is_an_error(synth_folder, tmp_path):
+    s, t = _signature_args(synth_folder, tmp_path)
+    data = load_training_data(s)
+    assert ensure_blind_model(s, t, data) == str(tmp_path / "blind")  # trained: absent before
+    assert ensure_blind_model(s, t, data) == str(tmp_path / "blind")  # reused: same signature
+    _, other_lr = _signature_args(synth_folder, tmp_path, learning_rate=1e-3)
+    with pytest.raises(StaleModelError, match=r"training\.learning_rate: saved 5e-05, asked "
+                                              r"0\.001"):
+        ensure_blind_model(s, other_lr, data)
+    fewer = dict(s.__dict__, max_train_questions=30)
+    with pytest.raises(StaleModelError, match=r"data\.fingerprint"):
+        ensure_blind_model(ScriptArguments(**fewer), t, load_training_data(ScriptArguments(
+            **fewer)))
 
 
 def test_recipe_config_errors(tmp_path):
-    from hf_real3d.training.pipeline import parse_recipe_args
-
     bad = tmp_path / "bad.yaml"
     bad.write_text("no_such_option: 3\n")
     with pytest.raises(ValueError, match=r"unknown argument\(s\) in config: \['no_such_option'\]"):
         parse_recipe_args(["--config", str(bad)])
     good = tmp_path / "good.yaml"
-    good.write_text("output_dir: x\nlearning_rate: 0.1\nreweighting: official\n")
+    good.write_text("output_dir: x\nlearning_rate: 0.1\nreweighting: official\n"
+                    "dataset_name: somewhere\n")
     s, t = parse_recipe_args(["--config", str(good), "--learning_rate", "0.5"])
     assert t.learning_rate == 0.5 and t.reweighting == "official" and t.output_dir == "x"
+    assert s.dataset_name == "somewhere"
+
+
+def test_recipe_missing_dataset_is_one_line_error(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "recipes/sft.py"), "--dataset_name",
+                        str(tmp_path / "nowhere"), "--output_dir", str(tmp_path / "o"),
+                        "--use_cpu", "true", "--report_to", "none"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert "hf-real3d synth --out" in p.stderr.strip().splitlines()[-1]

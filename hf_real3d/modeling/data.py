@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
 
 from hf_real3d.geometry import Pose
 from hf_real3d.scene import Scene
@@ -27,9 +29,6 @@ ABLATIONS = ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 512, save_to: str | None = None):
     """A lower-cased word-level tokenizer trained with ``tokenizers`` on ``texts``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
     tok = Tokenizer(models.WordLevel(unk_token=SPECIAL_TOKENS["unk_token"]))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])

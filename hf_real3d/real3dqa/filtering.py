@@ -187,6 +187,8 @@ def judge_predictions(
 
     ``questions`` needs question_id, question and optionally situation.
     """
+    # torch + transformers only when a judge model is actually run (filtering itself is
+    # pandas and numpy)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import datasets
 import pandas as pd
+from PIL import Image, ImageOps
 
 from hf_real3d._io import FormatError, atomic_path
 from hf_real3d.choices import LETTERS, circular_shifts, swap_left_right
@@ -81,8 +83,6 @@ def _derive(row: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _decode_image(b64: str, where: str) -> bytes:
-    from PIL import Image
-
     try:
         data = base64.b64decode(b64, validate=True)
         Image.open(io.BytesIO(data)).verify()
@@ -175,8 +175,6 @@ def flip_expand(rows: Sequence[dict[str, Any]], *, flip_image=None) -> list[dict
 
 
 def _flip_png(data: bytes) -> bytes:
-    from PIL import Image, ImageOps
-
     buf = io.BytesIO()
     ImageOps.mirror(Image.open(io.BytesIO(data))).save(buf, format="PNG")
     return buf.getvalue()
@@ -211,8 +209,6 @@ def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def rows_to_dataset(rows: Sequence[dict[str, Any]]):
     """A ``datasets.Dataset`` with an ``Image`` column and the derived columns."""
-    import datasets
-
     feats = datasets.Features({
         "index": datasets.Value("int64"), "qid": datasets.Value("string"),
         "question": datasets.Value("string"),

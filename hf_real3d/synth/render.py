@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from PIL import Image
 from scipy.spatial.transform import Rotation
 
 from hf_real3d.scene import Scene
@@ -104,6 +105,7 @@ class Renderer:
     """Reusable offscreen renderer (creating one costs more than a frame)."""
 
     def __init__(self, width: int = 512, height: int = 512):
+        # open3d's renderer needs Vulkan; loaded only in the processes that render
         from open3d.visualization import rendering
 
         self._rendering = rendering
@@ -118,6 +120,7 @@ class Renderer:
         self._count = 0
 
     def set_mesh(self, arrays: tuple[np.ndarray, ...]) -> None:
+        # open3d: see above
         import open3d as o3d
 
         v, c, t = arrays
@@ -141,8 +144,6 @@ class Renderer:
 
 
 def png_bytes(image: np.ndarray) -> bytes:
-    from PIL import Image
-
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG", optimize=False)
     return buf.getvalue()

@@ -28,14 +28,15 @@ __all__ = ["TrainingData", "load_split", "load_scene_bank", "tokenizer_corpus",
 
 
 def _is_local(name: str) -> bool:
-    return Path(name).is_dir()
+    """A folder path (existing, or written like one) rather than an ``org/name`` Hub id."""
+    return Path(name).exists() or name.startswith(("/", ".", "~")) or name.count("/") != 1
 
 
 def load_split(name: str, config: str, split: str) -> datasets.Dataset:
     """One split of a question config, from a local folder (never a stale cached build) or
     a Hub dataset id."""
     if _is_local(name):
-        folder = Path(name)
+        folder = Path(name).expanduser()
         if not (folder / "README.md").is_file():
             raise FileNotFoundError(
                 f"{folder}: not a dataset folder (no README.md card); build one with "

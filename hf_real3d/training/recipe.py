@@ -63,8 +63,8 @@ class ScriptArguments:
     dataset_config: str = field(default="sqa3d", metadata={
         "help": "Config holding the questions."})
     dataset_train_split: str = field(default="train", metadata={"help": "Training split."})
-    dataset_test_split: str | None = field(default="val", metadata={
-        "help": "Evaluation split ('' or None: no evaluation set)."})
+    dataset_test_split: str | None = field(default=None, metadata={
+        "help": "Evaluation split, e.g. 'val' (default: no evaluation set)."})
     scenes_config: str = field(default="scenes", metadata={
         "help": "Config holding the scenes (objects and point clouds)."})
     dataset_num_proc: int | None = field(default=None, metadata={
