@@ -85,10 +85,18 @@ class EvaluateOptions:
                                 default=False)
 
 
+def _push_to_hub() -> Any:
+    return _help("Also publish the folder as this dataset repo (ORG/NAME).", default=None)
+
+
 @dataclass
-class BuildReal3DQAOptions:
+class _SQA3DInputs:
     sqa3d: str = _help("Folder with SQA3D question/annotation files.")
     scenes: str = _help("Folder of ScanNet-format scene folders.")
+
+
+@dataclass
+class BuildReal3DQAOptions(_SQA3DInputs):
     out: str = _help("Dataset folder to write.")
     full: list[str] = _help("Predictions of a model WITH its 3D input, NAME=FILE (repeatable "
                             "by giving several); pairs with --blind of the same NAME.",
@@ -99,22 +107,18 @@ class BuildReal3DQAOptions:
                              default_factory=list)
     split: str = _help("SQA3D split to build from.", default="test")
     viewpoints: int = _help("Viewpoints per question (360 must divide by it).", default=4)
-    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
-                                    default=None)
+    push_to_hub: str | None = _push_to_hub()
 
 
 @dataclass
 class ImportReal3DQAOptions:
     release: str = _help("Folder with the official Real-3DQA release files.")
     out: str = _help("Dataset folder to write.")
-    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
-                                    default=None)
+    push_to_hub: str | None = _push_to_hub()
 
 
 @dataclass
-class DrawOptions:
-    sqa3d: str = _help("Folder with SQA3D question/annotation files.")
-    scenes: str = _help("Folder of ScanNet-format scene folders.")
+class DrawOptions(_SQA3DInputs):
     question_id: int = _help("The question to draw.")
     out: str = _help("PNG file to write.")
     split: str = _help("SQA3D split holding the question.", default="test")
@@ -134,8 +138,7 @@ class Build3DSRBenchOptions:
     workers: int = _help("Render worker processes.", default=2)
     export_tsv: bool = _help("Also write VLMEvalKit TSVs of the synthetic configs.",
                              default=False)
-    push_to_hub: str | None = _help("Also publish the folder as this dataset repo (ORG/NAME).",
-                                    default=None)
+    push_to_hub: str | None = _push_to_hub()
 
 
 @dataclass

@@ -25,7 +25,6 @@ import pandas as pd
 from hf_real3d._io import FormatError, read_json
 
 __all__ = [
-    "SUFFIX_DEG",
     "parse_prediction_spec",
     "named_files",
     "prediction_pairs",
@@ -33,10 +32,6 @@ __all__ = [
     "load_model_predictions",
     "load_srbench_predictions",
 ]
-
-# the official rotation files' id scheme: id x 100 + suffix -> viewpoint
-SUFFIX_DEG = {1: 90, 2: 180, 3: 270}
-
 
 def parse_prediction_spec(spec: str) -> tuple[str, list[str]]:
     """``NAME=FILE[,FILE...]`` (or ``FILE[,FILE...]``) -> (name or "", [files])."""

@@ -33,14 +33,12 @@ def synth_folder(tmp_path_factory):
 
 
 def test_synth_writes_a_loadable_dataset_folder(synth_folder):
-    from datasets import load_dataset
+    from hf_real3d.hub import load_local
 
-    qs = load_dataset(str(synth_folder), "sqa3d", download_mode="force_redownload")
+    qs = {s: load_local(synth_folder, "sqa3d", s) for s in ("train", "val", "test")}
     assert {s: qs[s].num_rows for s in qs} == {"train": 60, "val": 20, "test": 20}
     assert json.loads(qs["train"][0]["semantics"])["kind"] == qs["train"][0]["kind"]
-    scenes = load_dataset(str(synth_folder), "scenes", split="train",
-                          download_mode="force_redownload")
-    row = scenes[0]
+    row = load_local(synth_folder, "scenes", "train")[0]
     assert sum(o["num_points"] for o in row["objects"]) == len(row["points"])
 
 

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d.hub import load_local
-from hf_real3d.predictions import SUFFIX_DEG, load_model_predictions
-from hf_real3d.real3dqa.release import read_release
+from hf_real3d.predictions import load_model_predictions
+from hf_real3d.real3dqa.release import SUFFIX_DEG, read_release, suffixed_id
 from hf_real3d.report import results_table, write_report
 from hf_real3d.scoring import MetricInputError, answer_correctness, bootstrap_ci, vrs
 from hf_real3d.sqa3d import read_split, split_paths
@@ -109,10 +109,10 @@ def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
     # id x 100 + suffix scheme: map back to the base id and viewpoint
     fixed_q, fixed_d = [], []
     for q, d in zip(preds.question_id.tolist(), preds.rotation_deg.tolist()):
-        if q not in ids and isinstance(q, int | np.integer) and q // 100 in ids and \
-                q % 100 in SUFFIX_DEG:
-            fixed_q.append(int(q // 100))
-            fixed_d.append(SUFFIX_DEG[int(q % 100)])
+        split = suffixed_id(q, ids)
+        if split is not None and split[1] in SUFFIX_DEG:
+            fixed_q.append(split[0])
+            fixed_d.append(SUFFIX_DEG[split[1]])
         else:
             fixed_q.append(q)
             fixed_d.append(d)

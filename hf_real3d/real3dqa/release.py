@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaw_from_quaternion
 from hf_real3d.scene import check_scene_id
@@ -98,17 +100,31 @@ def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()).lower() == " ".join(b.split()).lower()
 
 
+# the rotated files' id scheme: id x 100 + a two-digit viewpoint suffix
+SUFFIX_DEG = {1: 90, 2: 180, 3: 270}
+
+
+def suffixed_id(qid: object, base_ids: set) -> tuple[int, int] | None:
+    """``(base id, suffix)`` when ``qid`` is not a base id itself but ``base * 100 + suffix``
+    of one (the release's ``rotation_90``/``rotation_270`` ids); else None. The one place
+    this rule lives."""
+    if qid in base_ids or not isinstance(qid, int | np.integer) or qid // 100 not in base_ids:
+        return None
+    return int(qid // 100), int(qid % 100)
+
+
 def resolve_base_ids(ids: list[int], base_ids: set[int], file_name: str) -> tuple[list[int], str]:
     """Map a file's ids to base ids: plain, or ``id * 100 + suffix``. Returns the scheme."""
     if all(i in base_ids for i in ids):
         return list(ids), "plain"
     out, suffixes = [], set()
     for i in ids:
+        split = suffixed_id(i, base_ids)
         if i in base_ids:
             out.append(i)
-        elif i // 100 in base_ids:
-            out.append(i // 100)
-            suffixes.add(i % 100)
+        elif split is not None:
+            out.append(split[0])
+            suffixes.add(split[1])
         else:
             raise FormatError(
                 f"{file_name}: question_id {i} matches no rotation_0 id, neither plainly nor "
