@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_real3d.training.losses import (
+    NonFiniteLossError,
     official_loss,
     paper_loss,
     paper_weights,
@@ -102,3 +103,59 @@ def test_fixed_weight_mask_keeps_weight_one():
                          fixed_weight_mask=torch.tensor([[False, True]]))
     assert w.tolist() == [[0.0, 1.0]]
     assert loss.item() == pytest.approx(-math.log(0.8) / 2)
+
+
+def test_minus_inf_blind_logprob_gets_the_largest_weight():
+    mask = torch.tensor([[True, True, True]])
+    blind = torch.tensor([[-float("inf"), -2.0, 0.0]])
+    text = torch.tensor([[-1.0, -1.0, -1.0]])
+    w = paper_weights(blind, text, mask, clip=10.0)
+    assert w.tolist() == [[10.0, 2.0, 0.0]]
+    assert w[0, 0] == w.max()  # the most 3D-dependent token, never weight 0
+    with pytest.raises(NonFiniteLossError, match="weight_clip"):
+        paper_weights(blind, text, mask, clip=None)
+
+
+def test_nan_inputs_raise_by_default_and_zero_on_request():
+    mask = torch.tensor([[True, True]])
+    blind = torch.tensor([[float("nan"), -1.0]])
+    text = torch.tensor([[-1.0, -1.0]])
+    with pytest.raises(NonFiniteLossError, match=r"blind log-prob is nan at batch row 0"):
+        paper_weights(blind, text, mask, clip=10.0)
+    assert paper_weights(blind, text, mask, clip=10.0, nan_policy="zero").tolist() == \
+        [[0.0, 1.0]]
+    # a NaN where the mask hides it is not an error
+    assert paper_weights(blind, text, torch.tensor([[False, True]]), clip=10.0).tolist() == \
+        [[0.0, 1.0]]
+    labels = torch.tensor([[-100, 1], [-100, 0]])
+    full = _logits([[[0.2, 0.8], [0.5, 0.5]], [[0.6, 0.4], [0.5, 0.5]]])
+    nan_text = full.clone()
+    nan_text[1] = float("nan")
+    with pytest.raises(NonFiniteLossError, match="text-only answer loss is NaN at batch row 1"):
+        official_loss(full, nan_text, labels)
+    loss, factor = official_loss(full, nan_text, labels, nan_policy="zero")
+    assert torch.isfinite(loss) and factor[1].item() == 0.0
+    with pytest.raises(ValueError, match="nan_policy"):
+        official_loss(full, full, labels, nan_policy="ignore")
+
+
+special = st.sampled_from([float("nan"), float("inf"), -float("inf"), 0.0, -1.0, -1e-30])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(special, special), min_size=1, max_size=5), st.booleans())
+def test_non_finite_inputs_never_give_a_silent_nan(pairs, raise_policy):
+    blind = torch.tensor([[b for b, _ in pairs]])
+    text = torch.tensor([[t for _, t in pairs]])
+    mask = torch.ones_like(blind, dtype=torch.bool)
+    policy = "raise" if raise_policy else "zero"
+    try:
+        w = paper_weights(blind, text, mask, clip=10.0, nan_policy=policy)
+    except NonFiniteLossError:
+        assert policy == "raise" and torch.isnan(torch.cat([blind, text])).any()
+        return
+    assert torch.isfinite(w).all() and (w >= 0).all() and (w <= 10.0).all()
+    # -inf blind log-prob (with a finite text-only one) always gets the clip
+    for (b, t), wi in zip(pairs, w[0].tolist()):
+        if b == -float("inf") and t == t and t != -float("inf"):
+            assert wi == 10.0

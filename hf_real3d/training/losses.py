@@ -13,13 +13,39 @@ position ``t`` of the logits predicts ``labels[:, t + 1]``. Per-token arrays bel
   weights carry no gradient.
 * ``official`` (Real-3DQA code): per sample, ``loss_full / max(loss_text_only, eps)`` with
   the text-only loss computed without gradient.
+
+Non-finite inputs (``nan_policy``): a blind log-prob of ``-inf`` (the blind model rules the
+token out: the most 3D-dependent token there is) gets the largest weight, ``clip``; a
+text-only log-prob of ``-inf`` gives weight 0 (the limit of the ratio); a NaN
+anywhere, or ``-inf`` with no clip, raises :class:`NonFiniteLossError` by default
+(``nan_policy="raise"``); ``nan_policy="zero"`` gives such tokens or samples weight 0.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll"]
+__all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
+           "NonFiniteLossError", "NAN_POLICIES"]
+
+NAN_POLICIES = ("raise", "zero")
+
+
+class NonFiniteLossError(ValueError):
+    """A 3DR-FT loss input is NaN or infinite where no finite weight follows from it."""
+
+
+def _check_policy(nan_policy: str) -> None:
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {nan_policy!r}")
+
+
+def _bad(what: str, values: torch.Tensor, mask: torch.Tensor) -> NonFiniteLossError:
+    idx = (~torch.isfinite(values) & mask).nonzero()[0].tolist()
+    return NonFiniteLossError(
+        f"{what} is {values[tuple(idx)].item()} at batch row {idx[0]}, answer token {idx[1:]}; "
+        "check the model's logits and the blind log-prob column, or pass nan_policy='zero' "
+        "to give such tokens weight 0")
 
 
 def token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -33,27 +59,49 @@ def token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Te
 
 
 def paper_weights(blind_logp: torch.Tensor, text_logp: torch.Tensor, mask: torch.Tensor, *,
-                  eps: float = 1e-4, clip: float | None = None) -> torch.Tensor:
-    """``w = log p_blind / log p_text_only`` per token, detached, 0 where masked."""
+                  eps: float = 1e-4, clip: float | None = None,
+                  nan_policy: str = "raise") -> torch.Tensor:
+    """``w = log p_blind / log p_text_only`` per token, detached, 0 where masked.
+
+    ``-inf`` blind log-probs get the largest weight (``clip``); see the module docstring
+    for NaN and for ``-inf`` without a clip.
+    """
+    _check_policy(nan_policy)
     num = blind_logp.detach().float().clamp(max=0.0)
     den = text_logp.detach().float().clamp(max=-eps)
+    if nan_policy == "raise":
+        for what, v in (("blind log-prob", num), ("text-only log-prob", den)):
+            if (torch.isnan(v) & mask).any():
+                raise _bad(what, v, mask)
+        if clip is None and (torch.isneginf(num) & mask).any():
+            raise NonFiniteLossError(
+                "a blind log-prob is -inf (the blind model rules the token out), so its "
+                "weight is unbounded; set a weight clip (weight_clip) to give it the largest "
+                "weight")
     w = num / den
+    # a text-only log-prob of -inf: any finite blind log-prob over it is 0 (also -inf over it)
+    w = torch.where(torch.isneginf(den), torch.zeros_like(w), w)
     if clip is not None:
         w = w.clamp(max=clip)
-    return torch.nan_to_num(w, nan=0.0, posinf=clip or 0.0).masked_fill(~mask, 0.0)
+        w = torch.where(torch.isneginf(num) & ~torch.isneginf(den), torch.full_like(w, clip), w)
+    if nan_policy == "raise" and (~torch.isfinite(w) & mask).any():
+        raise _bad("token weight (blind / text-only log-prob)", w, mask)
+    return torch.nan_to_num(w, nan=0.0, posinf=clip or 0.0, neginf=0.0).masked_fill(~mask, 0.0)
 
 
 def paper_loss(logits: torch.Tensor, labels: torch.Tensor, blind_logp: torch.Tensor,
                text_logp: torch.Tensor, num_items_in_batch: torch.Tensor | int | None = None,
                *, eps: float = 1e-4, clip: float | None = None,
-               fixed_weight_mask: torch.Tensor | None = None
+               fixed_weight_mask: torch.Tensor | None = None, nan_policy: str = "raise"
                ) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, weights): ``sum_j w_j * CE_j / num_items`` over answer tokens.
 
     ``fixed_weight_mask`` (B, T - 1): tokens that keep weight 1 (e.g. end-of-answer).
     """
     logp, mask = token_logprobs(logits, labels)
-    w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip)
+    if nan_policy == "raise" and (torch.isnan(logp) & mask).any():
+        raise _bad("the full model's log-prob (NaN logits?)", logp, mask)
+    w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip, nan_policy=nan_policy)
     if fixed_weight_mask is not None:
         w = torch.where(fixed_weight_mask & mask, torch.ones_like(w), w)
     denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
@@ -67,13 +115,28 @@ def per_sample_nll(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def official_loss(logits: torch.Tensor, text_logits: torch.Tensor, labels: torch.Tensor,
-                  num_sequences: torch.Tensor | int | None = None, *, eps: float = 1e-4
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
+                  num_sequences: torch.Tensor | int | None = None, *, eps: float = 1e-4,
+                  nan_policy: str = "raise") -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, per-sample factors ``1 / max(text-only loss, eps)``); loss summed over samples
-    and divided by ``num_sequences`` (the accumulated global batch) or the local batch size."""
+    and divided by ``num_sequences`` (the accumulated global batch) or the local batch size.
+
+    A NaN full or text-only loss raises :class:`NonFiniteLossError` (``nan_policy="zero"``:
+    that sample gets factor 0); an infinite text-only loss gives factor 0."""
+    _check_policy(nan_policy)
     full = per_sample_nll(logits, labels)
-    with torch.no_grad():
-        factor = 1.0 / per_sample_nll(text_logits, labels).clamp_min(eps)
     has = labels[:, 1:].ne(-100).any(1)
+    with torch.no_grad():
+        text = per_sample_nll(text_logits, labels)
+        if nan_policy == "raise":
+            for what, v in (("the full model's answer loss", full.detach()),
+                            ("the text-only answer loss", text)):
+                if (torch.isnan(v) & has).any():
+                    row = int((torch.isnan(v) & has).nonzero()[0])
+                    raise NonFiniteLossError(
+                        f"{what} is NaN at batch row {row}; check the model's logits, or pass "
+                        "nan_policy='zero' to give such samples weight 0")
+        bad = torch.isnan(full.detach()) | torch.isnan(text)
+        factor = torch.where(bad, torch.zeros_like(text), 1.0 / text.clamp_min(eps))
+    full = torch.where(bad, torch.zeros_like(full), full)
     denom = num_sequences if num_sequences is not None else has.sum().clamp_min(1)
     return (full * factor * has).sum() / denom, factor

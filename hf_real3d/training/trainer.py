@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES, causal_lm_loss
-from hf_real3d.training.losses import official_loss, paper_loss, token_logprobs
+from hf_real3d.training.losses import NAN_POLICIES, official_loss, paper_loss, token_logprobs
 
 __all__ = ["ReweightedConfig", "ReweightedTrainer", "REWEIGHTING"]
 
@@ -50,6 +50,10 @@ class ReweightedConfig(TrainingArguments):
                 "predicts it almost surely, so its weight goes to ~0 and the model never "
                 "learns to stop (measured: EM 0 with refined EM 35 on the demo); by default "
                 "it keeps weight 1."})
+    nan_policy: str = field(default="raise", metadata={
+        "help": "Non-finite loss inputs: 'raise' a NonFiniteLossError naming the batch row and "
+                "token (default), or 'zero' (give such tokens/samples weight 0). A blind "
+                "log-prob of -inf always gets the largest weight, weight_clip."})
     init_from_blind: str | None = field(default=None, metadata={
         "help": "Start from the blind fine-tuned model's weights (a saved model folder), as "
                 "the paper's text suggests."})
@@ -62,6 +66,8 @@ class ReweightedConfig(TrainingArguments):
         if self.text_only_mode not in ("drop", "zeroed"):
             raise ValueError(f"Expected text_only_mode 'drop' or 'zeroed' but got "
                              f"{self.text_only_mode!r}")
+        if self.nan_policy not in NAN_POLICIES:
+            raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
         if self.epsilon <= 0:
             raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
         super().__post_init__()
@@ -172,13 +178,14 @@ class ReweightedTrainer(Trainer):
                     fixed = labels[:, 1:].eq(eos)
                 loss, w = paper_loss(logits, labels, blind_logp, text_logp, num_items_in_batch,
                                      eps=self.args.epsilon, clip=self.args.weight_clip,
-                                     fixed_weight_mask=fixed)
+                                     fixed_weight_mask=fixed, nan_policy=self.args.nan_policy)
                 wv = w[mask]
             else:
                 global_seqs = num_items_in_batch is not None and model.training
                 loss, wv = official_loss(logits, text_logits, labels,
                                          self._num_sequences if global_seqs else None,
-                                         eps=self.args.epsilon)
+                                         eps=self.args.epsilon,
+                                         nan_policy=self.args.nan_policy)
             if len(wv):
                 self._stats["weight_mean"].append(float(wv.mean()))
                 self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
