@@ -115,8 +115,18 @@ def test_named_stale_blind_model_is_an_error(synth_folder, tmp_path):
 def test_recipe_config_errors(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("no_such_option: 3\n")
-    with pytest.raises(ValueError, match=r"unknown argument\(s\) in config: \['no_such_option'\]"):
+    with pytest.raises(ValueError, match=r"unknown argument 'no_such_option'"):
         parse_recipe_args(["--config", str(bad)])
+    bad.write_text("learning_rat: 0.1\n")
+    with pytest.raises(ValueError, match=r"did you mean 'learning_rate'\?"):
+        parse_recipe_args(["--config", str(bad)])
+    for line, want in (("per_device_train_batch_size: 6.5", "expected int but got 6.5"),
+                       ("learning_rate: [0.1]", r"expected float but got \[0.1\]"),
+                       ("use_cpu: 'yes'", "expected bool but got 'yes'"),
+                       ("dataset_name: 3", "expected str but got 3")):
+        bad.write_text(line + "\n")
+        with pytest.raises(TypeError, match=want):
+            parse_recipe_args(["--config", str(bad)])
     good = tmp_path / "good.yaml"
     good.write_text("output_dir: x\nlearning_rate: 0.1\nreweighting: official\n"
                     "dataset_name: somewhere\n")

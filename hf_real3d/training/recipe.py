@@ -9,11 +9,16 @@ code. Data always comes from ``datasets`` (``--dataset_name``: a folder built by
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import difflib
+import enum
 import json
 import logging
 import os
 import sys
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +50,8 @@ from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
            "train_3drft", "ensure_blind_model", "predict_dataset", "training_signature",
-           "StaleModelError",
-           "make_parser", "parse_recipe_args", "run_recipe", "write_jsonl", "TRAINING_INFO",
-           "write_model_card"]
+           "StaleModelError", "make_parser", "parse_recipe_args", "check_config", "run_recipe",
+           "write_jsonl", "TRAINING_INFO", "write_model_card"]
 
 logger = logging.getLogger("hf_real3d.training")
 TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
@@ -381,12 +385,64 @@ def make_parser() -> HfArgumentParser:
     return parser
 
 
+def _accepts(tp: Any, value: Any) -> bool:
+    """Whether a YAML ``value`` has the dataclass field type ``tp`` exactly (no coercion:
+    6.5 is not an int, [0.1] is not a float, "3" is not a number)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts(a, value) for a in args)
+    if tp is type(None):
+        return value is None
+    if origin is typing.Literal:
+        return value in args
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return isinstance(value, tp) or value in {m.value for m in tp}
+    if origin in (list, tuple, collections.abc.Sequence):
+        return isinstance(value, list) and (not args or all(_accepts(args[0], v) for v in value))
+    if origin is dict or tp is dict:
+        return isinstance(value, dict)
+    return True  # a type this check does not know: left to the parser
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def check_config(cfg: dict[str, Any], path: str = "config") -> None:
+    """Reject unknown keys (naming the nearest valid one) and values of the wrong type,
+    before anything is created."""
+    hints: dict[str, Any] = {}
+    for cls in (ScriptArguments, ReweightedConfig):
+        hints.update({f.name: typing.get_type_hints(cls)[f.name]
+                      for f in dataclasses.fields(cls) if f.init})
+    for key, value in cfg.items():
+        if key not in hints:
+            near = difflib.get_close_matches(str(key), list(hints), n=1)
+            raise ValueError(f"{path}: unknown argument {key!r}"
+                             + (f"; did you mean {near[0]!r}?" if near else ""))
+        if not _accepts(hints[key], value):
+            raise TypeError(f"{path}: {key}: expected {_type_name(hints[key])} but got "
+                            f"{value!r} ({type(value).__name__})")
+
+
 def parse_recipe_args(argv=None, defaults: dict | None = None):
     """``(ScriptArguments, ReweightedConfig)`` from ``--config x.yaml`` plus flags
-    (flags override the file), as trl's recipes do."""
+    (flags override the file), as trl's recipes do. YAML values are checked strictly
+    (:func:`check_config`) before any argument object exists."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = make_parser()
     cfg: dict = dict(defaults or {})
+    path = "config"
     if "--config" in argv:
         i = argv.index("--config")
         path = argv[i + 1]
@@ -396,10 +452,7 @@ def parse_recipe_args(argv=None, defaults: dict | None = None):
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a mapping of argument names to values")
         cfg.update(loaded)
-    known = {a.dest for a in parser._actions}
-    unknown = sorted(set(cfg) - known)
-    if unknown:
-        raise ValueError(f"unknown argument(s) in config: {unknown}")
+    check_config(cfg, path)
     parser.set_defaults(**cfg)
     parsed = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
     script_args, train_args, rest = parsed[0], parsed[1], parsed[-1]
