@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -11,11 +12,46 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "FormatError"]
+__all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "FormatError",
+           "remove_stale_temporaries"]
 
 
 class FormatError(ValueError):
     """An input file or record that does not follow its documented format."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporaries of ``path`` (``.<name>.<pid>.*.tmp`` / ``.old``) left by a
+    process that no longer runs (killed with SIGKILL, a machine that lost power); a running
+    writer's temporaries stay. Returns what was removed."""
+    path = Path(path)
+    removed = []
+    if not path.parent.is_dir():
+        return removed
+    for p in path.parent.glob(f".{glob.escape(path.name)}.*"):
+        parts = p.name[len(path.name) + 2:].split(".")
+        if p.suffix not in (".tmp", ".old") or not parts[0].isdigit() or _alive(int(parts[0])):
+            continue
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
 
 
 @contextlib.contextmanager
@@ -23,7 +59,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling path; rename it onto ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -43,12 +80,13 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    remove_stale_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         old = None
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".old", dir=path.parent))
             os.replace(path, old / "x")
         os.replace(tmp, path)
         if old is not None:

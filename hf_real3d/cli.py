@@ -10,9 +10,12 @@ exits with 130 and SIGTERM with 143, after the library has removed its temporari
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import signal
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +76,14 @@ class SynthOptions:
 
 @dataclass
 class EvaluateOptions:
+    """Prediction files (NAME=FILE[,FILE...] per model): JSONL rows {"question_id",
+    "prediction", "rotation_deg"?, "log_prob"?}, one row per (question_id, rotation_deg),
+    rotation_deg being the degrees the agent turned clockwise (0 when absent); or the
+    official Real-3DQA files (JSON lists of {question_id, response_pred, response_gt}, the
+    viewpoint read from the file name, e.g. rotation_90.json, or from a 01/02/03 id
+    suffix). Which rows give which figure: EM and refined EM over the 0-degree rows of all
+    questions (original) and of the de-biased ones (debiased); P_k and VRS over rotation
+    groups with every viewpoint. --leo_compatible reproduces the published numbers."""
     dataset: str = _help("References: a Real-3DQA release folder, a dataset folder built by "
                          "this library, or an SQA3D folder.")
     predictions: list[str] = _help(
@@ -97,6 +108,12 @@ class _SQA3DInputs:
 
 @dataclass
 class BuildReal3DQAOptions(_SQA3DInputs):
+    """Rotation recomputes answers from scene geometry: synthetic questions (which record
+    their semantics) all rotate, but real SQA3D questions rotate only when they match a
+    directional template (136 of the 3,519 test questions), so a VRS built this way is not
+    comparable with the paper's Table 3; for that, import the official release
+    (import-real3dqa). Every build prints its coverage."""
+
     out: str = _help("Dataset folder to write.")
     full: list[str] = _help("Predictions of a model WITH its 3D input, NAME=FILE (repeatable "
                             "by giving several); pairs with --blind of the same NAME.",
@@ -195,6 +212,9 @@ def cmd_evaluate(o: EvaluateOptions) -> None:
                                     leo_compatible=o.leo_compatible,
                                     allow_missing=o.allow_missing)
     print(report.table)
+    for r in report.results:
+        for w in r.get("warnings", []):
+            print(f"hf-real3d evaluate: warning: {r['model']}: {w}", file=sys.stderr)
     print("wrote " + ", ".join(report.files.values()))
 
 
@@ -203,8 +223,11 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
         push_to_hub=o.push_to_hub)
+    rot = summary["rotation"]
     print(f"{summary['questions']} questions -> {summary['kept']} kept "
-          f"({summary['removed']} filtered out); rotations: {summary['rotation']}")
+          f"({summary['removed']} filtered out)")
+    print(f"rotation coverage: {rot['kept']} of {summary['kept']} kept questions rotate "
+          f"({rot['kept'] / max(summary['kept'], 1):.1%}); excluded: {rot['reasons']}")
     print(f"wrote {o.out}" + (f", pushed to {summary['url']}" if "url" in summary else ""))
 
 
@@ -283,7 +306,8 @@ COMMANDS: dict[str, Command] = {
 
 def _usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: hf-real3d COMMAND [--debug] [options]", "", __doc__.strip().splitlines()[0],
+    lines = ["usage: hf-real3d COMMAND [--debug] [options]", "",
+             "Honest 3D spatial-reasoning evaluation and training (Real-3DQA, 3DSRBench, 3DR-FT).",
              "", "commands:"]
     lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
     lines += ["", "`hf-real3d COMMAND --help` lists a command's options."]
@@ -302,9 +326,17 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
     """(command name, its options object) from ``argv`` (without the program name)."""
     name, rest = argv[0], list(argv[1:])
     if name not in COMMANDS:
-        raise SystemExit(f"hf-real3d: unknown command {name!r}\n\n{_usage()}")
+        near = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        raise ValueError(f"unknown command {name!r}" + (f"; did you mean {near[0]!r}?" if near
+                                                         else f"; one of {list(COMMANDS)}"))
     cmd = COMMANDS[name]
-    parser = HfArgumentParser(cmd.options(), prog=f"hf-real3d {name}", description=cmd.help)
+    options_cls = cmd.options()
+    doc = options_cls.__doc__ if options_cls.__doc__ and not options_cls.__doc__.startswith(
+        options_cls.__name__ + "(") else ""
+    parser = HfArgumentParser(options_cls, prog=f"hf-real3d {name}",
+                              description=textwrap.fill(f"{cmd.help}. {' '.join(doc.split())}",
+                                                        88),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     (options,) = parser.parse_args_into_dataclasses(args=rest)
     return name, options
 

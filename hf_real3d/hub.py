@@ -14,11 +14,12 @@ does; our own loaders use it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from hf_real3d.sqa3d import SQA3DRecord
 
 __all__ = [
     "ConfigData",
+    "HubError",
     "question_features",
     "fill_rows",
     "record_row",
@@ -265,6 +267,31 @@ def write_dataset_folder(out: str | os.PathLike, configs: Sequence[ConfigData],
     return out
 
 
+class HubError(OSError):
+    """The Hub could not be reached or refused a request (one line, no traceback)."""
+
+
+_NETWORK_MODULES = ("httpx", "httpcore", "requests", "urllib3", "huggingface_hub")
+
+
+@contextlib.contextmanager
+def _hub_errors(what: str) -> Iterator[None]:
+    """Network and Hub errors (httpx, requests, huggingface_hub: whichever the installed
+    huggingface_hub uses) become one :class:`HubError` naming the endpoint and the fix."""
+    try:
+        yield
+    except HubError:
+        raise
+    except Exception as err:
+        if not type(err).__module__.startswith(_NETWORK_MODULES):
+            raise
+        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise HubError(f"{what}: the Hub at {endpoint} could not be reached or refused the "
+                       f"request ({type(err).__name__}: {first}); check the network, HF_ENDPOINT "
+                       "and HF_TOKEN, or run without publishing") from None
+
+
 def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = None,
                 private: bool = False, repo_type: str = "dataset",
                 commit_message: str = "Upload with hf_real3d") -> str:
@@ -273,9 +300,10 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     if not (folder / "README.md").is_file():
         raise FileNotFoundError(f"{folder}: no README.md card; build the folder first")
     api = HfApi(token=token)
-    url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-                      commit_message=commit_message)
+    with _hub_errors(f"push {folder} to {repo_id}"):
+        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                          commit_message=commit_message)
     return str(url)
 
 
@@ -303,10 +331,11 @@ def publish_metrics(namespace: str, *, private: bool = False, token: str | None 
             (t / "app.py").write_text(
                 "import evaluate\nfrom evaluate.utils import launch_gradio_widget\n\n"
                 f"module = evaluate.load({repo_id!r})\nlaunch_gradio_widget(module)\n")
-            api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private,
-                            exist_ok=True)
-            api.upload_folder(folder_path=tmp, repo_id=repo_id, repo_type="space",
-                              commit_message=f"Upload {name} metric with hf_real3d")
+            with _hub_errors(f"publish metric {name} as {repo_id}"):
+                api.create_repo(repo_id, repo_type="space", space_sdk="gradio",
+                                private=private, exist_ok=True)
+                api.upload_folder(folder_path=tmp, repo_id=repo_id, repo_type="space",
+                                  commit_message=f"Upload {name} metric with hf_real3d")
         urls.append(f"{api.endpoint}/spaces/{repo_id}")
     return urls
 

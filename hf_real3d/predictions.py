@@ -79,14 +79,20 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix == ".jsonl":
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            rows = read_json(path)
-    except json.JSONDecodeError as err:
-        raise FormatError(f"{path}: malformed JSON(L) at line {err.lineno}: {err.msg}") from None
+    if path.suffix == ".jsonl":
+        rows, where = [], []
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise FormatError(f"{path}: line {n}, column {err.colno}: malformed JSON "
+                                  f"({err.msg})") from None
+            where.append(f"line {n}")
+    else:
+        rows = read_json(path)
+        where = None
     if isinstance(rows, dict) and "predictions" in rows:
         rows = rows["predictions"]
     if not isinstance(rows, list) or not rows:
@@ -95,15 +101,17 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
     file_deg = _deg_from_name(path)
     out = []
     for i, r in enumerate(rows):
+        at = where[i] if where else f"row {i}"
         if not isinstance(r, dict) or "question_id" not in r:
-            raise FormatError(f"{path}: row {i} lacks question_id")
+            raise FormatError(f"{path}: {at} lacks question_id (expected an object with "
+                              "question_id and prediction)")
         pred = r.get("response_pred" if official else "prediction")
         if pred is None:
-            raise FormatError(f"{path}: question_id {r['question_id']} lacks "
+            raise FormatError(f"{path}: {at}: question_id {r['question_id']} lacks "
                               f"{'response_pred' if official else 'prediction'}")
         if not isinstance(pred, str) and not (isinstance(pred, list) and
                                               all(isinstance(p, str) for p in pred)):
-            raise FormatError(f"{path}: question_id {r['question_id']}: prediction "
+            raise FormatError(f"{path}: {at}: question_id {r['question_id']}: prediction "
                               f"{pred!r} is not a string or list of strings")
         deg = r.get("rotation_deg", r.get("rotation"))
         if deg is None:

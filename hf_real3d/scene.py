@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -290,6 +291,67 @@ def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
     return paths["folder"]
 
 
+_PLY_SIZES = {"char": 1, "uchar": 1, "int8": 1, "uint8": 1, "short": 2, "ushort": 2,
+              "int16": 2, "uint16": 2, "int": 4, "uint": 4, "int32": 4, "uint32": 4,
+              "float": 4, "float32": 4, "double": 8, "float64": 8}
+
+
+def ply_header(path: str | os.PathLike) -> dict[str, Any]:
+    """Format, element counts, vertex record size and header length of a PLY file."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    end = head.find(b"end_header")
+    if not head.startswith(b"ply") or end < 0:
+        raise FormatError(f"{path}: not a PLY file (no 'ply' magic or no end_header)")
+    nl = head.find(b"\n", end)
+    out: dict[str, Any] = {"format": "", "counts": {}, "vertex_bytes": 0, "face_bytes": 0,
+                           "header_bytes": (nl if nl >= 0 else end + 10) + 1,
+                           "file_bytes": path.stat().st_size}
+    element = None
+    for line in head[:end].decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if parts[:1] == ["format"] and len(parts) > 1:
+            out["format"] = parts[1]
+        elif parts[:1] == ["element"] and len(parts) == 3:
+            element = parts[1]
+            out["counts"][element] = int(parts[2])
+        elif parts[:1] == ["property"] and element == "vertex" and parts[1] != "list":
+            out["vertex_bytes"] += _PLY_SIZES.get(parts[1], 0)
+        elif parts[:2] == ["property", "list"] and element == "face" and len(parts) == 5:
+            # a triangle: the count, then three indices
+            out["face_bytes"] = _PLY_SIZES.get(parts[2], 1) + 3 * _PLY_SIZES.get(parts[3], 4)
+    return out
+
+
+def _check_mesh(path: Path, header: dict[str, Any], verts: np.ndarray, colors: np.ndarray,
+                tris: np.ndarray) -> None:
+    """What open3d returned must be what the header promises: it reads short or corrupt
+    files with a warning only, filling the rest with garbage."""
+    n_v = header["counts"].get("vertex", 0)
+    n_f = header["counts"].get("face", 0)
+    if n_v == 0 or len(verts) == 0:
+        raise FormatError(f"{path}: no vertices (not a ScanNet mesh?)")
+    if header["format"].startswith("binary"):
+        need = header["header_bytes"] + n_v * header["vertex_bytes"] + n_f * header["face_bytes"]
+        if header["file_bytes"] < need:
+            raise FormatError(
+                f"{path}: file has {header['file_bytes']} bytes but its header promises "
+                f"{n_v} vertices and {n_f} faces (at least {need} bytes): the file is "
+                "truncated; copy it again")
+    if len(verts) != n_v:
+        raise FormatError(f"{path}: read {len(verts)} vertices but the header says {n_v}; "
+                          "the file is truncated or corrupt")
+    if len(tris) != n_f:
+        raise FormatError(f"{path}: read {len(tris)} faces but the header says {n_f}; "
+                          "the file is truncated or corrupt")
+    if not np.isfinite(verts).all() or (len(colors) and not np.isfinite(colors).all()):
+        raise FormatError(f"{path}: vertex positions or colours are not finite; the file is "
+                          "corrupt")
+    if len(tris) and (tris.min() < 0 or tris.max() >= len(verts)):
+        raise FormatError(f"{path}: faces index vertices outside 0..{len(verts) - 1}")
+
+
 def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
     """Read a ScanNet-format scene; boxes come from the aggregation extras or the points."""
     paths = scannet_paths(root, scene_id)  # validates the id before touching files
@@ -303,12 +365,12 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
     # or written
     import open3d as o3d
 
+    header = ply_header(paths["ply"])
     mesh = o3d.io.read_triangle_mesh(str(paths["ply"]))
     verts = np.asarray(mesh.vertices, dtype=np.float64)
     colors = np.asarray(mesh.vertex_colors, dtype=np.float64)
     tris = np.asarray(mesh.triangles, dtype=np.int64)
-    if len(verts) == 0:
-        raise FormatError(f"{paths['ply']}: no vertices (not a ScanNet mesh?)")
+    _check_mesh(paths["ply"], header, verts, colors, tris)
     if len(colors) != len(verts):
         colors = np.zeros_like(verts)
     segs = read_json(paths["segs"])
@@ -325,6 +387,7 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
     if not isinstance(agg, dict) or not isinstance(agg.get("segGroups"), list):
         raise FormatError(f"{paths['aggregation']}: expected an object with a 'segGroups' list")
     pts_all = np.concatenate([verts, colors], axis=1).astype(np.float32)
+    known_segments = set(np.unique(seg_indices).tolist())
     objects = []
     for g in agg["segGroups"]:
         try:
@@ -333,6 +396,12 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
             raise FormatError(
                 f"{paths['aggregation']}: seg group {g!r} lacks objectId/label/segments"
             ) from None
+        absent = sorted(set(int(s) for s in segments) - known_segments)
+        if absent:
+            raise FormatError(
+                f"{paths['aggregation']}: object {oid} ({label}) refers to segment(s) "
+                f"{absent[:5]} that {paths['segs'].name} does not have; the files must come "
+                "from the same scan")
         mask = np.isin(seg_indices, np.asarray(segments, dtype=np.int64))
         idx = np.flatnonzero(mask)
         pts = pts_all[idx]

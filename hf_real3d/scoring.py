@@ -10,6 +10,7 @@ Speed: answers repeat a lot (SQA3D's 3,519 test answers have 403 distinct values
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -21,6 +22,7 @@ import pandas as pd
 from hf_real3d.answers import normalize_answer
 
 __all__ = [
+    "degenerate_predictions",
     "MetricInputError",
     "answer_correctness",
     "em_scores",
@@ -226,7 +228,7 @@ def viewpoint_groups(
     if len(set(vps)) != len(vps):
         raise MetricInputError(f"viewpoints {vps} repeat a value")
     vp_index = {v: i for i, v in enumerate(vps)}
-    codes, keys = _factorize(group_ids)
+    codes, keys = factorize(group_ids)
     bad = ~np.isin(rot, vps)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -312,7 +314,7 @@ def vrs(
 # --- CircularEval / FlipEval --------------------------------------------------------------
 
 
-def _factorize(values: Sequence) -> tuple[np.ndarray, list]:
+def factorize(values: Sequence) -> tuple[np.ndarray, list]:
     """Integer codes (first-seen order) and keys of group ids."""
     arr = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
     if arr.dtype.kind in "iu":
@@ -329,7 +331,7 @@ def _all_correct(ok: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray
 def group_all_correct(correct: Sequence[bool], group_ids: Sequence) -> tuple[np.ndarray, list]:
     """Per group: True only if every member row is correct."""
     _check_lengths(correct=correct, group_ids=group_ids)
-    codes, keys = _factorize(group_ids)
+    codes, keys = factorize(group_ids)
     return _all_correct(np.asarray(correct, dtype=bool), codes, len(keys)), keys
 
 
@@ -355,6 +357,35 @@ def _group_category(group_codes: np.ndarray, n: int, cats: Sequence | None, what
     return gc
 
 
+def check_circular_groups(codes: np.ndarray, keys: Sequence, options: Sequence[Sequence[str]]
+                          ) -> None:
+    """Every row of a circular group must permute the same option texts (the one rule the
+    evaluate modules and the 3DSRBench evaluator share)."""
+    sets = [tuple(sorted(o)) for o in options]
+    first: dict[int, tuple] = {}
+    for i, (c, s) in enumerate(zip(np.asarray(codes).tolist(), sets)):
+        if first.setdefault(c, s) != s:
+            raise MetricInputError(
+                f"circular group {keys[c]!r}: row {i} has options {list(s)} but the group "
+                f"started with {list(first[c])}; every shift must permute the same options")
+
+
+def check_flip_groups(codes: np.ndarray, keys: Sequence, flipped: Sequence[bool], *,
+                      circular: bool = False) -> None:
+    """A flip group is one original and one flipped row (``circular``: at least one of
+    each, over all shifts)."""
+    fl = np.asarray(flipped, dtype=bool)
+    n_flip = np.bincount(codes, weights=fl, minlength=len(keys))
+    n_orig = np.bincount(codes, weights=~fl, minlength=len(keys))
+    bad = ((n_flip == 0) | (n_orig == 0)) if circular else ((n_flip != 1) | (n_orig != 1))
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        raise MetricInputError(
+            f"flip group {keys[g]!r} has {int(n_orig[g])} original and {int(n_flip[g])} flipped "
+            f"row(s); expected {'at least one of each' if circular else 'exactly one of each'} "
+            "(an unpaired flip item: add its partner or drop it)")
+
+
 def circular_eval(
     correct: Sequence[bool],
     group_ids: Sequence,
@@ -372,15 +403,9 @@ def circular_eval(
     n = _check_lengths(correct=correct, group_ids=group_ids, options=options, shifts=shifts,
                        categories=categories)
     ok = np.asarray(correct, dtype=bool)
-    codes, keys = _factorize(group_ids)
+    codes, keys = factorize(group_ids)
     if options is not None:
-        sets = [tuple(sorted(o)) for o in options]
-        first: dict[int, tuple] = {}
-        for i, (c, s) in enumerate(zip(codes.tolist(), sets)):
-            if first.setdefault(c, s) != s:
-                raise MetricInputError(
-                    f"circular group {keys[c]!r}: row {i} has options {list(s)} but the group "
-                    f"started with {list(first[c])}; every shift must permute the same options")
+        check_circular_groups(codes, keys, options)
     allok = _all_correct(ok, codes, len(keys))
     out: dict[str, Any] = {"circular": float(allok.mean() * 100) if len(allok) else float("nan"),
                            "groups": len(keys), "n": n}
@@ -412,20 +437,8 @@ def flip_eval(
     """
     n = _check_lengths(correct=correct, group_ids=group_ids, flipped=flipped,
                        categories=categories)
-    codes, keys = _factorize(group_ids)
-    fl = np.asarray(flipped, dtype=bool)
-    n_flip = np.bincount(codes, weights=fl, minlength=len(keys))
-    n_orig = np.bincount(codes, weights=~fl, minlength=len(keys))
-    if circular:
-        bad = (n_flip == 0) | (n_orig == 0)
-    else:
-        bad = (n_flip != 1) | (n_orig != 1)
-    if bad.any():
-        g = int(np.flatnonzero(bad)[0])
-        raise MetricInputError(
-            f"flip group {keys[g]!r} has {int(n_orig[g])} original and {int(n_flip[g])} flipped "
-            f"row(s); expected {'at least one of each' if circular else 'exactly one of each'} "
-            "(an unpaired flip item: add its partner or drop it)")
+    codes, keys = factorize(group_ids)
+    check_flip_groups(codes, keys, flipped, circular=circular)
     allok = _all_correct(np.asarray(correct, dtype=bool), codes, len(keys))
     name = "flip_circular" if circular else "flip"
     out: dict[str, Any] = {name: float(allok.mean() * 100) if len(allok) else float("nan"),
@@ -484,3 +497,30 @@ def bootstrap_ci(
     s = np.concatenate(stats)
     lo, hi = np.percentile(s, [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100])
     return float(lo), float(hi)
+
+
+def degenerate_predictions(predictions: Sequence, em: Sequence[bool],
+                           em_refined: Sequence[bool]) -> list[str]:
+    """Warnings for prediction sets that score by the letter of the rules rather than by
+    answering: mostly empty (refined EM counts an empty answer right under the LEO rule),
+    one answer for nearly everything, or refined EM far above EM with long answers (an
+    answer list that contains the reference as a substring)."""
+    n = len(predictions)
+    if not n:
+        return []
+    texts = [p if isinstance(p, str) else " ".join(p) for p in predictions]
+    out = []
+    empty = sum(not s.strip() for s in texts) / n
+    if empty >= 0.5:
+        out.append(f"{empty:.0%} of the predictions are empty (under leo_compatible an empty "
+                   "prediction counts as refined-correct)")
+    top, count = collections.Counter(s.strip().lower() for s in texts).most_common(1)[0]
+    if n >= 20 and count / n >= 0.9 and top:
+        out.append(f"{count / n:.0%} of the predictions are the same answer {top!r}")
+    gap = (np.mean(em_refined) - np.mean(em)) * 100
+    words = np.mean([len(s.split()) for s in texts])
+    if gap >= 20 and words >= 4:
+        out.append(f"refined EM is {gap:.0f} points above EM and predictions average "
+                   f"{words:.1f} words: refined EM accepts a reference found inside a longer "
+                   "answer, so answer lists score as correct")
+    return out

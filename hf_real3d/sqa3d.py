@@ -130,11 +130,16 @@ def _items(path: Path, key: str) -> list[dict]:
     return data[key]
 
 
-def _need(item: dict, keys: Iterable[str], path: Path, what: str) -> None:
+def _need(item: dict, keys: Iterable[str], path: Path, what: str, index: int) -> None:
     missing = [k for k in keys if k not in item]
     if missing:
-        qid = item.get("question_id", "?")
-        raise FormatError(f"{path}: {what} question_id {qid} lacks {missing}")
+        who = f"question_id {item['question_id']}" if "question_id" in item else "(no id)"
+        raise FormatError(f"{path}: {what} #{index} {who} lacks {missing}")
+    for key in ("situation", "question", "scene_id"):
+        if key in item and not isinstance(item[key], str):
+            raise FormatError(f"{path}: {what} #{index} question_id "
+                              f"{item.get('question_id', '?')}: {key} is {item[key]!r}, "
+                              "expected a string")
 
 
 def _qid(value: Any, path: Path) -> int:
@@ -177,16 +182,16 @@ def read_sqa3d(
     questions = _items(qpath, "questions")
     annotations = _items(apath, "annotations")
     anns: dict[int, dict] = {}
-    for ann in annotations:
-        _need(ann, _ANNOTATION_KEYS, apath, "annotation")
+    for i, ann in enumerate(annotations):
+        _need(ann, _ANNOTATION_KEYS, apath, "annotation", i)
         qid = _qid(ann["question_id"], apath)
         if qid in anns:
             raise FormatError(f"{apath}: duplicate question_id {qid}; ids must be unique")
         anns[qid] = ann
     records: list[SQA3DRecord] = []
     seen: set[int] = set()
-    for q in questions:
-        _need(q, _QUESTION_KEYS, qpath, "question")
+    for i, q in enumerate(questions):
+        _need(q, _QUESTION_KEYS, qpath, "question", i)
         qid = _qid(q["question_id"], qpath)
         if qid in seen:
             raise FormatError(f"{qpath}: duplicate question_id {qid}; ids must be unique")

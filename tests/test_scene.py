@@ -108,3 +108,35 @@ def test_write_failure_leaves_nothing(tmp_path):
     with pytest.raises(FormatError, match="object 9 \\(box\\) has no points"):
         write_scannet(scene, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("keep", [0.9, 0.66, 0.4])
+def test_truncated_ply_is_an_error_not_garbage(small_synth, tmp_path, keep):
+    scenes, _ = small_synth
+    folder = write_scannet(scenes[0], tmp_path)
+    ply = folder / f"{scenes[0].scene_id}_vh_clean_2.ply"
+    raw = ply.read_bytes()
+    ply.write_bytes(raw[:int(len(raw) * keep)])
+    with pytest.raises(FormatError, match="truncated"):
+        read_scannet(tmp_path, scenes[0].scene_id)
+
+
+def test_corrupt_vertex_values_are_an_error(tmp_path):
+    folder = write_scannet(_scene(), tmp_path)
+    ply = folder / "scene0001_00_vh_clean_2.ply"
+    raw = bytearray(ply.read_bytes())
+    start = raw.index(b"end_header\n") + len(b"end_header\n")
+    raw[start:start + 8] = np.array([np.nan]).tobytes()  # the first vertex's x
+    ply.write_bytes(bytes(raw))
+    with pytest.raises(FormatError, match="not finite"):
+        read_scannet(tmp_path, "scene0001_00")
+
+
+def test_aggregation_naming_absent_segments_is_an_error(tmp_path):
+    folder = write_scannet(_scene(), tmp_path)
+    agg = folder / "scene0001_00.aggregation.json"
+    data = json.loads(agg.read_text())
+    data["segGroups"][0]["segments"] = [77]
+    agg.write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"refers to segment\(s\) \[77\]"):
+        read_scannet(tmp_path, "scene0001_00")

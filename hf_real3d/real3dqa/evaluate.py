@@ -27,7 +27,13 @@ from hf_real3d.hub import load_local
 from hf_real3d.predictions import load_model_predictions
 from hf_real3d.real3dqa.release import SUFFIX_DEG, read_release, suffixed_id
 from hf_real3d.report import results_table, write_report
-from hf_real3d.scoring import MetricInputError, answer_correctness, bootstrap_ci, vrs
+from hf_real3d.scoring import (
+    MetricInputError,
+    answer_correctness,
+    bootstrap_ci,
+    degenerate_predictions,
+    vrs,
+)
 from hf_real3d.sqa3d import read_split, split_paths
 
 __all__ = ["load_references", "load_folder_references", "score_predictions", "ModelScores",
@@ -178,7 +184,9 @@ def score_predictions(
     em, ref = answer_correctness(df.prediction.tolist(), df.answers.tolist(),
                                  leo_compatible=leo_compatible)
     df = df.assign(em=em, em_refined=ref)
-    metrics: dict[str, Any] = {"model": name, "predictions": len(df)}
+    metrics: dict[str, Any] = {"model": name, "predictions": len(df),
+                               "warnings": degenerate_predictions(df.prediction.tolist(), em,
+                                                                  ref)}
     orig_refs = refs[refs.rotation_deg == 0]
     orig = df[df.rotation_deg == 0]
     all_scores = _subset_scores(orig, orig_refs, name, "original-view", allow_missing)

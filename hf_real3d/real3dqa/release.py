@@ -55,7 +55,7 @@ class ReleaseData:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def _load_items(path: Path) -> list[dict]:
+def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED) -> list[dict]:
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise FormatError(f"{path}: expected an object with a 'questions' list")
@@ -63,10 +63,22 @@ def _load_items(path: Path) -> list[dict]:
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             raise FormatError(f"{path}: questions[{i}] is not an object")
-        missing = [k for k in _REQUIRED if k not in it]
+        who = f"questions[{i}] (question_id {it.get('question_id', '?')})"
+        missing = [k for k in required if k not in it]
         if missing:
-            raise FormatError(
-                f"{path.name}: question_id {it.get('question_id', '?')} lacks {missing}")
+            raise FormatError(f"{path.name}: {who} lacks {missing}")
+        for key in ("situation", "question", "question_type"):
+            if key in it and not isinstance(it[key], str):
+                raise FormatError(f"{path.name}: {who}: {key} is {it[key]!r}, expected a "
+                                  "string")
+        if isinstance(it["question_id"], bool) or not isinstance(it["question_id"], int):
+            raise FormatError(f"{path.name}: {who}: question_id must be an integer")
+        for key, names in (("position", "xyz"), ("rotation", ("_x", "_y", "_z", "_w"))):
+            v = it[key]
+            if not isinstance(v, dict) or any(not isinstance(v.get(k), int | float)
+                                              or isinstance(v.get(k), bool) for k in names):
+                raise FormatError(f"{path.name}: {who}: {key} {v!r} needs numbers "
+                                  f"{list(names)}")
         check_scene_id(it["scene_id"])
     return items
 
@@ -141,7 +153,7 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
         raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")
     report: dict[str, Any] = {"files": {}}
 
-    deb_items = _load_items(folder / DEBIASED_FILE)
+    deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"))
     debiased = []
     seen: set[int] = set()
     for it in deb_items:

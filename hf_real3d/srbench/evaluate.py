@@ -19,7 +19,14 @@ from hf_real3d._io import atomic_path, write_json
 from hf_real3d.choices import choice_correctness
 from hf_real3d.predictions import load_srbench_predictions
 from hf_real3d.report import srbench_table, srbench_viewpoint_table
-from hf_real3d.scoring import chance_accuracy, group_all_correct
+from hf_real3d.scoring import (
+    MetricInputError,
+    chance_accuracy,
+    check_circular_groups,
+    check_flip_groups,
+    factorize,
+    group_all_correct,
+)
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
 
@@ -29,6 +36,9 @@ __all__ = ["score_rows", "baselines", "prompt_for", "model_predictions", "evalua
 def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> dict[str, Any]:
     """Vanilla, circular, flip and flip+circular accuracy (%), overall / per group / per
     category, and the number of unparsed answers."""
+    if len(predictions) != len(rows):
+        raise MetricInputError(f"Expected one prediction per row ({len(rows)}) but got "
+                               f"{len(predictions)}")
     correct, unparsed = choice_correctness(list(predictions), [r["answer"] for r in rows],
                                            [r["options"] for r in rows])
     ok = np.array(correct, dtype=bool)
@@ -37,6 +47,13 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> di
     cat = np.array([r["category"] for r in rows], dtype=object)
     circ = np.array([r["circular_group"] for r in rows], dtype=object)
     flipg = np.array([r["flip_group"] for r in rows], dtype=object)
+
+    # the rules the circular_eval / flip_eval modules apply, on the same rows
+    codes, keys = factorize(circ)
+    check_circular_groups(codes, keys, [r["options"] for r in rows])
+    if flipped.any():
+        check_flip_groups(*factorize(flipg[shift == 0]), flipped[shift == 0])
+        check_flip_groups(*factorize(flipg), flipped, circular=True)
 
     def grouped(mask, groups):
         if not mask.any():

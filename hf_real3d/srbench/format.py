@@ -96,8 +96,8 @@ def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dic
     """Rows of an official 3DSRBench TSV with derived columns; validates every row.
 
     Raises :class:`FormatError` naming the row for a bad base64 image, an answer letter
-    outside the options, a category outside the 12, and a flipped row whose original
-    question is missing.
+    outside the options, a category outside the 12, a repeated qid, and a flipped row
+    whose original question is missing.
     """
     path = Path(path)
     df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL)
@@ -111,6 +111,12 @@ def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dic
         if decode_images:
             row["image_bytes"] = _decode_image(rec["image"], where)
         rows.append(row)
+    seen: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        if r["qid"] in seen:
+            raise FormatError(f"{path.name} row {i}: qid {r['qid']!r} repeats row "
+                              f"{seen[r['qid']]}; every qid must be unique (drop the copy)")
+        seen[r["qid"]] = i
     originals = {(r["base_qid"], r["shift"]) for r in rows if not r["flipped"]}
     for r in rows:
         if r["flipped"] and (r["base_qid"], r["shift"]) not in originals:

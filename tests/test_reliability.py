@@ -1,0 +1,264 @@
+"""Bad input never becomes a silent number, a traceback, or a half-written folder."""
+
+import copy
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hf_real3d._io import FormatError, atomic_dir, remove_stale_temporaries
+from hf_real3d.cli import main as cli
+from hf_real3d.predictions import load_predictions
+from hf_real3d.real3dqa import load_references, read_release, score_predictions
+from hf_real3d.scoring import MetricInputError
+from hf_real3d.sqa3d import read_split
+from hf_real3d.srbench import read_tsv, score_rows, write_tsv
+
+BIN = Path(sys.executable).parent
+Q = "v1_balanced_questions_test_scannetv2.json"
+A = "v1_balanced_sqa_annotations_test_scannetv2.json"
+
+
+# --- real files, mutated: an error or the very same numbers -------------------------------
+
+
+def _perfect(refs):
+    return refs[refs.rotation_deg == 0].assign(
+        prediction=[a[0] for a in refs[refs.rotation_deg == 0].answers])[
+        ["question_id", "rotation_deg", "prediction"]]
+
+
+@pytest.fixture(scope="module")
+def sqa3d_truth(real_dir):
+    refs = load_references(real_dir / "sqa3d")
+    return refs, score_predictions(refs, _perfect(refs)).metrics
+
+
+def _mutate(data: dict, key: str, rng_pick) -> dict:
+    data = copy.deepcopy(data)
+    items = data[key]
+    item = items[rng_pick[0] % len(items)]
+    path = sorted(item)
+    field = path[rng_pick[1] % len(path)]
+    if isinstance(item[field], dict) and item[field] and rng_pick[2] % 2:
+        sub = sorted(item[field])
+        del item[field][sub[rng_pick[2] % len(sub)]]
+    else:
+        del item[field]
+    return data
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from([Q, A]), cut=st.floats(0.0, 0.999),
+       pick=st.tuples(st.integers(0, 10**6), st.integers(0, 50), st.integers(0, 50)),
+       truncate=st.booleans())
+def test_sqa3d_truncations_and_deletions(real_dir, sqa3d_truth, tmp_path_factory, which, cut,
+                                         pick, truncate):
+    refs0, truth = sqa3d_truth
+    folder = tmp_path_factory.mktemp("sqa3d")
+    for name in (Q, A):
+        shutil.copy(real_dir / "sqa3d" / name, folder / name)
+    target = folder / which
+    if truncate:
+        raw = target.read_bytes()
+        target.write_bytes(raw[:int(len(raw) * cut)])
+    else:
+        data = json.loads(target.read_text())
+        target.write_text(json.dumps(_mutate(data, "questions" if which == Q else "annotations",
+                                             pick)))
+    try:
+        refs = load_references(folder)
+    except (FormatError, ValueError) as err:
+        assert str(err)  # a named error
+        return
+    got = score_predictions(refs, _perfect(refs0), allow_missing=True).metrics
+    assert got["original"]["em_refined"] == truth["original"]["em_refined"]
+    assert got["original"]["n"] == truth["original"]["n"]
+
+
+@pytest.fixture(scope="module")
+def release_truth(real_dir):
+    return read_release(real_dir / "real3dqa")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["de-biased_testset_with_question_type.json", "rotation_0.json",
+                              "rotation_90.json", "rotation_180.json"]),
+       cut=st.floats(0.0, 0.999),
+       pick=st.tuples(st.integers(0, 10**6), st.integers(0, 50), st.integers(0, 50)),
+       truncate=st.booleans())
+def test_release_truncations_and_deletions(real_dir, release_truth, tmp_path_factory, which,
+                                           cut, pick, truncate):
+    folder = tmp_path_factory.mktemp("release")
+    for f in (real_dir / "real3dqa").iterdir():
+        shutil.copy(f, folder / f.name)
+    target = folder / which
+    if truncate:
+        raw = target.read_bytes()
+        target.write_bytes(raw[:int(len(raw) * cut)])
+    else:
+        target.write_text(json.dumps(_mutate(json.loads(target.read_text()), "questions",
+                                             pick)))
+    try:
+        got = read_release(folder)
+    except (FormatError, ValueError) as err:
+        assert str(err)
+        return
+    want = release_truth
+    key = ("question_id", "rotation_deg", "answers", "question_type")
+    assert [tuple(str(r.get(k)) for k in key) for r in got.rotations] == \
+        [tuple(str(r.get(k)) for k in key) for r in want.rotations]
+    assert [(r["question_id"], r["answers"], r["question_type"]) for r in got.debiased] == \
+        [(r["question_id"], r["answers"], r["question_type"]) for r in want.debiased]
+
+
+# --- named errors ---------------------------------------------------------------------------
+
+
+def test_null_question_text_is_an_error(real_dir, tmp_path):
+    for name in (Q, A):
+        shutil.copy(real_dir / "sqa3d" / name, tmp_path / name)
+    data = json.loads((tmp_path / Q).read_text())
+    data["questions"][5]["question"] = None
+    (tmp_path / Q).write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"question #5 question_id \d+: question is None, "
+                                          "expected a string"):
+        read_split(tmp_path, "test")
+    del data["questions"][7]["question_id"]
+    data["questions"][5]["question"] = "What?"
+    (tmp_path / Q).write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"question #7 \(no id\) lacks \['question_id'\]"):
+        read_split(tmp_path, "test")
+
+
+def test_jsonl_errors_name_the_line(tmp_path):
+    f = tmp_path / "p.jsonl"
+    lines = [json.dumps({"question_id": i, "prediction": "x"}) for i in range(120)]
+    lines[99] = '{"question_id": 99, "prediction": '
+    f.write_text("\n".join(lines))
+    with pytest.raises(FormatError, match="line 100, column"):
+        load_predictions(f)
+    lines[99] = json.dumps({"prediction": "x"})
+    f.write_text("\n".join(lines))
+    with pytest.raises(FormatError, match="line 100 lacks question_id"):
+        load_predictions(f)
+
+
+def _srb_rows(tmp_path):
+    from hf_real3d.srbench import expand
+
+    base = {"index": 0, "question": "Is the lamp on the left of the bed?", "A": "yes", "B": "no",
+            "C": "", "D": "", "answer": "A", "category": "orientation_on_the_left",
+            "image": "", "image_source": "synthetic", "image_url": ""}
+    rows = []
+    for i in range(3):
+        r = dict(base, qid=f"q{i}", index=i)
+        r.update({"options": ["yes", "no"], "group": "orientation", "base_qid": f"q{i}",
+                  "flipped": False, "shift": 0, "circular_group": f"q{i}", "flip_group": f"q{i}"})
+        rows.append(r)
+    return expand(rows)
+
+
+def test_tsv_with_a_repeated_qid_is_an_error(tmp_path):
+    rows = _srb_rows(tmp_path)
+    write_tsv(rows + [rows[0]], tmp_path / "dup.tsv")
+    with pytest.raises(FormatError, match=r"qid 'q0' repeats row 0"):
+        read_tsv(tmp_path / "dup.tsv", decode_images=False)
+
+
+def test_one_rule_for_option_sets(tmp_path):
+    """The evaluator and the circular_eval module reject the same rows."""
+    rows = _srb_rows(tmp_path)
+    bad = copy.deepcopy(rows)
+    shifted = next(i for i, r in enumerate(bad) if r["shift"] == 1 and not r["flipped"])
+    bad[shifted]["options"] = ["yes", "maybe"]
+    with pytest.raises(MetricInputError, match="every shift must permute the same options"):
+        score_rows(bad, ["A"] * len(bad))
+    import evaluate
+
+    import hf_real3d
+
+    module = evaluate.load(hf_real3d.metric_path("circular_eval"))
+    plain = [r for r in bad if not r["flipped"]]
+    with pytest.raises(Exception, match="every shift must permute the same options"):
+        module.compute(predictions=["A"] * len(plain), references=[r["answer"] for r in plain],
+                       group_ids=[r["circular_group"] for r in plain],
+                       shifts=[r["shift"] for r in plain], options=[r["options"] for r in plain],
+                       categories=[r["category"] for r in plain])
+    unpaired = [r for r in rows if not (r["flipped"] and r["base_qid"] == "q1")]
+    with pytest.raises(MetricInputError, match="unpaired flip item"):
+        score_rows(unpaired, ["A"] * len(unpaired))
+
+
+def test_degenerate_predictions_are_warned(real_dir, tmp_path):
+    refs = load_references(real_dir / "sqa3d")
+    orig = refs[refs.rotation_deg == 0]
+    everything = " ".join(sorted({a for ans in orig.answers for a in ans}))
+    for preds, words in (([""] * len(orig), "are empty"), (["yes"] * len(orig), "same answer"),
+                         ([everything] * len(orig), "answer lists")):
+        m = score_predictions(refs, orig.assign(prediction=preds)[
+            ["question_id", "rotation_deg", "prediction"]], leo_compatible=True).metrics
+        assert any(words in w for w in m["warnings"]), (words, m["warnings"])
+    good = score_predictions(refs, _perfect(refs)).metrics
+    assert good["warnings"] == []
+
+
+# --- the CLI: one line, exit codes, nothing half-done ---------------------------------------
+
+
+def test_cli_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    assert cli(["evaluate", "--dataset", str(tmp_path / "none"), "--predictions",
+                f"m={tmp_path}/p.jsonl", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hf-real3d evaluate: error:")
+    assert not (tmp_path / "out").exists()
+    assert cli(["evaluate", "--debug", "--dataset", str(tmp_path / "none"), "--predictions",
+                f"m={tmp_path}/p.jsonl", "--out", str(tmp_path / "out")]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_failed_3dsrbench_evaluation_leaves_no_empty_out(tmp_path):
+    assert cli(["evaluate-3dsrbench", "--dataset", str(tmp_path / "missing"), "--prior_scenes",
+                "0", "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    stale = tmp_path / f".data.{p.pid}.abc.tmp"
+    stale.mkdir()
+    live = tmp_path / f".data.{os.getpid()}.xyz.tmp"
+    live.mkdir()
+    assert remove_stale_temporaries(tmp_path / "data") == [stale]
+    assert live.exists() and not stale.exists()
+    with atomic_dir(tmp_path / "data") as tmp:
+        (tmp / "f").write_text("x")
+    assert (tmp_path / "data/f").read_text() == "x"
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
+    out = tmp_path / "synth"
+    p = subprocess.Popen([str(BIN / "hf-real3d"), "synth", "--out", str(out), "--train-scenes",
+                          "400", "--val-scenes", "0", "--test-scenes", "0", "--workers", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(tmp_path.glob(".synth.*.tmp/scans/*")):
+        time.sleep(0.2)
+    assert list(tmp_path.glob(".synth.*.tmp")), "the build never started"
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == code, err[-2000:]
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no --out, no temporaries
