@@ -17,7 +17,7 @@ from hf_real3d.analysis import findings
 
 __all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "plot_topdown",
            "write_report", "fmt", "srbench_table", "srbench_viewpoint_table", "mean_std",
-           "render_demo_report", "write_demo_report"]
+           "render_demo_report", "write_demo_report", "demo_summary_table"]
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -311,3 +311,18 @@ def write_demo_report(results: Any, out: str | os.PathLike) -> Path:
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text(render_demo_report(results), encoding="utf-8")
     return out / "report.md"
+
+
+def demo_summary_table(results: Any) -> str:
+    """The README's table: refined EM on the original and filtered sets, P_1, P_4, VRS
+    (mean ± std over seeds), rendered from the demo's results."""
+    names = [r["model"] for r in results.seeds[0].metrics]
+    cols = [("EM_R (orig)", ("original", "em_refined")),
+            ("EM_R (filtered)", ("debiased", "em_refined")),
+            ("P_1", ("rotation", "p_at_least_1")), ("P_4", ("rotation", "p_at_least_4")),
+            ("VRS", ("rotation", "vrs"))]
+    lines = ["| Model | " + " | ".join(c for c, _ in cols) + " |",
+             "|---" * (len(cols) + 1) + "|"]
+    lines += [f"| {n} | " + " | ".join(mean_std(_metric(results, n, *path)) for _, path in cols)
+              + " |" for n in names]
+    return "\n".join(lines)
