@@ -29,7 +29,7 @@ from hf_real3d.real3dqa import build as r3_build
 from hf_real3d.real3dqa import draw as r3_draw
 from hf_real3d.real3dqa import evaluate as r3_eval
 from hf_real3d.srbench import evaluate as srb_eval
-from hf_real3d.synth import SynthConfig, srbench_gen
+from hf_real3d.synth import SynthConfig, srbench_build, srbench_gen
 from hf_real3d.synth import build as synth_build
 
 __all__ = ["main", "COMMANDS", "Command"]
@@ -247,7 +247,7 @@ def cmd_draw(o: DrawOptions) -> None:
 
 
 def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
-    summary = srbench_gen.build_srbench_folder(
+    summary = srbench_build.build_srbench_folder(
         o.out, srbench_gen.SRBenchConfig(seed=o.seed, scenes=o.scenes,
                                          questions_per_scene=o.questions_per_scene),
         tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub)
@@ -257,7 +257,7 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
     md = srb_eval.evaluate_dataset(
         o.dataset, o.out, configs=o.configs, predictions=o.predictions, models=o.model,
-        prior_rows=srbench_gen.prior_rows(o.seed + 1000, o.prior_scenes))
+        prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes))
     print(md)
 
 

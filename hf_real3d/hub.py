@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -202,19 +201,35 @@ class ConfigData:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+def _write_shard(cfg: ConfigData, rows: list[dict[str, Any]], path: Path) -> None:
+    ds = datasets.Dataset.from_list(rows, features=cfg.features) if rows else \
+        datasets.Dataset.from_dict({c: [] for c in cfg.features}, features=cfg.features)
+    ds.to_parquet(str(path))
+
+
 def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
+    """Shards of ``rows_per_shard`` rows, written as the rows stream in (one shard in
+    memory at a time), then named ``<split>-<k>-of-<n>.parquet``."""
     files = []
     sub = cfg.data_dir or cfg.name
     (root / sub).mkdir(parents=True, exist_ok=True)
     for split, rows in cfg.splits.items():
-        rows = list(rows)
-        cfg.counts[split] = len(rows)
-        n_shards = max(1, math.ceil(len(rows) / cfg.rows_per_shard))
-        for k in range(n_shards):
-            part = rows[k * cfg.rows_per_shard:(k + 1) * cfg.rows_per_shard]
-            ds = datasets.Dataset.from_list(part, features=cfg.features) if part else \
-                datasets.Dataset.from_dict({c: [] for c in cfg.features}, features=cfg.features)
-            ds.to_parquet(str(root / sub / f"{split}-{k:05d}-of-{n_shards:05d}.parquet"))
+        parts: list[Path] = []
+        buf: list[dict[str, Any]] = []
+        n = 0
+        for row in rows:
+            buf.append(row)
+            n += 1
+            if len(buf) == cfg.rows_per_shard:
+                parts.append(root / sub / f".{split}-{len(parts):05d}.part")
+                _write_shard(cfg, buf, parts[-1])
+                buf = []
+        if buf or not parts:
+            parts.append(root / sub / f".{split}-{len(parts):05d}.part")
+            _write_shard(cfg, buf, parts[-1])
+        cfg.counts[split] = n
+        for k, part in enumerate(parts):
+            part.rename(root / sub / f"{split}-{k:05d}-of-{len(parts):05d}.parquet")
         files.append({"split": split, "path": f"{sub}/{split}-*.parquet"})
     return files
 

@@ -5,8 +5,8 @@
 * :mod:`.evaluate` scores answers and computes the baselines.
 """
 
-from hf_real3d.srbench.build import CITATION, build_srbench, expand, load_rows
-from hf_real3d.srbench.evaluate import baselines, model_predictions, prompt_for, score_rows
+import importlib
+
 from hf_real3d.srbench.format import (
     CATEGORIES,
     GROUPS,
@@ -39,4 +39,29 @@ __all__ = [
     "rows_to_dataset",
     "score_rows",
     "write_tsv",
+    "evaluate_dataset",
 ]
+
+_LAZY = {
+    'CITATION': 'hf_real3d.srbench.build',
+    'build_srbench': 'hf_real3d.srbench.build',
+    'expand': 'hf_real3d.srbench.build',
+    'load_rows': 'hf_real3d.srbench.build',
+    'baselines': 'hf_real3d.srbench.evaluate',
+    'model_predictions': 'hf_real3d.srbench.evaluate',
+    'prompt_for': 'hf_real3d.srbench.evaluate',
+    'score_rows': 'hf_real3d.srbench.evaluate',
+    'evaluate_dataset': 'hf_real3d.srbench.evaluate',
+}
+
+
+def __getattr__(name: str):
+    # build and evaluate load datasets, the Hub client and matplotlib: only on use, so
+    # that importing the format (as the render workers do) stays light
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pandas as pd
 from PIL import Image, ImageOps
 
@@ -215,6 +214,10 @@ def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def rows_to_dataset(rows: Sequence[dict[str, Any]]):
     """A ``datasets.Dataset`` with an ``Image`` column and the derived columns."""
+    # datasets takes ~0.6 s to import; this module is also imported by every render worker
+    # process (one per scene), which never builds a dataset
+    import datasets
+
     feats = datasets.Features({
         "index": datasets.Value("int64"), "qid": datasets.Value("string"),
         "question": datasets.Value("string"),

@@ -37,7 +37,7 @@ from hf_real3d.hub import (
     scene_rows,
     write_dataset_files,
 )
-from hf_real3d.scene import Scene, read_scannet_many, write_scannet
+from hf_real3d.scene import Scene, read_scannet, write_scannet
 from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
 from hf_real3d.synth.questions import generate_questions, sample_situation
 from hf_real3d.synth.rooms import generate_room
@@ -223,7 +223,7 @@ def _write_card(root: Path, config: SynthConfig, records: dict[str, list[SQA3DRe
     if with_scenes:
         ids = config.scene_ids()
         configs.append(ConfigData(
-            "scenes", {s: scene_rows(read_scannet_many(root / "scans", ids[s]).values())
+            "scenes", {s: scene_rows(read_scannet(root / "scans", sid) for sid in ids[s])
                        for s in splits}, scene_features(),
             "objects and Nx6 point clouds (xyz + rgb in [0, 1])", rows_per_shard=20,
             data_dir="data/scenes"))

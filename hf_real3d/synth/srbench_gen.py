@@ -16,7 +16,6 @@ import itertools
 import json
 import math
 import multiprocessing as mp
-import os
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -28,14 +27,12 @@ from tqdm.auto import tqdm
 
 from hf_real3d.choices import LETTERS, swap_left_right
 from hf_real3d.scene import Scene
-from hf_real3d.srbench.build import build_srbench, expand
 from hf_real3d.srbench.format import CATEGORIES
 from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 
-__all__ = ["SRBenchConfig", "generate_srbench", "build_srbench_folder", "prior_rows",
-           "answer_text", "mirror_world", "World"]
+__all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "World"]
 
 
 @dataclass
@@ -379,28 +376,6 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
         "margins": {"height_m": cfg.height_margin, "distance_m": cfg.distance_margin,
                     "angle_deg": cfg.angle_margin}}
     return {"synthetic_common": common, "synthetic_uncommon": uncommon, "stats": stats}
-
-
-def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
-                         workers: int = 2, export_tsv: bool = False,
-                         push_to_hub: str | None = None) -> dict[str, Any]:
-    """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
-    and write them, with the official ``tsv`` rows if given, as a dataset folder."""
-    synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
-    summary = build_srbench(out, tsv=tsv, synthetic=synthetic, export_tsv=export_tsv,
-                            push_to_hub=push_to_hub)
-    if synthetic:
-        summary["stats"] = synthetic["stats"]
-    return summary
-
-
-def prior_rows(seed: int, scenes: int) -> list[dict[str, Any]]:
-    """Expanded ``synthetic_common`` rows of other scenes, for the text-only prior
-    baseline (empty when ``scenes`` is 0)."""
-    if scenes <= 0:
-        return []
-    return expand(generate_srbench(SRBenchConfig(seed=seed, scenes=scenes),
-                                   progress=False)["synthetic_common"])
 
 
 def flipped_answer_matches_mirror(row: dict[str, Any], scene_world: World,

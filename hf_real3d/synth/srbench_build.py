@@ -1,0 +1,38 @@
+"""The synthetic 3DSRBench as a dataset folder, and the text-only prior's rows.
+
+Kept apart from :mod:`hf_real3d.synth.srbench_gen` so that the render worker processes,
+which import that module, do not load ``datasets`` and the Hub client (measured: twice the
+start-up time of every per-scene process).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hf_real3d.srbench.build import build_srbench, expand
+from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
+
+__all__ = ["build_srbench_folder", "prior_rows"]
+
+
+def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
+                         workers: int = 2, export_tsv: bool = False,
+                         push_to_hub: str | None = None) -> dict[str, Any]:
+    """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
+    and write them, with the official ``tsv`` rows if given, as a dataset folder."""
+    synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
+    summary = build_srbench(out, tsv=tsv, synthetic=synthetic, export_tsv=export_tsv,
+                            push_to_hub=push_to_hub)
+    if synthetic:
+        summary["stats"] = synthetic["stats"]
+    return summary
+
+
+def prior_rows(seed: int, scenes: int) -> list[dict[str, Any]]:
+    """Expanded ``synthetic_common`` rows of other scenes, for the text-only prior
+    baseline (empty when ``scenes`` is 0)."""
+    if scenes <= 0:
+        return []
+    return expand(generate_srbench(SRBenchConfig(seed=seed, scenes=scenes),
+                                   progress=False)["synthetic_common"])
