@@ -5,16 +5,17 @@ and, from its parent, ``load_dataset("<folder name>", config)``; :func:`push_fol
 publishes it with ``huggingface_hub`` (``HF_ENDPOINT`` selects the Hub). Folders are
 written atomically: a failure leaves the previous folder, or nothing.
 
-Caveat (datasets 5.2, measured): ``load_dataset`` caches a local folder under its folder
-name and config name only, so after rebuilding a folder with the same name it returns the
-*previous* build from its cache. Load a rebuilt folder with
-``download_mode="force_redownload", verification_mode="no_checks"`` (:func:`load_local`
-does; our own loaders use it).
+datasets (5.2, measured) caches a local folder by the ``data_files`` its card lists, not by
+the files' content: a rebuilt folder whose card named the same files loaded the *previous*
+build. So shard names carry a hash of their content and the card lists them exactly: a
+rebuilt folder with other content is a new cache entry, and the same content reuses the
+cache. ``load_dataset(folder, config)`` is safe from any working directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -209,7 +210,7 @@ def _write_shard(cfg: ConfigData, rows: list[dict[str, Any]], path: Path) -> Non
 
 def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
     """Shards of ``rows_per_shard`` rows, written as the rows stream in (one shard in
-    memory at a time), then named ``<split>-<k>-of-<n>.parquet``."""
+    memory at a time), then named ``<split>-<k>-of-<n>-<content hash>.parquet``."""
     files = []
     sub = cfg.data_dir or cfg.name
     (root / sub).mkdir(parents=True, exist_ok=True)
@@ -228,9 +229,15 @@ def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
             parts.append(root / sub / f".{split}-{len(parts):05d}.part")
             _write_shard(cfg, buf, parts[-1])
         cfg.counts[split] = n
+        names = []
         for k, part in enumerate(parts):
-            part.rename(root / sub / f"{split}-{k:05d}-of-{len(parts):05d}.parquet")
-        files.append({"split": split, "path": f"{sub}/{split}-*.parquet"})
+            # the content hash in the name, and the exact names in the card: datasets caches
+            # a local folder by its card's data_files, so a rebuilt folder with other content
+            # can never load a stale copy
+            digest = hashlib.sha256(part.read_bytes()).hexdigest()[:12]
+            names.append(f"{sub}/{split}-{k:05d}-of-{len(parts):05d}-{digest}.parquet")
+            part.rename(root / names[-1])
+        files.append({"split": split, "path": names[0] if len(names) == 1 else names})
     return files
 
 
@@ -323,10 +330,9 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
 
 
 def load_local(folder: str | os.PathLike, config: str, split: str = "test"):
-    """``load_dataset`` on a folder we built, bypassing datasets' cache of local folders
-    (keyed by folder and config name only: a rebuilt folder would load the old build)."""
-    return datasets.load_dataset(str(folder), config, split=split,
-                                 download_mode="force_redownload", verification_mode="no_checks")
+    """One split of one config of a folder this library built (``load_dataset`` by path;
+    the content-hashed shard names keep its cache from ever serving an older build)."""
+    return datasets.load_dataset(str(folder), config, split=split)
 
 
 def publish_metrics(namespace: str, *, private: bool = False, token: str | None = None,

@@ -49,8 +49,7 @@ def load_scene_bank(name: str, config: str = "scenes", *, max_objects: int = 24,
                     points_per_object: int = 16) -> SceneBank:
     """A :class:`SceneBank` of every scene in every split of the ``scenes`` config."""
     if _is_local(name):
-        ds = datasets.load_dataset(str(name), config, download_mode="force_redownload",
-                                   verification_mode="no_checks")
+        ds = datasets.load_dataset(str(Path(name).expanduser()), config)
     else:
         ds = datasets.load_dataset(name, config)
     bank = SceneBank(max_objects=max_objects, points_per_object=points_per_object)
