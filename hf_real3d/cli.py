@@ -83,17 +83,21 @@ class EvaluateOptions:
     viewpoint read from the file name, e.g. rotation_90.json, or from a 01/02/03 id
     suffix). Which rows give which figure: EM and refined EM over the 0-degree rows of all
     questions (original) and of the de-biased ones (debiased); P_k and VRS over rotation
-    groups with every viewpoint. --leo_compatible reproduces the published numbers."""
+    groups with every viewpoint. --reproduce_official reproduces the published numbers."""
     dataset: str = _help("References: a Real-3DQA release folder, a dataset folder built by "
                          "this library, or an SQA3D folder.")
     predictions: list[str] = _help(
         "One entry per model, NAME=FILE[,FILE...]: JSONL rows {question_id, prediction, "
         "rotation_deg?, log_prob?} or the official per-viewpoint files (response_pred).")
     out: str = _help("Folder for metrics.json, report.md, pk.png and radar.png.")
-    leo_compatible: bool = _help("Reproduce the published LEO/Real-3DQA matching exactly.",
-                                 default=False)
-    allow_missing: bool = _help("Score missing predictions as wrong instead of failing.",
-                                default=False)
+    reproduce_official: bool = field(default=False, metadata={
+        "help": "Reproduce the official Real-3DQA / LEO numbers exactly (their matching rule: "
+                "an empty prediction is refined-correct, the first substring hit decides). "
+                "Alias: --leo_compatible.",
+        "aliases": ["--leo_compatible", "--leo-compatible"]})
+    allow_missing: bool = _help("Count missing predictions as wrong; without it a figure "
+                                "whose rows are not all predicted is not computed (a note "
+                                "says which).", default=False)
 
 
 def _push_to_hub() -> Any:
@@ -209,12 +213,14 @@ def cmd_demo(cfg: Any) -> None:
 
 def cmd_evaluate(o: EvaluateOptions) -> None:
     report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
-                                    leo_compatible=o.leo_compatible,
+                                    leo_compatible=o.reproduce_official,
                                     allow_missing=o.allow_missing)
     print(report.table)
     for r in report.results:
         for w in r.get("warnings", []):
             print(f"hf-real3d evaluate: warning: {r['model']}: {w}", file=sys.stderr)
+        for n in r.get("notices", []):
+            print(f"hf-real3d evaluate: note: {r['model']}: {n}", file=sys.stderr)
     print("wrote " + ", ".join(report.files.values()))
 
 

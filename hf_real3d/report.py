@@ -120,6 +120,7 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
         md += ["![Refined EM per question type](radar.png)", ""]
     for r in results:
         md += [f"- **Warning** ({r['model']}): {w}." for w in r.get("warnings", [])]
+        md += [f"- {r['model']}: {n}." for n in r.get("notices", [])]
         rot = r.get("rotation")
         if rot and rot.get("incomplete_groups"):
             md.append(f"- {r['model']}: {rot['incomplete_groups']} incomplete rotation group(s) "

@@ -1,5 +1,6 @@
 import json
 
+import pandas as pd
 import pytest
 
 from hf_real3d.cli import main
@@ -82,9 +83,50 @@ def test_prediction_errors(real_dir, tmp_path, release_refs):
     bad.write_text(json.dumps({"question_id": 220602000035, "prediction": 3}))
     with pytest.raises(ValueError, match="is not a string"):
         load_predictions(bad)
-    bad.write_text("\n".join([json.dumps({"question_id": 220602000035, "prediction": "x"})] * 2))
-    with pytest.raises(MetricInputError, match="duplicate prediction for question_id"):
+    bad.write_text("\n".join([json.dumps({"question_id": 220602000035, "prediction": "x"}),
+                              json.dumps({"question_id": 220602000035, "prediction": "y"})]))
+    with pytest.raises(MetricInputError, match="duplicate prediction for question_id .* "
+                                               "different answers"):
         score_predictions(release_refs, load_predictions(bad))
     bad.write_text(json.dumps({"question_id": 220602000035, "prediction": "x"}))
-    with pytest.raises(MetricInputError, match="predictions missing for"):
+    with pytest.raises(MetricInputError,
+                       match="no figure could be computed: .*predictions missing for"):
         score_predictions(release_refs, load_predictions(bad))
+
+
+def test_official_files_load_out_of_the_box(real_dir, tmp_path, release_refs, capsys):
+    """The five official files of one model (de-biased + 4 rotations) need no flag; the
+    rotation files alone give P_k/VRS and say which figures they cannot give."""
+    files = _official_files(real_dir, tmp_path)
+    deb = json.loads((real_dir / "real3dqa/de-biased_testset_with_question_type.json")
+                     .read_text())["questions"]
+    deb_file = tmp_path / "preds_debiased.json"
+    deb_file.write_text(json.dumps([{"question_id": it["question_id"],
+                                     "response_gt": [a["answer"] for a in it["answers"]],
+                                     "response_pred": it["answers"][0]["answer"]}
+                                    for it in deb]))
+    out = tmp_path / "five"
+    assert main(["evaluate", "--dataset", str(real_dir / "real3dqa"), "--out", str(out),
+                 "--predictions", "m=" + ",".join([str(deb_file), *files])]) == 0
+    m = json.loads((out / "metrics.json").read_text())[0]
+    assert m["debiased"]["em_refined"] == 100.0 and m["rotation"]["vrs"] == 100.0
+    assert any("counted once" in n for n in m["notices"])
+    # rotation files alone: P_k and VRS, and a note on the figures that need other rows
+    out = tmp_path / "rot"
+    assert main(["evaluate", "--dataset", str(real_dir / "real3dqa"), "--out", str(out),
+                 "--predictions", "m=" + ",".join(files)]) == 0
+    m = json.loads((out / "metrics.json").read_text())[0]
+    assert m["rotation"]["vrs"] == 100.0 and "debiased" not in m and "original" not in m
+    assert any(n.startswith("de-biased EM / refined EM not computed") for n in m["notices"])
+    assert "de-biased EM / refined EM not computed" in (out / "report.md").read_text()
+    assert "note: m: de-biased EM" in capsys.readouterr().err
+    # with allow_missing every figure counts the missing rows as wrong, the same way
+    s = score_predictions(release_refs, pd.concat([load_predictions(f) for f in files]),
+                          allow_missing=True).metrics
+    n_deb = s["debiased"]["n"]
+    assert s["debiased"]["missing"] == n_deb - 732
+    assert s["debiased"]["em_refined"] == pytest.approx(100 * 732 / n_deb)
+    # original view only: no P_k/VRS, and a note saying so
+    s = score_predictions(release_refs, pd.concat([load_predictions(deb_file)]),
+                          allow_missing=True).metrics
+    assert "rotation" not in s and any("P_k and VRS not computed" in n for n in s["notices"])

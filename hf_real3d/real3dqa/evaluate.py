@@ -104,7 +104,7 @@ def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFr
         f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
 
 
-def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
+def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:
     ids = set(refs.question_id.tolist())
     qid = preds.question_id.to_numpy()
     if preds.question_id.dtype == object and all(isinstance(q, str) for q in qid[:50]):
@@ -123,11 +123,17 @@ def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
             fixed_q.append(q)
             fixed_d.append(d)
     preds = preds.assign(question_id=fixed_q, rotation_deg=fixed_d)
+    # the official de-biased and rotation_0 files both answer the shared questions at 0
+    # degrees: the same answer twice is one prediction; two different ones are an error
+    key = preds.prediction.map(lambda p: p if isinstance(p, str) else "\x1f".join(p))
+    same = preds.assign(_key=key).duplicated(["question_id", "rotation_deg", "_key"])
+    preds = preds[~same.to_numpy()]
     dup = preds.duplicated(["question_id", "rotation_deg"])
     if dup.any():
         r = preds[dup].iloc[0]
         raise MetricInputError(f"{name}: duplicate prediction for question_id {r.question_id} "
-                               f"at rotation {r.rotation_deg}")
+                               f"at rotation {r.rotation_deg} with different answers; keep one "
+                               "row per (question_id, rotation_deg)")
     merged = preds.merge(refs, on=["question_id", "rotation_deg"], how="left", indicator=True)
     unknown = merged[merged["_merge"] == "left_only"]
     if len(unknown):
@@ -135,7 +141,7 @@ def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> pd.DataFrame:
         raise MetricInputError(
             f"{name}: {len(unknown)} prediction(s) match no reference, e.g. question_id "
             f"{r.question_id} at rotation {r.rotation_deg}; check the ids and viewpoints")
-    return merged.drop(columns="_merge")
+    return merged.drop(columns="_merge"), int(same.sum())
 
 
 @dataclass
@@ -145,26 +151,34 @@ class ModelScores:
     rows: pd.DataFrame  # aligned rows with em / em_refined columns
 
 
-def _subset_scores(df: pd.DataFrame, refs_subset: pd.DataFrame, name: str, what: str,
-                   allow_missing: bool) -> dict[str, Any] | None:
-    if not len(df):
+def _subset_scores(df: pd.DataFrame, refs_subset: pd.DataFrame, what: str,
+                   allow_missing: bool, notices: list[str]) -> dict[str, Any] | None:
+    """EM / refined EM over every reference row of a subset; rows without a prediction are
+    counted wrong when ``allow_missing``, else the figure is not computed (a notice says
+    why)."""
+    if not len(refs_subset):
         return None
-    have = set(zip(df.question_id, df.rotation_deg))
-    missing = [(q, d) for q, d in zip(refs_subset.question_id, refs_subset.rotation_deg)
-               if (q, d) not in have]
-    if missing and not allow_missing:
-        q, d = missing[0]
-        raise MetricInputError(
-            f"{name}: predictions missing for {len(missing)} of {len(refs_subset)} {what} "
-            f"rows, e.g. question_id {q} at rotation {d} (pass allow_missing to score them "
-            "as wrong)")
-    n_total = len(refs_subset)
-    em = df.em.sum() / n_total * 100
-    ref = df.em_refined.sum() / n_total * 100
-    vals = np.r_[df.em_refined.to_numpy(), np.zeros(len(missing), bool)]
-    out = {"em": float(em), "em_refined": float(ref), "n": n_total, "missing": len(missing),
-           "em_refined_ci": bootstrap_ci(vals)}
-    per = df.groupby("question_type")[["em", "em_refined"]].mean() * 100
+    keys = ["question_id", "rotation_deg"]
+    full = refs_subset[[*keys, "question_type"]].merge(
+        df[[*keys, "em", "em_refined"]], how="left", on=keys)
+    present = full.em.notna().to_numpy()
+    n_missing = int((~present).sum())
+    if n_missing and (not allow_missing or not present.any()):
+        q, d = full.loc[~present, keys].iloc[0]
+        notices.append(f"{what} EM / refined EM not computed: predictions missing for "
+                       f"{n_missing} of {len(full)} rows, e.g. question_id {q} at rotation {d}"
+                       + ("" if present.any() and allow_missing else
+                          " (pass allow_missing to count missing rows as wrong)"))
+        return None
+    if n_missing:
+        notices.append(f"{what}: {n_missing} of {len(full)} rows have no prediction and are "
+                       "counted wrong")
+    full = full.assign(em=full.em.fillna(False).astype(bool),
+                       em_refined=full.em_refined.fillna(False).astype(bool))
+    out = {"em": float(full.em.mean() * 100), "em_refined": float(full.em_refined.mean() * 100),
+           "n": len(full), "missing": n_missing,
+           "em_refined_ci": bootstrap_ci(full.em_refined.to_numpy())}
+    per = full.groupby("question_type")[["em", "em_refined"]].mean() * 100
     out["per_type"] = {str(t): {"em": float(r.em), "em_refined": float(r.em_refined)}
                        for t, r in per.iterrows() if str(t)}
     return out
@@ -180,38 +194,53 @@ def score_predictions(
 ) -> ModelScores:
     """EM / EM_R on the whole reference set and its subsets, P_k and VRS on rotations."""
     name = name or preds.attrs.get("name", "model")
-    df = _align(refs, preds, name)
+    df, n_merged = _align(refs, preds, name)
     em, ref = answer_correctness(df.prediction.tolist(), df.answers.tolist(),
                                  leo_compatible=leo_compatible)
     df = df.assign(em=em, em_refined=ref)
+    notices: list[str] = []
+    if n_merged:
+        notices.append(f"{n_merged} repeated predictions (same question, "
+                       "viewpoint and answer, e.g. in both the de-biased and rotation_0 files) "
+                       "counted once")
     metrics: dict[str, Any] = {"model": name, "predictions": len(df),
                                "warnings": degenerate_predictions(df.prediction.tolist(), em,
-                                                                  ref)}
+                                                                  ref), "notices": notices}
     orig_refs = refs[refs.rotation_deg == 0]
     orig = df[df.rotation_deg == 0]
-    all_scores = _subset_scores(orig, orig_refs, name, "original-view", allow_missing)
-    if all_scores:
-        metrics["original"] = all_scores
-    if refs.in_debiased.any():
-        s = _subset_scores(orig[orig.in_debiased], orig_refs[orig_refs.in_debiased], name,
-                           "de-biased", allow_missing)
+    for key, mask in (("original", None), ("debiased", "in_debiased")):
+        if mask and not refs[mask].any():
+            continue
+        sub_refs = orig_refs if mask is None else orig_refs[orig_refs[mask]]
+        what = "original-view" if mask is None else "de-biased"
+        s = _subset_scores(orig, sub_refs, what, allow_missing, notices)
         if s:
-            metrics["debiased"] = s
+            metrics[key] = s
+    rot_refs = refs[refs.in_rotation]
     rot = df[df.in_rotation]
-    if len(rot) and rot.rotation_deg.nunique() > 1:
-        rot_refs = refs[refs.in_rotation]
-        have = set(zip(rot.question_id, rot.rotation_deg))
-        n_missing = sum((q, d) not in have for q, d in
-                        zip(rot_refs.question_id, rot_refs.rotation_deg))
-        if n_missing and not allow_missing:
-            raise MetricInputError(f"{name}: predictions missing for {n_missing} rotation rows")
-        full = rot_refs[["question_id", "rotation_deg"]].merge(
-            rot[["question_id", "rotation_deg", "em_refined"]], how="left",
-            on=["question_id", "rotation_deg"])
-        correct = full.em_refined.fillna(False).astype(bool).to_numpy()
-        v = vrs(correct, full.question_id.tolist(), full.rotation_deg.tolist(),
-                incomplete="drop", ci=True)
-        metrics["rotation"] = v
+    if len(rot_refs):
+        if rot.rotation_deg.nunique() < 2:
+            notices.append("P_k and VRS not computed: the predictions cover "
+                           f"{rot.rotation_deg.nunique()} viewpoint(s) of the rotation groups "
+                           f"(the references have {rot_refs.rotation_deg.nunique()})")
+        else:
+            keys = ["question_id", "rotation_deg"]
+            full = rot_refs[keys].merge(rot[[*keys, "em_refined"]], how="left", on=keys)
+            n_missing = int(full.em_refined.isna().sum())
+            if n_missing and not allow_missing:
+                notices.append(f"P_k and VRS not computed: predictions missing for {n_missing} "
+                               f"of {len(full)} rotation rows (pass allow_missing to count "
+                               "them wrong)")
+            else:
+                if n_missing:
+                    notices.append(f"rotations: {n_missing} of {len(full)} rows have no "
+                                   "prediction and are counted wrong")
+                correct = full.em_refined.fillna(False).astype(bool).to_numpy()
+                metrics["rotation"] = vrs(correct, full.question_id.tolist(),
+                                          full.rotation_deg.tolist(), incomplete="drop",
+                                          ci=True)
+    if not any(k in metrics for k in ("original", "debiased", "rotation")):
+        raise MetricInputError(f"{name}: no figure could be computed: " + "; ".join(notices))
     return ModelScores(name, metrics, df)
 
 
