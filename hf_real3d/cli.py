@@ -128,6 +128,9 @@ class BuildReal3DQAOptions(_SQA3DInputs):
                              default_factory=list)
     split: str = _help("SQA3D split to build from.", default="test")
     viewpoints: int = _help("Viewpoints per question (360 must divide by it).", default=4)
+    license: str = _help("License identifier for the card (it depends on your data; SQA3D is "
+                         "apache-2.0, ScanNet scans follow the ScanNet Terms of Use).",
+                         default="other")
     push_to_hub: str | None = _push_to_hub()
 
 
@@ -159,6 +162,8 @@ class Build3DSRBenchOptions:
     workers: int = _help("Render worker processes.", default=2)
     export_tsv: bool = _help("Also write VLMEvalKit TSVs of the synthetic configs.",
                              default=False)
+    license: str = _help("License identifier for the card (3DSRBench: cc-by-4.0).",
+                         default="cc-by-4.0")
     push_to_hub: str | None = _push_to_hub()
 
 
@@ -228,7 +233,7 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
     summary = r3_build.build_real3dqa(
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
-        push_to_hub=o.push_to_hub)
+        push_to_hub=o.push_to_hub, license=o.license)
     rot = summary["rotation"]
     print(f"{summary['questions']} questions -> {summary['kept']} kept "
           f"({summary['removed']} filtered out)")
@@ -256,7 +261,8 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
     summary = srbench_build.build_srbench_folder(
         o.out, srbench_gen.SRBenchConfig(seed=o.seed, scenes=o.scenes,
                                          questions_per_scene=o.questions_per_scene),
-        tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub)
+        tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub,
+        license=o.license)
     print(f"wrote {o.out}: {summary['counts']}")
 
 

@@ -241,6 +241,53 @@ def _write_config(cfg: ConfigData, root: Path) -> list[dict[str, str]]:
     return files
 
 
+FIELD_DOCS = {
+    "question_id": "question id (SQA3D's; rotation groups share it)",
+    "scene_id": "ScanNet scene id",
+    "situation": "the agent's situation, as text",
+    "alternative_situation": "other wordings of the situation",
+    "question": "the question",
+    "answers": "accepted answers",
+    "position": "agent position (m, relative to the mesh box centre)",
+    "rotation": "agent orientation, yaw-only quaternion (x, y, z, w); it faces R(q)(-1, 0, 0)",
+    "question_type": "Real-3DQA question category",
+    "sqa3d_type": "what/is/how/can/which/other (first word)",
+    "rotation_deg": "degrees the agent turned clockwise (0 = original view)",
+    "kind": "question template (synthetic or parsed real questions)",
+    "guessable": "synthetic: answerable from language priors alone",
+    "quality": "importer flags (see below)",
+    "reasons": "why the filter removed the question",
+    "dependency": "3D dependency: full minus blind answer log-prob, mean over pairs",
+    "source_question_id": "the id as written in the release file",
+    "in_debiased": "the question is in the de-biased set",
+    "semantics": "JSON: how a synthetic question was made (kind, params, anchor, facing)",
+    "origin": "centre of the mesh's axis-aligned box (SQA3D positions are relative to it)",
+    "objects": "objects: id, label, box (centre, size, yaw), attributes (JSON), num_points",
+    "points": "the scene's points, object after object: x, y, z, r, g, b (rgb in [0, 1])",
+    "index": "row index", "qid": "3DSRBench question id (-1..-3: shifts, -flip: mirrored)",
+    "options": "option texts (A..D)", "answer": "the correct option's letter",
+    "category": "one of the 12 3DSRBench categories", "group": "height / location / "
+    "orientation / multi_object", "image": "the image", "circular_group": "rows that are "
+    "circular shifts of one question", "flip_group": "original and mirrored, all shifts",
+    "shift": "circular shift of the options (0 = original)", "flipped": "mirrored image",
+    "pair_id": "the same question in synthetic_common and synthetic_uncommon",
+    "camera": "JSON: camera pose and measured roll/pitch/height",
+}
+
+
+def _type_text(feature: Any) -> str:
+    if isinstance(feature, datasets.Value):
+        return feature.dtype
+    if isinstance(feature, datasets.Sequence | list):
+        inner = feature.feature if isinstance(feature, datasets.Sequence) else feature[0]
+        return f"list of {_type_text(inner) if not isinstance(inner, dict) else 'struct'}"
+    if isinstance(feature, datasets.Array2D):
+        return f"Array2D{tuple(feature.shape)} {feature.dtype}"
+    if isinstance(feature, dict):
+        return "struct(" + ", ".join(feature) + ")"
+    return type(feature).__name__
+
+
 def write_dataset_files(
     root: str | os.PathLike,
     configs: Sequence[ConfigData],
@@ -251,6 +298,7 @@ def write_dataset_files(
     citation: str,
     extra_sections: Sequence[str] = (),
     tags: Sequence[str] = ("3d", "question-answering", "spatial-reasoning"),
+    license_note: str = "",
 ) -> Path:
     """Write every config as parquet shards plus a README card into the existing folder
     ``root`` (not atomic: for a folder that a caller writes atomically as a whole)."""
@@ -273,8 +321,15 @@ def write_dataset_files(
         for split, n in cfg.counts.items():
             lines.append(f"| `{cfg.name}`{' (default)' if cfg.default else ''} | {split} | "
                          f"{n} | {cfg.description} |")
-    lines += ["", *extra_sections, "", "## License", "", license, "", "## Citation", "",
-              "```bibtex", citation.strip(), "```", ""]
+    for cfg in configs:
+        lines += ["", f"## Data fields: `{cfg.name}`", "", "| column | type | meaning |",
+                  "|---|---|---|"]
+        lines += [f"| `{col}` | {_type_text(feat)} | {FIELD_DOCS.get(col, '')} |"
+                  for col, feat in cfg.features.items()]
+    lines += ["", *extra_sections, "", "## License", "", license]
+    if license_note:
+        lines += ["", license_note]
+    lines += ["", "## Citation", "", "```bibtex", citation.strip(), "```", ""]
     (root / "README.md").write_text("\n".join(lines), encoding="utf-8")
     return root
 

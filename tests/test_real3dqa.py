@@ -41,6 +41,13 @@ def test_import_official_release(real_dir, tmp_path, monkeypatch):
     assert quality.count("incomplete_group") == 3
     card = (tmp_path / "real3dqa/README.md").read_text()
     assert "config_name: rotations" in card and "220602007663" in card
+    # the license the release files state, the repository's noted, SQA3D and ScanNet cited
+    assert "\nlicense: cc-by-4.0\n" in card and "marked CC BY-SA 4.0" in card
+    assert "Creative Commons Attribution 4.0 International License" in card
+    assert "@inproceedings{ma2023sqa3d" in card and "@inproceedings{dai2017scannet" in card
+    for config in ("real3dqa", "rotations"):
+        assert f"## Data fields: `{config}`" in card
+    assert "| `source_question_id` | int64 | the id as written in the release file |" in card
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +83,10 @@ def test_build_synthetic_real3dqa(synth_dir, tmp_path, monkeypatch):
     out = tmp_path / "real3dqa"
     rc = main(["build-real3dqa", "--sqa3d", str(synth_dir / "sqa3d"), "--scenes",
                str(synth_dir / "scans"), "--out", str(out), "--full", f"oracle={full}",
-               "--blind", f"oracle={blind}", "--judge", f"howjudge={judge}"])
+               "--blind", f"oracle={blind}", "--judge", f"howjudge={judge}", "--license",
+               "apache-2.0"])
     assert rc == 0
+    assert "\nlicense: apache-2.0\n" in (out / "README.md").read_text()
     monkeypatch.chdir(tmp_path)
     sqa = load_dataset("real3dqa", "sqa3d", split="test")
     kept = load_dataset("real3dqa", split="test")

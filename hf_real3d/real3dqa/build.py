@@ -3,6 +3,7 @@ data + ScanNet scenes + prediction files (filter, then rotate)."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -32,13 +33,46 @@ CITATION = """@inproceedings{ma2026real3dqa,
   author={Ma, Xianzheng and others},
   booktitle={ICLR},
   year={2026}
+}
+@inproceedings{ma2023sqa3d,
+  title={SQA3D: Situated Question Answering in 3D Scenes},
+  author={Ma, Xiaojian and Yong, Silong and Zheng, Zilong and Li, Qing and Liang, Yitao and
+          Zhu, Song-Chun and Huang, Siyuan},
+  booktitle={ICLR},
+  year={2023}
+}
+@inproceedings{dai2017scannet,
+  title={ScanNet: Richly-annotated 3D Reconstructions of Indoor Scenes},
+  author={Dai, Angela and Chang, Angel X. and Savva, Manolis and Halber, Maciej and
+          Funkhouser, Thomas and Nie{\\ss}ner, Matthias},
+  booktitle={CVPR},
+  year={2017}
 }"""
+_CC = {"creativecommons.org/licenses/by/4.0": "cc-by-4.0",
+       "creativecommons.org/licenses/by-sa/4.0": "cc-by-sa-4.0"}
+
+
+def release_license(licenses: dict[str, Any]) -> tuple[str, str]:
+    """(card license id, note) from the release files' own ``license`` fields."""
+    seen = {f"{v.get('name')} <{v.get('url')}>" if isinstance(v, dict) else json.dumps(v)
+            for v in licenses.values()}
+    ids = {next((i for u, i in _CC.items() if u in str(v.get("url", ""))), "other")
+           if isinstance(v, dict) else "other" for v in licenses.values()}
+    lic = ids.pop() if len(ids) == 1 else "other"
+    said = "; ".join(sorted(seen))
+    note = (f"The release files state their own license in their `license` field ({said}); "
+            f"this card declares `{lic}` accordingly. The repository that distributes the "
+            "files is marked CC BY-SA 4.0. The SQA3D questions are Apache-2.0 (SQA3D "
+            "repository); the ScanNet scenes they refer to are under the ScanNet Terms of Use "
+            "and are not included. Source: the Real-3DQA repository (Ma et al., ICLR 2026).")
+    return lic, note
 def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
                    push_to_hub: str | None = None) -> dict[str, Any]:
     """The official release as a dataset folder: configs ``real3dqa`` (default: the
     de-biased set) and ``rotations`` (all viewpoints, grouped on the base id, with a
     ``quality`` column). Returns the validation report (+ ``url`` when pushed)."""
     data = read_release(release_dir)
+    lic, note = release_license(data.report["licenses"])
     deb_f = question_features("source_question_id", "quality")
     rot_f = question_features("source_question_id", "quality", "in_debiased")
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
@@ -65,7 +99,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
                  "viewpoint-rotated variants scored with the Viewpoint Rotation Score. Imported "
                  "from the official release by hf_real3d; quirks are flagged, not fixed."),
-        license="cc-by-sa-4.0", citation=CITATION, extra_sections=[section])
+        license=lic, license_note=note, citation=CITATION, extra_sections=[section])
     if push_to_hub:
         rep["url"] = push_folder(out, push_to_hub)
     return rep
@@ -81,9 +115,13 @@ def build_real3dqa(
     split: str = "test",
     n_viewpoints: int = 4,
     push_to_hub: str | None = None,
+    license: str = "other",
     progress: bool = True,
 ) -> dict[str, Any]:
     """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder.
+
+    ``license``: the card's license identifier, which depends on the data you build from
+    (default ``other``: SQA3D is Apache-2.0, ScanNet scenes follow the ScanNet Terms of Use).
 
     ``pairs``: (name, full predictions, blind predictions); ``judges``: (name,
     predictions); predictions are paths or tables (question_id, prediction[, log_prob]).
@@ -150,7 +188,10 @@ def build_real3dqa(
         pretty_name="Real-3DQA (built with hf_real3d)",
         summary=("De-biased, viewpoint-rotated situated 3D QA built from SQA3D-format data by "
                  "blind-vs-full filtering and geometry-verified rotation."),
-        license="cc-by-sa-4.0", citation=CITATION, extra_sections=[section])
+        license=license, citation=CITATION, extra_sections=[section],
+        license_note=("Built by the user with hf_real3d from SQA3D-format questions (SQA3D "
+                      "itself is Apache-2.0) and ScanNet-format scenes (the ScanNet Terms of "
+                      "Use apply to real ScanNet scans); set the license with --license."))
     summary = {"questions": len(records), "kept": len(kept), "removed": len(removed_rows),
                "filter_stats": result.stats(), "rotation": rstats,
                "rotation_rows": len(rot_rows)}

@@ -55,10 +55,13 @@ class ReleaseData:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED) -> list[dict]:
+def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED,
+                licenses: dict[str, Any] | None = None) -> list[dict]:
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise FormatError(f"{path}: expected an object with a 'questions' list")
+    if licenses is not None:
+        licenses[path.name] = data.get("license")
     items = data["questions"]
     for i, it in enumerate(items):
         if not isinstance(it, dict):
@@ -153,7 +156,9 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
         raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")
     report: dict[str, Any] = {"files": {}}
 
-    deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"))
+    licenses: dict[str, Any] = {}
+    report["licenses"] = licenses  # each file's own `license` field
+    deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"), licenses)
     debiased = []
     seen: set[int] = set()
     for it in deb_items:
@@ -176,7 +181,7 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
     per_view: dict[int, dict[int, dict]] = {}
     base0: set[int] | None = None
     for k, path in rot_paths.items():
-        items = _load_items(path)
+        items = _load_items(path, licenses=licenses)
         rows = [_row(it, path) for it in items]
         ids = [r["source_question_id"] for r in rows]
         if len(set(ids)) != len(ids):

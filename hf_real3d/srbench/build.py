@@ -34,9 +34,11 @@ def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=None,
-                  export_tsv: bool = False, push_to_hub: str | None = None) -> dict[str, Any]:
+                  export_tsv: bool = False, push_to_hub: str | None = None,
+                  license: str = "cc-by-4.0") -> dict[str, Any]:
     """Folder with configs ``real`` (from an official TSV), ``synthetic_common`` and
-    ``synthetic_uncommon`` (from the synthetic generator's output, expanded)."""
+    ``synthetic_uncommon`` (from the synthetic generator's output, expanded). ``license``:
+    the card's license (3DSRBench's is CC BY 4.0; set yours for your own rows)."""
     configs, counts = [], {}
     if tsv:
         real = read_tsv(tsv)
@@ -66,7 +68,7 @@ def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=N
     write_dataset_folder(out, configs, pretty_name="3DSRBench (hf_real3d)",
                          summary="3D spatial reasoning VQA: height, location, orientation and "
                                  "multi-object questions, scored with CircularEval and FlipEval.",
-                         license="cc-by-4.0", citation=CITATION, extra_sections=[section],
+                         license=license, citation=CITATION, extra_sections=[section],
                          tags=("3d", "visual-question-answering", "spatial-reasoning"))
     if export_tsv:
         for name, rows in expanded.items():

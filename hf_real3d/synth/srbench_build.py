@@ -18,12 +18,13 @@ __all__ = ["build_srbench_folder", "prior_rows"]
 
 def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
                          workers: int = 2, export_tsv: bool = False,
-                         push_to_hub: str | None = None) -> dict[str, Any]:
+                         push_to_hub: str | None = None,
+                         license: str = "cc-by-4.0") -> dict[str, Any]:
     """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
     and write them, with the official ``tsv`` rows if given, as a dataset folder."""
     synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
     summary = build_srbench(out, tsv=tsv, synthetic=synthetic, export_tsv=export_tsv,
-                            push_to_hub=push_to_hub)
+                            push_to_hub=push_to_hub, license=license)
     if synthetic:
         summary["stats"] = synthetic["stats"]
     return summary
