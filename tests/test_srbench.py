@@ -202,3 +202,57 @@ def test_image_is_png(synth_rows):
     img = Image.open(io.BytesIO(common[0]["image_bytes"]))
     assert img.size == (256, 256)
     assert base64.b64encode(common[0]["image_bytes"])
+
+
+def _row(question, options, answer, category):
+    return {"qid": "q", "base_qid": "q", "question": question, "options": options,
+            "answer": answer, "category": category, "shift": 0, "flipped": False,
+            "circular_group": "q", "flip_group": "q"}
+
+
+@pytest.mark.parametrize("question,options,answer,flipped_answer", [
+    ("Is the lamp on the left side of the bed?", ["yes", "no"], "A", "B"),
+    ("Is the lamp on the left side of the bed?", ["no", "yes"], "A", "B"),
+    ("From the bed's perspective, where is the lamp?",
+     ["in front", "on the left", "behind", "on the right"], "B", "D"),
+    ("From the bed's perspective, where is the lamp?",
+     ["in front", "on the left", "behind", "on the right"], "C", "C"),
+    ("If I stand at the bed and face the sofa, is the lamp on my left or on my right?",
+     ["right", "left"], "B", "A"),
+    ("Which object is higher in 3D world space, the lamp or the bed?", ["bed", "lamp"], "B",
+     "B"),
+    ("Is the lamp above the bed?", ["yes", "no"], "A", "A"),
+])
+def test_flipeval_keeps_the_question_and_flips_left_right_answers(question, options, answer,
+                                                                   flipped_answer):
+    from hf_real3d.srbench import flip_expand
+
+    orig, flipped = flip_expand([_row(question, options, answer, "orientation_on_the_left")])
+    assert flipped["flipped"] and flipped["question"] == question  # the same question
+    assert flipped["options"] == options and flipped["answer"] == flipped_answer
+    assert flipped["qid"] == "q-flip" and orig["answer"] == answer
+
+
+def test_flipeval_undecidable_mirror_is_an_error():
+    from hf_real3d._io import FormatError
+    from hf_real3d.srbench import flip_expand
+
+    with pytest.raises(FormatError, match="cannot tell the answer of the mirrored image"):
+        flip_expand([_row("Which object is on the left of the bed?", ["lamp", "sofa"], "A",
+                          "orientation_on_the_left")])
+
+
+def test_always_yes_and_always_a_do_not_beat_random_pp_on_flip(synth_rows):
+    _, common, _ = synth_rows
+    rows = expand(common)
+    b = baselines(rows)
+    yes = score_rows(rows, ["yes"] * len(rows))  # the answer text; unparsed where no option
+    for metric in ("flip", "flip_circular"):
+        rpp = b["random++"][metric]["overall"]
+        assert b["always-A"][metric]["overall"] <= rpp + 1e-9, metric
+        assert yes[metric]["overall"] <= rpp + 1e-9, metric
+    # on the left/right questions alone, answering "yes" always fails every flip pair
+    lr = [r for r in rows if r["category"] == "orientation_on_the_left"]
+    if lr:
+        s = score_rows(lr, ["yes"] * len(lr))
+        assert s["flip"]["overall"] == 0.0

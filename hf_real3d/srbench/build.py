@@ -12,6 +12,7 @@ from typing import Any
 from hf_real3d.hub import ConfigData, load_local, push_folder, write_dataset_folder
 from hf_real3d.srbench.format import (
     circular_expand,
+    complementary,
     flip_expand,
     read_tsv,
     rows_to_dataset,
@@ -35,10 +36,13 @@ def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=None,
                   export_tsv: bool = False, push_to_hub: str | None = None,
-                  license: str = "cc-by-4.0") -> dict[str, Any]:
+                  license: str = "cc-by-4.0", complementary_questions: bool = True
+                  ) -> dict[str, Any]:
     """Folder with configs ``real`` (from an official TSV), ``synthetic_common`` and
     ``synthetic_uncommon`` (from the synthetic generator's output, expanded). ``license``:
-    the card's license (3DSRBench's is CC BY 4.0; set yours for your own rows)."""
+    the card's license (3DSRBench's is CC BY 4.0; set yours for your own rows).
+    ``complementary_questions``: add the complementary comparatives to the synthetic
+    splits before expanding them, as the paper does (2,100 -> 2,625 questions)."""
     configs, counts = [], {}
     if tsv:
         real = read_tsv(tsv)
@@ -49,7 +53,10 @@ def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=N
     expanded = {}
     if synthetic:
         for name in ("synthetic_common", "synthetic_uncommon"):
-            expanded[name] = expand(synthetic[name])
+            rows = list(synthetic[name])
+            if complementary_questions:
+                rows += complementary(rows)
+            expanded[name] = expand(rows)
             data, feats = rows_to_dataset(expanded[name])
             configs.append(ConfigData(name, {"test": data}, feats,
                                       f"renders from {name.split('_')[1]} viewpoints, expanded "

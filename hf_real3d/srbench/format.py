@@ -2,8 +2,9 @@
 
 TSV columns: ``index, qid, question, A, B, C, D, answer, category, image`` (base64),
 ``image_source, image_url``. qid suffixes: ``-1``/``-2``/``-3`` are circular shifts of the
-options, ``-flip`` the horizontally flipped image with left/right swapped (and
-``-flip-1`` ... both). Derived columns (explicit, never arithmetic on indices):
+options, ``-flip`` the horizontally mirrored image with the same question, whose answer
+follows the mirrored scene (``-flip-1`` ... both). Derived columns (explicit, never
+arithmetic on indices):
 
 * ``options`` (non-empty A..D), ``group`` (height / location / orientation / multi_object),
 * ``base_qid`` (no suffix), ``shift`` (0-3), ``flipped`` (bool),
@@ -38,6 +39,7 @@ __all__ = [
     "write_tsv",
     "circular_expand",
     "flip_expand",
+    "mirrored_answer",
     "complementary",
     "rows_to_dataset",
 ]
@@ -157,20 +159,47 @@ def circular_expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def mirrored_answer(row: dict[str, Any]) -> str | None:
+    """The answer letter of ``row``'s question asked of the horizontally mirrored image
+    (3DSRBench §3.4: the question stays, the answer follows the mirrored scene).
+
+    Left and right trade places and nothing else changes: an option that names a side
+    becomes the option naming the other side; a yes/no question that asks about a side
+    flips its answer; any other answer stays. None when this rule cannot decide (a
+    question about a side whose options name neither a side nor yes/no).
+    """
+    opts, k = list(row["options"]), LETTERS.index(row["answer"])
+    text = opts[k]
+    if swap_left_right(text) != text:
+        other = swap_left_right(text)
+        return LETTERS[opts.index(other)] if other in opts else None
+    if swap_left_right(row["question"]) == row["question"]:
+        return row["answer"]
+    low = [o.strip().lower() for o in opts]
+    if sorted(low) == ["no", "yes"]:
+        return LETTERS[low.index("no" if low[k] == "yes" else "yes")]
+    sides = [o for o in opts if swap_left_right(o) != o]
+    return None if not sides else row["answer"]
+
+
 def flip_expand(rows: Sequence[dict[str, Any]], *, flip_image=None) -> list[dict[str, Any]]:
-    """Original rows plus a flipped copy of each: left/right swapped in question, options
-    (and so the answer text), image mirrored horizontally (``flip_image(bytes) -> bytes``;
-    default PIL)."""
+    """Original rows plus a FlipEval copy of each: the image mirrored horizontally
+    (``flip_image(bytes) -> bytes``; default PIL), the *same* question and options, and
+    the answer of the mirrored scene: ``row["flip_answer"]`` when the producer computed it
+    from geometry (the synthetic generator does), else :func:`mirrored_answer`."""
     flip_image = flip_image or _flip_png
     out = []
     for r in rows:
         if r["flipped"]:
             continue
         out.append(r)
-        opts = [swap_left_right(o) for o in r["options"]]
-        f = _with_options(r, opts, r["answer"], flipped=True, qid=r["base_qid"] + "-flip" +
-                          (f"-{r['shift']}" if r["shift"] else ""),
-                          question=swap_left_right(r["question"]),
+        answer = r.get("flip_answer") or mirrored_answer(r)
+        if answer is None:
+            raise FormatError(f"qid {r['qid']}: cannot tell the answer of the mirrored image "
+                              f"({r['question']!r} with options {r['options']}); add its "
+                              "-flip row or drop the question")
+        f = _with_options(r, list(r["options"]), answer, flipped=True,
+                          qid=r["base_qid"] + "-flip" + (f"-{r['shift']}" if r["shift"] else ""),
                           circular_group=r["base_qid"] + "-flip")
         if r.get("image_bytes"):
             f["image_bytes"] = flip_image(r["image_bytes"])
@@ -185,7 +214,8 @@ def _flip_png(data: bytes) -> bytes:
     return buf.getvalue()
 
 
-_COMPLEMENTS = [("higher", "lower"), ("closer", "farther"), ("taller", "shorter")]
+_COMPLEMENTS = [("higher", "lower"), ("closer to", "farther from"), ("closer", "farther"),
+                ("taller", "shorter")]
 
 
 def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -203,8 +233,13 @@ def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     new_q = re.sub(rf"\b{x}\b", y, q)
                     other = "B" if r["answer"] == "A" else "A"
                     base = r["base_qid"] + "-comp"
-                    out.append({**r, "question": new_q, "answer": other, "qid": base,
-                                "base_qid": base, "circular_group": base, "flip_group": base})
+                    comp = {**r, "question": new_q, "answer": other, "qid": base,
+                            "base_qid": base, "circular_group": base, "flip_group": base}
+                    if "pair_id" in r:
+                        comp["pair_id"] = r["pair_id"] + "-comp"
+                    if r.get("flip_answer"):  # the complement's mirrored answer, likewise
+                        comp["flip_answer"] = "B" if r["flip_answer"] == "A" else "A"
+                    out.append(comp)
                     break
             else:
                 continue

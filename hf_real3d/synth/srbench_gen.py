@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from hf_real3d.choices import LETTERS, swap_left_right
+from hf_real3d.choices import LETTERS
 from hf_real3d.scene import Scene
-from hf_real3d.srbench.format import CATEGORIES
+from hf_real3d.srbench.format import CATEGORIES, flip_expand, mirrored_answer
 from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
@@ -105,12 +105,8 @@ def _gap(w: World, i: int, j: int) -> float:
 
 
 def answer_text(cat: str, objs: tuple[int, ...], w: World, cam: Camera,
-                cfg: SRBenchConfig, swap_lr: bool = False) -> str | None:
-    """The correct option text of category ``cat`` about ``objs`` (None: a near-tie).
-
-    ``swap_lr``: the question's left/right words are swapped (a FlipEval item), so
-    "on the left side" asks about the right side.
-    """
+                cfg: SRBenchConfig) -> str | None:
+    """The correct option text of category ``cat`` about ``objs`` (None: a near-tie)."""
     m = cfg.angle_margin
     if cat == "height_higher":
         x, y = objs
@@ -143,8 +139,7 @@ def answer_text(cat: str, objs: tuple[int, ...], w: World, cam: Camera,
         if cat == "orientation_in_front_of":
             return "yes" if abs(a) < 45 - m / 2 else "no" if abs(a) > 135 + m / 2 else None
         if cat == "orientation_on_the_left":
-            side = -90 if swap_lr else 90
-            return "yes" if abs(a - side) < 45 - m / 2 else "no" if abs(a + side) < 45 - m / 2 \
+            return "yes" if abs(a - 90) < 45 - m / 2 else "no" if abs(a + 90) < 45 - m / 2 \
                 else None
         if cat == "multi_object_facing":
             return "yes" if abs(a) < 25 else "no" if abs(a) > 70 else None
@@ -296,9 +291,11 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
                 continue
             objs, _ = got
             answers = [answer_text(cat, objs, w, cam, cfg) for cam in cams]
+            # the same question asked of each mirrored render (FlipEval's answer)
+            mirrored = [answer_text(cat, objs, mirror_world(w, cam), cam, cfg) for cam in cams]
             labels = [w.label[i] for i in objs]
             question = tmpl.format(*labels)
-            if any(a is None for a in answers) or question in seen:
+            if any(a is None for a in answers + mirrored) or question in seen:
                 continue
             seen.add(question)
             balance[(cat, answers[0])] += 1
@@ -307,12 +304,14 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
             options = opt_fn(labels) if opt_fn else ["yes", "no"]
             options = [options[k] for k in rng.permutation(len(options))]
             qid = f"syn{cfg.seed}-{s:04d}-{v}{len(seen):02d}"
-            for cam, img, ans, out, src in zip(cams, images, answers, (common, uncommon),
-                                               ("synthetic_common", "synthetic_uncommon")):
+            for cam, img, ans, mans, out, src in zip(
+                    cams, images, answers, mirrored, (common, uncommon),
+                    ("synthetic_common", "synthetic_uncommon")):
                 meas = cam.measured()
                 out.append({
                     "qid": qid, "question": question,
                     "options": list(options), "answer": LETTERS[options.index(ans)],
+                    "flip_answer": LETTERS[options.index(mans)],
                     "category": cat, "group": CATEGORIES[cat], "image_bytes": img,
                     "image_source": src, "image_url": "", "base_qid": qid,
                     "circular_group": qid, "flip_group": qid, "shift": 0, "flipped": False,
@@ -380,14 +379,14 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
 
 def flipped_answer_matches_mirror(row: dict[str, Any], scene_world: World,
                                   cfg: SRBenchConfig) -> bool:
-    """Check a FlipEval item on geometry: the original question asked of the mirrored world
-    has the left/right-swapped answer of the original."""
+    """Check a FlipEval item on geometry: the *same* question asked of the mirrored world
+    has the flipped item's answer, and the rule-based :func:`mirrored_answer` agrees."""
     fields = {k: v for k, v in json.loads(row["camera"]).items()
               if k in Camera.__dataclass_fields__}
     cam = Camera(**{**fields, "position": tuple(fields["position"])})
-    objs = tuple(row["objects"])
-    orig = answer_text(row["category"], objs, scene_world, cam, cfg)
-    # the flipped question (left/right swapped) asked of the mirrored world
-    mirrored = answer_text(row["category"], objs, mirror_world(scene_world, cam), cam, cfg,
-                           swap_lr=True)
-    return orig is not None and mirrored == swap_left_right(orig)
+    flipped = next(r for r in flip_expand([row]) if r["flipped"])
+    mirrored = answer_text(row["category"], tuple(row["objects"]),
+                           mirror_world(scene_world, cam), cam, cfg)
+    text = flipped["options"][LETTERS.index(flipped["answer"])]
+    return (flipped["question"] == row["question"] and mirrored == text
+            and mirrored_answer(row) == flipped["answer"])
