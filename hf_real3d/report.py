@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.patches import Polygon
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Polygon
 
 from hf_real3d._io import atomic_path, write_json
 from hf_real3d.analysis import findings
@@ -35,16 +36,23 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def results_table(results: Sequence[dict[str, Any]]) -> str:
-    """One row per model: EM/EM_R on the original and de-biased sets, P_1..P_n, VRS."""
+    """One row per model: EM/EM_R on the original and de-biased sets, P_1..P_n, VRS, the
+    P_n expected if viewpoints were independent, and consistency (observed / expected P_n)."""
     n = max((len(r.get("rotation", {}).get("viewpoints", [])) for r in results), default=0)
     header = ["Model", "EM (orig)", "EM_R (orig)", "EM (de-biased)", "EM_R (de-biased)"]
-    header += [f"P_{k}" for k in range(1, n + 1)] + (["VRS"] if n else [])
+    header += [f"P_{k}" for k in range(1, n + 1)] + (
+        ["VRS", f"E[P_{n}] (indep.)", "consistency"] if n else [])
     rows = []
     for r in results:
         o, d, rot = r.get("original", {}), r.get("debiased", {}), r.get("rotation", {})
         row = [r["model"], o.get("em"), o.get("em_refined"), d.get("em"), d.get("em_refined")]
         if n:
-            row += [rot.get(f"p_at_least_{k}") for k in range(1, n + 1)] + [rot.get("vrs")]
+            ci = rot.get("consistency_ci")
+            cons = rot.get("consistency")
+            cons = f"{cons:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and cons is not None \
+                else (f"{cons:.2f}" if cons is not None else None)
+            row += [rot.get(f"p_at_least_{k}") for k in range(1, n + 1)] + [
+                rot.get("vrs"), rot.get(f"expected_p_at_least_{n}"), cons]
         rows.append(row)
     return markdown_table(header, rows)
 
@@ -55,37 +63,56 @@ def _save(fig, path: str | os.PathLike) -> None:
 
 
 def plot_pk(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:
-    """P_k against k, one line per model. Returns False when no model has rotations."""
+    """P_k against k, one line per model with its 95% bootstrap band, and dashed the P_k
+    expected if the viewpoints were answered independently at the model's per-viewpoint
+    accuracy. Returns False when no model has rotations."""
     with_rot = [r for r in results if "rotation" in r]
     if not with_rot:
         return False
-    fig = Figure(figsize=(5, 3.6))
+    fig = Figure(figsize=(5.4, 3.8))
     ax = fig.subplots()
-    for r in with_rot:
+    for i, r in enumerate(with_rot):
         rot = r["rotation"]
+        color = f"C{i}"
         ks = np.arange(1, len(rot["viewpoints"]) + 1)
-        ax.plot(ks, [rot[f"p_at_least_{k}"] for k in ks], marker="o",
+        ax.plot(ks, [rot[f"p_at_least_{k}"] for k in ks], marker="o", color=color,
                 label=f"{r['model']} (VRS {rot['vrs']:.1f})")
+        if rot.get("p_at_least_ci"):
+            lo, hi = np.asarray(rot["p_at_least_ci"]).T
+            ax.fill_between(ks, lo, hi, color=color, alpha=0.15, lw=0)
+        if f"expected_p_at_least_{ks[-1]}" in rot:
+            ax.plot(ks, [rot[f"expected_p_at_least_{k}"] for k in ks], ls="--", lw=1,
+                    color=color, alpha=0.8)
+    ax.plot([], [], ls="--", color="gray", label="expected if viewpoints independent")
     ax.set_xlabel("k (correct in at least k viewpoints)")
     ax.set_ylabel("P_k (%)")
     ax.set_xticks(ks)
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Viewpoint rotation: P_k")
+    ax.legend(fontsize=7)
+    ax.set_title("Viewpoint rotation: P_k (band: 95% bootstrap over groups)")
     _save(fig, path)
     return True
 
 
-def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
-               subset: str = "debiased") -> bool:
-    """Per-type refined EM on a radar chart, one polygon per model."""
+def radar_types(results: Sequence[dict[str, Any]], subset: str = "debiased", min_n: int = 20
+                ) -> tuple[list[dict[str, Any]], str, dict[str, int], list[str]]:
+    """(models with per-type scores, the subset used, n per type, the types with at least
+    ``min_n`` questions): what :func:`plot_radar` draws (nothing with fewer than 3 types)."""
     rs = [r for r in results if r.get(subset, {}).get("per_type")]
     if not rs:
         rs, subset = [r for r in results if r.get("original", {}).get("per_type")], "original"
-    if not rs:
-        return False
-    types = sorted({t for r in rs for t in r[subset]["per_type"]})
+    n_of = {t: max(r[subset]["per_type"][t].get("n", 0) for r in rs
+                   if t in r[subset]["per_type"])
+            for r0 in rs for t in r0[subset]["per_type"]}
+    return rs, subset, n_of, sorted(t for t, n in n_of.items() if n >= min_n)
+
+
+def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
+               subset: str = "debiased", min_n: int = 20) -> bool:
+    """Per-type refined EM on a radar chart, one polygon per model; types with fewer than
+    ``min_n`` questions are left out and each label shows its n."""
+    rs, subset, n_of, types = radar_types(results, subset, min_n)
     if len(types) < 3:
         return False
     ang = np.linspace(0, 2 * np.pi, len(types), endpoint=False)
@@ -96,7 +123,7 @@ def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
         ax.plot(np.r_[ang, ang[:1]], vals + vals[:1], label=r["model"])
         ax.fill(np.r_[ang, ang[:1]], vals + vals[:1], alpha=0.1)
     ax.set_xticks(ang)
-    ax.set_xticklabels(types, fontsize=8)
+    ax.set_xticklabels([f"{t}\n(n={n_of[t]})" for t in types], fontsize=7)
     ax.set_ylim(0, 100)
     ax.set_title(f"Refined EM per question type ({subset})")
     ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.3, 1.1))
@@ -180,6 +207,13 @@ def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLik
         ax.set_aspect("equal")
         ax.set_title(panel.get("label", ""), fontsize=8)
         ax.tick_params(labelsize=6)
+    legend = [Patch(color="#d62728", alpha=0.45, label="answer object(s) of this view"),
+              Patch(color="#1f77b4", alpha=0.45, label="other objects"),
+              Patch(color="#bbbbbb", alpha=0.45, label="walls, doors, windows"),
+              Line2D([], [], color="#2ca02c", marker="o", lw=2, label="agent (facing)"),
+              Line2D([], [], color="k", ls="--", lw=0.6, label="quadrant borders")]
+    fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=7,
+               frameon=False)
     if title:
         fig.suptitle(title, fontsize=9)
     _save(fig, path)
@@ -256,9 +290,15 @@ def render_demo_report(results: Any) -> str:
     md += [f"| {n} | {em_o[n]} | {emr_o[n]} | {em_d[n]} | {emr_d[n]} |" for n in names]
     ks = [agg("rotation", f"p_at_least_{k}") for k in range(1, 5)]
     vrs = agg("rotation", "vrs")
+    exp4, cons = agg("rotation", "expected_p_at_least_4"), agg("rotation", "consistency")
     md += ["", "## Table 3: viewpoint rotation (P_k, VRS)", "",
-           "| Model | P_1 | P_2 | P_3 | P_4 | VRS |", "|---|---|---|---|---|---|"]
-    md += [f"| {n} | " + " | ".join(k[n] for k in ks) + f" | {vrs[n]} |" for n in names]
+           "E[P_4]: P_4 expected if the four viewpoints were answered independently at the "
+           "model's per-viewpoint accuracy; consistency = P_4 / E[P_4] (1: independent; "
+           "mean of P_k = accuracy over the rotated rows).", "",
+           "| Model | P_1 | P_2 | P_3 | P_4 | VRS | E[P_4] | consistency |",
+           "|---|---|---|---|---|---|---|---|"]
+    md += [f"| {n} | " + " | ".join(k[n] for k in ks) + f" | {vrs[n]} | {exp4[n]} | "
+           f"{cons[n]} |" for n in names]
     md += ["", "## Table 4: SFT vs blind vs 3DR-FT on the filtered set", "",
            "| Model | EM_R (filtered) | VRS |", "|---|---|---|"]
     md += [f"| {n} | {emr_d[n]} | {vrs[n]} |" for n in names]
@@ -282,8 +322,12 @@ def render_demo_report(results: Any) -> str:
     md += ["", "## Findings (measured)", ""]
     md += [f"- ({f.key}) {f.statement} ({'holds' if f.holds else 'does NOT hold'})."
            for f in findings([s.metrics for s in seeds])]
-    md += ["", "![P_k per model](pk.png)", "", "![refined EM per type](radar.png)", "",
-           "![a question from four viewpoints](topdown.png)", ""]
+    md += ["", "![P_k per model](pk.png)", ""]
+    if len(radar_types(seeds[0].metrics)[3]) >= 3:
+        md += ["![refined EM per type](radar.png)", ""]
+    else:
+        md += ["(No radar chart: fewer than three question types have 20 questions.)", ""]
+    md += ["![a question from four viewpoints](topdown.png)", ""]
     md += _srbench_section(results.srbench)
     md += ["", f"Wall time: {results.wall_time_s:.0f} s."]
     return "\n".join(md) + "\n"

@@ -22,6 +22,7 @@ import pandas as pd
 from hf_real3d.answers import normalize_answer
 
 __all__ = [
+    "expected_p_at_least",
     "degenerate_predictions",
     "MetricInputError",
     "answer_correctness",
@@ -194,6 +195,7 @@ class ViewpointGroups:
     keys: list
     viewpoints: list[int]
     incomplete: list = field(default_factory=list)  # group keys dropped as incomplete
+    vcodes: np.ndarray | None = None  # row i's viewpoint index into ``viewpoints``
 
     @property
     def n_groups(self) -> int:
@@ -261,8 +263,9 @@ def viewpoint_groups(
         keep[missing_groups] = False
         remap = np.cumsum(keep) - 1
         new_codes = np.where(keep[codes], remap[codes], -1)
-        return ViewpointGroups(new_codes, [k for k, m in zip(keys, keep) if m], vps, dropped)
-    return ViewpointGroups(codes.astype(np.int64), list(keys), vps, dropped)
+        return ViewpointGroups(new_codes, [k for k, m in zip(keys, keep) if m], vps, dropped,
+                               vcode)
+    return ViewpointGroups(codes.astype(np.int64), list(keys), vps, dropped, vcode)
 
 
 def vrs_from_counts(counts: np.ndarray, n: int) -> dict[str, float]:
@@ -273,6 +276,30 @@ def vrs_from_counts(counts: np.ndarray, n: int) -> dict[str, float]:
     out = {f"p_at_least_{k}": float(v) for k, v in zip(ks, p)}
     out["vrs"] = float(p.mean())
     return out
+
+
+def expected_p_at_least(accuracy: Sequence[float]) -> np.ndarray:
+    """P(at least k of n viewpoints correct), k = 1..n, if each viewpoint v were answered
+    independently with probability ``accuracy[v]`` (a Poisson-binomial tail), in %."""
+    dist = np.ones(1)
+    for a in np.asarray(accuracy, dtype=float):
+        dist = np.convolve(dist, [1.0 - a, a])
+    return np.cumsum(dist[::-1])[::-1][1:] * 100
+
+
+def _pattern_stats(weights: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
+    """P_k, VRS, per-viewpoint accuracy, expected P_n and consistency from pattern counts
+    ``weights`` (B, 2^n) over the correctness patterns ``bits`` (2^n, n)."""
+    n = bits.shape[1]
+    total = weights.sum(-1, keepdims=True)
+    share = weights / np.where(total == 0, 1, total)
+    correct = bits.sum(1)
+    pk = np.stack([share @ (correct >= k) for k in range(1, n + 1)], -1) * 100
+    acc = share @ bits  # (B, n)
+    expected_n = np.prod(acc, -1) * 100
+    with np.errstate(divide="ignore", invalid="ignore"):
+        consistency = np.where(expected_n > 0, pk[..., -1] / expected_n, np.nan)
+    return {"pk": pk, "vrs": pk.mean(-1), "consistency": consistency}
 
 
 def vrs(
@@ -289,25 +316,57 @@ def vrs(
     """Viewpoint Rotation Score: P_k = % of groups correct in at least k viewpoints.
 
     ``correct`` is per row (refined EM by default upstream). Returns ``p_at_least_k``,
-    ``vrs`` (mean of P_k), ``groups``, ``incomplete_groups`` and, with ``ci=True``, 95%
-    bootstrap intervals over groups (``vrs_ci``).
+    ``vrs`` (mean of P_k, which equals ``accuracy``: the accuracy over the rows of complete
+    groups, since sum_k 1[c >= k] = c), ``accuracy_per_viewpoint``,
+    ``expected_p_at_least_k`` (P_k if every viewpoint were answered independently at its
+    own accuracy), ``consistency`` (observed P_n / expected P_n: above 1, the model is
+    right or wrong across viewpoints together), ``groups``, ``incomplete_groups`` and,
+    with ``ci=True``, 95% bootstrap intervals over groups (``vrs_ci``, ``consistency_ci``,
+    ``p_at_least_ci``). The bootstrap resamples groups through the counts of their 2^n
+    correctness patterns, so its cost does not grow with the number of groups.
     """
     _check_lengths(correct=correct, group_ids=group_ids)
     g = viewpoint_groups(group_ids, rotations, viewpoints=viewpoints, incomplete=incomplete)
     ok = np.asarray(correct, dtype=bool)
     keep = g.codes >= 0
-    counts = np.bincount(g.codes[keep], weights=ok[keep], minlength=g.n_groups).astype(int)
     n = len(g.viewpoints)
+    counts = np.bincount(g.codes[keep], weights=ok[keep], minlength=g.n_groups).astype(int)
     out: dict[str, Any] = vrs_from_counts(counts, n)
     out.update({"groups": g.n_groups, "viewpoints": g.viewpoints,
                 "incomplete_groups": len(g.incomplete),
                 "incomplete_handling": incomplete if g.incomplete else "none",
                 "incomplete_ids": [str(k) for k in g.incomplete[:20]]})
+    if n > 16 or not g.n_groups:
+        if ci:
+            ks = np.arange(1, n + 1)
+            out["vrs_ci"] = bootstrap_ci(
+                counts, lambda c: (c[..., None] >= ks).mean(-2).mean(-1) * 100,
+                n_resamples=n_resamples, seed=seed)
+        return out
+    # each group's correctness pattern over the viewpoints, as an n-bit code
+    pattern = np.bincount(g.codes[keep], weights=(ok[keep] << g.vcodes[keep]).astype(float),
+                          minlength=g.n_groups).astype(np.int64)
+    freq = np.bincount(pattern, minlength=2 ** n).astype(float)
+    bits = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1
+    acc = freq @ bits / g.n_groups
+    expected = expected_p_at_least(acc)
+    obs = _pattern_stats(freq[None], bits)
+    out["accuracy"] = float(acc.mean() * 100)
+    out["accuracy_per_viewpoint"] = {str(v): float(a * 100) for v, a in zip(g.viewpoints, acc)}
+    out.update({f"expected_p_at_least_{k}": float(e) for k, e in enumerate(expected, 1)})
+    c = float(obs["consistency"][0])
+    out["consistency"] = c if np.isfinite(c) else None  # undefined when E[P_n] is 0
     if ci:
-        ks = np.arange(1, n + 1)
-        out["vrs_ci"] = bootstrap_ci(
-            counts, lambda c: (c[..., None] >= ks).mean(-2).mean(-1) * 100,
-            n_resamples=n_resamples, seed=seed)
+        rng = np.random.default_rng(seed)
+        boot = _pattern_stats(rng.multinomial(g.n_groups, freq / freq.sum(),
+                                              size=n_resamples).astype(float), bits)
+        q = [2.5, 97.5]
+        out["vrs_ci"] = tuple(float(x) for x in np.percentile(boot["vrs"], q))
+        finite = boot["consistency"][np.isfinite(boot["consistency"])]
+        out["consistency_ci"] = tuple(float(x) for x in np.percentile(finite, q)) \
+            if out["consistency"] is not None and len(finite) else None
+        out["p_at_least_ci"] = [[float(x) for x in np.percentile(boot["pk"][:, k], q)]
+                                for k in range(n)]
     return out
 
 

@@ -155,3 +155,48 @@ def test_bootstrap_ci_covers_mean():
     v = np.random.default_rng(0).random(500) < 0.3
     lo, hi = bootstrap_ci(v)
     assert lo < v.mean() * 100 < hi and hi - lo < 10
+
+
+def test_expected_pk_and_consistency():
+    from hf_real3d.scoring import expected_p_at_least
+
+    assert expected_p_at_least([0.5] * 4) == pytest.approx([93.75, 68.75, 31.25, 6.25])
+    assert expected_p_at_least([1.0, 0.0]) == pytest.approx([100.0, 0.0])
+    # groups entirely right or entirely wrong: as consistent as can be
+    gid = np.repeat(np.arange(200), 4)
+    rot = np.tile([0, 90, 180, 270], 200)
+    ok = np.repeat(np.arange(200) % 2 == 0, 4)
+    out = vrs(ok, gid, rot, ci=True)
+    assert out["p_at_least_4"] == 50.0 and out["expected_p_at_least_4"] == pytest.approx(6.25)
+    assert out["consistency"] == pytest.approx(8.0)
+    lo, hi = out["consistency_ci"]
+    assert lo <= 8.0 <= hi
+    assert all(lo <= out[f"p_at_least_{k}"] <= hi
+               for k, (lo, hi) in enumerate(out["p_at_least_ci"], 1))
+    # independent viewpoints: consistency near 1
+    rng = np.random.default_rng(0)
+    ind = vrs(rng.random(4 * 5000) < 0.6, np.repeat(np.arange(5000), 4),
+              np.tile([0, 90, 180, 270], 5000))
+    assert ind["consistency"] == pytest.approx(1.0, abs=0.1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=1, max_size=30))
+def test_mean_of_pk_is_the_accuracy(groups):
+    ok = np.array(groups).ravel()
+    gid = np.repeat(np.arange(len(groups)), 4)
+    rot = np.tile([0, 90, 180, 270], len(groups))
+    out = vrs(ok, gid, rot)
+    assert out["vrs"] == pytest.approx(ok.mean() * 100) == pytest.approx(out["accuracy"])
+
+
+def test_consistency_is_none_when_undefined():
+    gid = np.repeat(np.arange(30), 4)
+    rot = np.tile([0, 90, 180, 270], 30)
+    ok = np.tile([True, True, True, False], 30)  # viewpoint 270 never right: E[P_4] = 0
+    out = vrs(ok, gid, rot, ci=True)
+    assert out["expected_p_at_least_4"] == 0.0 and out["consistency"] is None
+    assert out["consistency_ci"] is None
+    import json
+
+    json.dumps(out, allow_nan=False)  # metrics.json never holds NaN

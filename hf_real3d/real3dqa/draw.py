@@ -33,8 +33,17 @@ def draw_question(sqa3d_dir: str | os.PathLike, scenes_dir: str | os.PathLike,
         note = f"question_id {rec.question_id} cannot be rotated ({err}); drawing the original"
         rows = [{"rotation_deg": 0, "situation": rec.situation, "answers": rec.answers}]
     pose0 = rec.pose(scene.origin)
-    highlight = set(rec.extra.get("synth", {}).get("objects", []))
-    panels = [{"pose": pose0.turned(r["rotation_deg"]), "highlight": highlight,
+    asked = set(rec.extra.get("synth", {}).get("objects", []))
+    labels = {o.label for o in scene.non_structural()}
+
+    def answer_objects(answer: str) -> set[int]:
+        # each viewpoint's own answer: the objects it names, else the ones the question asks
+        if answer in labels:
+            return {o.object_id for o in scene.by_label(answer)}
+        return asked
+
+    panels = [{"pose": pose0.turned(r["rotation_deg"]),
+               "highlight": answer_objects(r["answers"][0]),
                "label": "\n".join([f"{r['rotation_deg']} deg: answer {r['answers'][0]!r}",
                                    *textwrap.wrap(r["situation"], 60)])} for r in rows]
     plot_topdown(scene, panels, out, title=f"{rec.question_id}: {rec.question}")

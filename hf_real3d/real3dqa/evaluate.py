@@ -178,8 +178,10 @@ def _subset_scores(df: pd.DataFrame, refs_subset: pd.DataFrame, what: str,
     out = {"em": float(full.em.mean() * 100), "em_refined": float(full.em_refined.mean() * 100),
            "n": len(full), "missing": n_missing,
            "em_refined_ci": bootstrap_ci(full.em_refined.to_numpy())}
-    per = full.groupby("question_type")[["em", "em_refined"]].mean() * 100
-    out["per_type"] = {str(t): {"em": float(r.em), "em_refined": float(r.em_refined)}
+    grouped = full.groupby("question_type")[["em", "em_refined"]]
+    per, sizes = grouped.mean() * 100, grouped.size()
+    out["per_type"] = {str(t): {"em": float(r.em), "em_refined": float(r.em_refined),
+                                "n": int(sizes[t])}
                        for t, r in per.iterrows() if str(t)}
     return out
 
@@ -239,6 +241,19 @@ def score_predictions(
                 metrics["rotation"] = vrs(correct, full.question_id.tolist(),
                                           full.rotation_deg.tolist(), incomplete="drop",
                                           ci=True)
+                types = rot_refs.question_type.to_numpy()
+                per_type = {}
+                for qt in sorted(set(types.tolist()) - {""}):
+                    m = types == qt
+                    v = vrs(correct[m], full.question_id[m].tolist(),
+                            full.rotation_deg[m].tolist(), incomplete="drop")
+                    if not v["groups"]:
+                        continue
+                    per_type[str(qt)] = {"vrs": v["vrs"], "p_at_least_1": v["p_at_least_1"],
+                                         f"p_at_least_{len(v['viewpoints'])}":
+                                         v[f"p_at_least_{len(v['viewpoints'])}"],
+                                         "groups": v["groups"]}
+                metrics["rotation"]["per_type"] = per_type
     if not any(k in metrics for k in ("original", "debiased", "rotation")):
         raise MetricInputError(f"{name}: no figure could be computed: " + "; ".join(notices))
     return ModelScores(name, metrics, df)
