@@ -29,7 +29,8 @@ Returns:
     per_category, vanilla_per_category (`dict`): the same per category.
     groups, n, unparsed (`int`).
 Examples:
-    >>> circ = evaluate.load("metrics/circular_eval")
+    >>> import hf_real3d
+    >>> circ = evaluate.load(hf_real3d.metric_path("circular_eval"))
     >>> out = circ.compute(
     ...     predictions=["A", "B", "The answer is A", "A"],
     ...     references=["A", "B", "A", "B"],

@@ -28,7 +28,8 @@ Returns:
     flip or flip_circular (`float`, 0-100): % of groups with every row correct.
     per_category (`dict`), groups, n, unparsed (`int`).
 Examples:
-    >>> flip = evaluate.load("metrics/flip_eval")
+    >>> import hf_real3d
+    >>> flip = evaluate.load(hf_real3d.metric_path("flip_eval"))
     >>> out = flip.compute(
     ...     predictions=["A", "B", "A", "A"],
     ...     references=["A", "B", "A", "B"],

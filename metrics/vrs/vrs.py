@@ -35,19 +35,28 @@ Args:
 Returns:
     em, em_refined (`float`, 0-100): over all rows.
     p_at_least_1 .. p_at_least_n (`float`, 0-100): P_k over complete groups.
-    vrs (`float`, 0-100): mean of P_k.
+    vrs (`float`, 0-100): mean of P_k, which equals `accuracy` (the accuracy over the
+        rows of complete groups, since sum_k 1[c >= k] = c).
+    accuracy_per_viewpoint (`dict`): accuracy (0-100) per viewpoint.
+    expected_p_at_least_1 .. n (`float`, 0-100): P_k if the viewpoints were answered
+        independently at those accuracies.
+    consistency (`float` or None): P_n / expected P_n (1: independent viewpoints).
+    vrs_ci, consistency_ci, p_at_least_ci: 95% bootstrap intervals (with `ci=True`).
     groups, incomplete_groups (`int`); viewpoints (`list`).
     per_type (`dict`, config `per_type`): em / em_refined / n per question type.
 Examples:
-    >>> vrs = evaluate.load("metrics/vrs")
+    >>> import hf_real3d
+    >>> vrs = evaluate.load(hf_real3d.metric_path("vrs"))
     >>> out = vrs.compute(
     ...     predictions=["left", "right", "chair", "table"],
     ...     references=[["left"], ["back"], ["chair"], ["chair"]],
     ...     group_ids=[7, 7, 8, 8],
     ...     rotations=[0, 90, 0, 90],
     ... )
-    >>> print(out["p_at_least_1"], out["p_at_least_2"], out["vrs"])
-    100.0 0.0 50.0
+    >>> print(out["p_at_least_1"], out["p_at_least_2"], out["vrs"], out["accuracy"])
+    100.0 0.0 50.0 50.0
+    >>> print(out["accuracy_per_viewpoint"], out["expected_p_at_least_2"])
+    {'0': 100.0, '90': 0.0} 0.0
 """
 
 _CITATION = """
