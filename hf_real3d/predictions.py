@@ -73,9 +73,27 @@ def prediction_pairs(full: list[str], blind: list[str]) -> list[tuple[str, str, 
     return [(name, f[name], b[name]) for name in f]
 
 
+# answer keys, in the order they are looked for in a file's first row: ours, the official
+# Real-3DQA files', then the shapes 3D-LLM evaluation scripts (LEO, Chat-Scene, GPT4Scene
+# style) dump; a file uses one key throughout
+PREDICTION_KEYS = ("prediction", "response_pred", "pred", "pred_answer", "output", "answer")
+
+
+def _int_id(qid: object) -> object:
+    """Question ids as written (int, or a decimal string as JSON object keys are)."""
+    if isinstance(qid, str) and qid.strip().lstrip("-").isdigit():
+        return int(qid)
+    return qid
+
+
 def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
-    """Rows ``question_id``, ``rotation_deg``, ``prediction`` (+ ``suffix_id`` when the
-    file used the id x 100 + suffix scheme, resolved later against the references)."""
+    """Rows ``question_id``, ``rotation_deg``, ``prediction`` from one Real-3DQA predictions
+    file: JSONL or JSON rows with ``question_id`` and one answer key of
+    :data:`PREDICTION_KEYS` (``prediction``; the official ``response_pred``; ``pred``,
+    ``pred_answer``, ``output`` or ``answer`` as 3D-LLM eval scripts write them), or a JSON
+    object ``{question_id: answer}``. The viewpoint: ``rotation_deg`` / ``rotation`` in the
+    row, else the file name (``rotation_90``, ``_90``), else 0; ids of the id x 100 + suffix
+    scheme are resolved later against the references."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
@@ -95,9 +113,14 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
         where = None
     if isinstance(rows, dict) and "predictions" in rows:
         rows = rows["predictions"]
+    elif isinstance(rows, dict) and rows and all(isinstance(v, str) for v in rows.values()):
+        # a mapping {question_id: answer} (the shape several 3D-LLM eval scripts dump)
+        rows = [{"question_id": _int_id(k), "prediction": v} for k, v in rows.items()]
     if not isinstance(rows, list) or not rows:
         raise FormatError(f"{path}: expected a non-empty list of prediction rows")
-    official = "response_pred" in rows[0]
+    first = rows[0] if isinstance(rows[0], dict) else {}
+    key = next((k for k in PREDICTION_KEYS if k in first), "prediction")
+    official = key == "response_pred"
     file_deg = _deg_from_name(path)
     out = []
     for i, r in enumerate(rows):
@@ -105,10 +128,10 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
         if not isinstance(r, dict) or "question_id" not in r:
             raise FormatError(f"{path}: {at} lacks question_id (expected an object with "
                               "question_id and prediction)")
-        pred = r.get("response_pred" if official else "prediction")
+        pred = r.get(key)
         if pred is None:
-            raise FormatError(f"{path}: {at}: question_id {r['question_id']} lacks "
-                              f"{'response_pred' if official else 'prediction'}")
+            raise FormatError(f"{path}: {at}: question_id {r['question_id']} lacks {key!r} "
+                              f"(the answer key this file's first row uses)")
         if not isinstance(pred, str) and not (isinstance(pred, list) and
                                               all(isinstance(p, str) for p in pred)):
             raise FormatError(f"{path}: {at}: question_id {r['question_id']}: prediction "
@@ -116,8 +139,8 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
         deg = r.get("rotation_deg", r.get("rotation"))
         if deg is None:
             deg = file_deg if file_deg is not None else 0
-        out.append({"question_id": r["question_id"], "rotation_deg": int(deg), "prediction": pred,
-                    "log_prob": r.get("log_prob")})
+        out.append({"question_id": _int_id(r["question_id"]), "rotation_deg": int(deg),
+                    "prediction": pred, "log_prob": r.get("log_prob")})
     df = pd.DataFrame(out)
     df.attrs["name"] = path.stem
     df.attrs["official"] = official
@@ -135,11 +158,16 @@ def load_model_predictions(spec: str) -> pd.DataFrame:
 
 
 def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:
-    """``NAME=FILE`` with JSONL rows ``{config?, qid, prediction}`` -> (name, {(config, qid):
-    prediction}); a row without ``config`` applies to every config."""
+    """``NAME=FILE[,FILE...]`` -> (name, {(config, qid): prediction}). A file is JSONL rows
+    ``{config?, qid, prediction}`` (a row without ``config`` applies to every config), or a
+    VLMEvalKit result table (``.xlsx``, ``.tsv`` or ``.csv`` with a ``prediction`` column
+    and ``qid``, as VLMEvalKit writes for 3DSRBench), read without conversion."""
     name, files = parse_prediction_spec(spec)
     preds: dict[tuple[str | None, str], str] = {}
     for path in files:
+        if Path(path).suffix.lower() in (".xlsx", ".tsv", ".csv"):
+            preds.update(_vlmevalkit_table(Path(path)))
+            continue
         with open(path, encoding="utf-8") as f:
             for i, line in enumerate(f):
                 if not line.strip():
@@ -154,3 +182,21 @@ def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str
                     raise FormatError(f"{path}: line {i + 1} needs qid and a string prediction")
                 preds[(r.get("config"), str(r["qid"]))] = r["prediction"]
     return name or Path(files[0]).stem, preds
+
+
+def _vlmevalkit_table(path: Path) -> dict[tuple[str | None, str], str]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such predictions file")
+    if path.suffix.lower() == ".xlsx":
+        df = pd.read_excel(path, dtype=str, keep_default_na=False)
+    else:
+        df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str,
+                         keep_default_na=False)
+    missing = [c for c in ("qid", "prediction") if c not in df.columns]
+    if missing:
+        raise FormatError(f"{path}: a VLMEvalKit result table needs columns {missing} (has "
+                          f"{list(df.columns)[:12]})")
+    dup = df.qid[df.qid.duplicated()]
+    if len(dup):
+        raise FormatError(f"{path}: qid {dup.iloc[0]!r} appears more than once")
+    return {(None, q): p for q, p in zip(df.qid, df.prediction)}

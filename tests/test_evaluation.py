@@ -130,3 +130,30 @@ def test_official_files_load_out_of_the_box(real_dir, tmp_path, release_refs, ca
     s = score_predictions(release_refs, pd.concat([load_predictions(deb_file)]),
                           allow_missing=True).metrics
     assert "rotation" not in s and any("P_k and VRS not computed" in n for n in s["notices"])
+
+
+def test_3d_llm_answer_files(real_dir, tmp_path, release_refs):
+    """LEO-style rows ({question_id, answer}), {question_id: answer} objects and rows
+    with `pred` score the same as our JSONL format."""
+    deb = json.loads((real_dir / "real3dqa/de-biased_testset_with_question_type.json")
+                     .read_text())["questions"]
+    ours = tmp_path / "ours.jsonl"
+    ours.write_text("\n".join(json.dumps({"question_id": it["question_id"],
+                                          "prediction": it["answers"][0]["answer"]})
+                              for it in deb))
+    leo = tmp_path / "leo.json"
+    leo.write_text(json.dumps([{"question_id": it["question_id"], "answer":
+                                it["answers"][0]["answer"], "source": "scannet"} for it in deb]))
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({str(it["question_id"]): it["answers"][0]["answer"]
+                                   for it in deb}))
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("\n".join(json.dumps({"question_id": it["question_id"], "pred":
+                                          it["answers"][0]["answer"], "answer": "wrong gt"})
+                              for it in deb))
+    want = score_predictions(release_refs, load_predictions(ours),
+                             allow_missing=True).metrics["debiased"]
+    for f in (leo, mapping, pred):
+        got = score_predictions(release_refs, load_predictions(f),
+                                allow_missing=True).metrics["debiased"]
+        assert got["em_refined"] == want["em_refined"] == 100.0, f.name

@@ -2,6 +2,7 @@ import base64
 import io
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,3 +257,78 @@ def test_always_yes_and_always_a_do_not_beat_random_pp_on_flip(synth_rows):
     if lr:
         s = score_rows(lr, ["yes"] * len(lr))
         assert s["flip"]["overall"] == 0.0
+
+
+def _png(color):
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (48, 48), color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_vlm_path_end_to_end(tmp_path):
+    """A tiny random image-text-to-text model saved to a folder answers a built 3DSRBench
+    folder through `evaluate-3dsrbench --model NAME=PATH` (no download)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_vlm import save_tiny_vlm
+
+    from hf_real3d.cli import main
+    from hf_real3d.srbench import build_srbench
+
+    rows = []
+    for i, (q, opts, ans, cat, col) in enumerate([
+            ("Is the lamp on the left side of the bed?", ["yes", "no"], "A",
+             "orientation_on_the_left", "red"),
+            ("Which object is higher in 3D world space, the lamp or the bed?", ["lamp", "bed"],
+             "B", "height_higher", "blue"),
+            ("Is the lamp above the bed?", ["no", "yes"], "B", "location_above", "green")]):
+        rows.append({"index": i, "qid": f"t{i}", "question": q, "options": opts,
+                     "answer": ans, "category": cat, "group": "x", "image_bytes": _png(col),
+                     "image_source": "test", "image_url": "", "base_qid": f"t{i}",
+                     "circular_group": f"t{i}", "flip_group": f"t{i}", "shift": 0,
+                     "flipped": False, "pair_id": f"t{i}", "camera": "{}",
+                     **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
+    folder = tmp_path / "srb"
+    build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
+                                     "stats": {}})
+    model = save_tiny_vlm(tmp_path / "tiny")
+    out = tmp_path / "report"
+    assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--model", f"tiny={model}",
+                 "--prior_scenes", "0", "--out", str(out)]) == 0
+    m = json.loads((out / "metrics.json").read_text())
+    for config in ("synthetic_common", "synthetic_uncommon"):
+        tiny = m[config]["tiny"]
+        # 3 questions + 1 complementary comparative, each flipped and circularly shifted
+        assert tiny["n"] == m[config]["always-A"]["n"] == 16
+        assert 0 <= tiny["unparsed"] <= tiny["n"]
+        for metric in ("vanilla", "circular", "flip", "flip_circular"):
+            assert 0.0 <= tiny[metric]["overall"] <= 100.0
+    assert "| tiny |" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
+def test_vlmevalkit_result_tables_are_read_as_they_are(synth_rows, tmp_path, suffix):
+    import pandas as pd
+
+    from hf_real3d.predictions import load_srbench_predictions
+
+    _, common, _ = synth_rows
+    rows = expand(common)
+    table = pd.DataFrame([{"index": i, "qid": r["qid"], "question": r["question"],
+                           "answer": r["answer"], "category": r["category"],
+                           "prediction": f"The answer is {r['answer']}."}
+                          for i, r in enumerate(rows)])
+    f = tmp_path / f"MyVLM_3DSRBench{suffix}"
+    if suffix == ".xlsx":
+        table.to_excel(f, index=False)
+    else:
+        table.to_csv(f, sep="\t", index=False)
+    name, preds = load_srbench_predictions(f"myvlm={f}")
+    assert name == "myvlm" and len(preds) == len(rows)
+    s = score_rows(rows, [preds[(None, r["qid"])] for r in rows])
+    assert s["flip_circular"]["overall"] == 100.0 and s["unparsed"] == 0
