@@ -104,6 +104,14 @@ def _push_to_hub() -> Any:
     return _help("Also publish the folder as this dataset repo (ORG/NAME).", default=None)
 
 
+@dataclass(kw_only=True)
+class _Publishing:
+    license: str = _help("License identifier for the dataset card; it depends on your data "
+                         "(SQA3D is apache-2.0, ScanNet scans follow the ScanNet Terms of Use, "
+                         "3DSRBench is cc-by-4.0).", default="other")
+    push_to_hub: str | None = _push_to_hub()
+
+
 @dataclass
 class _SQA3DInputs:
     sqa3d: str = _help("Folder with SQA3D question/annotation files.")
@@ -111,7 +119,7 @@ class _SQA3DInputs:
 
 
 @dataclass
-class BuildReal3DQAOptions(_SQA3DInputs):
+class BuildReal3DQAOptions(_Publishing, _SQA3DInputs):
     """Rotation recomputes answers from scene geometry: synthetic questions (which record
     their semantics) all rotate, but real SQA3D questions rotate only when they match a
     directional template (136 of the 3,519 test questions), so a VRS built this way is not
@@ -128,10 +136,6 @@ class BuildReal3DQAOptions(_SQA3DInputs):
                              default_factory=list)
     split: str = _help("SQA3D split to build from.", default="test")
     viewpoints: int = _help("Viewpoints per question (360 must divide by it).", default=4)
-    license: str = _help("License identifier for the card (it depends on your data; SQA3D is "
-                         "apache-2.0, ScanNet scans follow the ScanNet Terms of Use).",
-                         default="other")
-    push_to_hub: str | None = _push_to_hub()
 
 
 @dataclass
@@ -150,7 +154,7 @@ class DrawOptions(_SQA3DInputs):
 
 
 @dataclass
-class Build3DSRBenchOptions:
+class Build3DSRBenchOptions(_Publishing):
     out: str = _help("Dataset folder to write (configs real, synthetic_common, "
                      "synthetic_uncommon).")
     tsv: str | None = _help("Official VLMEvalKit TSV for the `real` config.", default=None)
@@ -162,9 +166,8 @@ class Build3DSRBenchOptions:
     workers: int = _help("Render worker processes.", default=2)
     export_tsv: bool = _help("Also write VLMEvalKit TSVs of the synthetic configs.",
                              default=False)
-    license: str = _help("License identifier for the card (3DSRBench: cc-by-4.0).",
-                         default="cc-by-4.0")
-    push_to_hub: str | None = _push_to_hub()
+    license: str = _help("License identifier for the dataset card.", default="cc-by-4.0",
+                         kw_only=True)
 
 
 @dataclass

@@ -5,8 +5,7 @@
 * :mod:`.evaluate` scores answers and computes the baselines.
 """
 
-import importlib
-
+from hf_real3d._lazy import lazy_exports
 from hf_real3d.srbench.format import (
     CATEGORIES,
     GROUPS,
@@ -54,14 +53,6 @@ _LAZY = {
     'evaluate_dataset': 'hf_real3d.srbench.evaluate',
 }
 
-
-def __getattr__(name: str):
-    # build and evaluate load datasets, the Hub client and matplotlib: only on use, so
-    # that importing the format (as the render workers do) stays light
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+# build and evaluate load datasets, the Hub client and matplotlib: only on use, so
+# that importing the format (as the render workers do) stays light
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

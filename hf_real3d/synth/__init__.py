@@ -2,8 +2,7 @@
 questions, and 3DSRBench-style renders. One producer of data among others: nothing
 outside ``synth/``, the demo and the CLI imports it."""
 
-import importlib
-
+from hf_real3d._lazy import lazy_exports
 from hf_real3d.synth.questions import generate_questions, sample_situation
 from hf_real3d.synth.rooms import generate_room
 
@@ -20,14 +19,6 @@ __all__ = [
 _LAZY = {name: "hf_real3d.synth.build" for name in
          ("SynthConfig", "build_benchmark", "generate_scene_records", "generate_split")}
 
-
-def __getattr__(name: str):
-    # the builder writes dataset folders (datasets, the Hub client): loaded on first use, so
-    # that the 3DSRBench render workers, which import hf_real3d.synth.srbench_gen, start fast
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+# the builder writes dataset folders (datasets, the Hub client): loaded on first use, so
+# that the 3DSRBench render workers, which import hf_real3d.synth.srbench_gen, start fast
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
