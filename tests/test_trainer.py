@@ -142,3 +142,31 @@ def test_text_only_judge_with_local_causal_lm(tiny_training, tmp_path):
     refs = pd.DataFrame({"question_id": q.question_id, "answers": [r["answers"] for r in rows]})
     res = filter_questions(refs, [], [("tiny-llama", preds)])
     assert res.filters == ["judge:tiny-llama"] and len(res.table) == 10
+
+
+def test_object_labels_and_direction_features(tiny_training):
+    """Optional 3D inputs: label word embeddings on object tokens, egocentric direction
+    features on boxes; both change the model's output and train."""
+    from transformers import LlamaConfig
+
+    from hf_real3d.modeling import SceneLM, SceneLMConfig
+
+    tok, bank, rows = tiny_training["tokenizer"], tiny_training["bank"], tiny_training["rows"]
+    bank.tokenize_labels(tok)
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=128, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    model = SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
+                                  encoder_hidden=16, object_labels=True,
+                                  direction_features=True))
+    coll = SceneQACollator(tok, bank, object_labels=True, direction_features=True)
+    batch = coll(rows[:4])
+    assert batch["object_labels"].shape[:2] == (4, 8) and batch["object_boxes"].shape[-1] == 13
+    labels_ok = batch["object_labels"][batch["object_mask"].bool()]
+    assert (labels_ok[:, 0] >= 0).all()  # every real object has a label token
+    out = model(**batch).logits
+    no_labels = model(**{k: v for k, v in batch.items() if k != "object_labels"}).logits
+    assert not torch.allclose(out, no_labels)
+    model(**batch).loss.backward()
+    assert model.box_mlp[0].weight.grad is not None

@@ -16,7 +16,7 @@ import torch
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from hf_real3d.geometry import Pose
+from hf_real3d.geometry import Pose, direction_bin
 from hf_real3d.scene import Scene
 
 __all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", "ABLATIONS",
@@ -49,6 +49,8 @@ class SceneBank:
     boxes: dict[str, np.ndarray] = field(default_factory=dict)
     mask: dict[str, np.ndarray] = field(default_factory=dict)
     origin: dict[str, np.ndarray] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)  # object labels, token order
+    label_ids: dict[str, np.ndarray] = field(default_factory=dict)  # (O, L), -1 padded
     max_objects: int = 24
     points_per_object: int = 16
 
@@ -79,6 +81,17 @@ class SceneBank:
         self.boxes[scene.scene_id] = boxes
         self.mask[scene.scene_id] = mask
         self.origin[scene.scene_id] = np.asarray(scene.origin, np.float32)
+        self.names[scene.scene_id] = [obj.label for obj in objs]
+
+    def tokenize_labels(self, tokenizer, max_tokens: int = 3) -> SceneBank:
+        """Label token ids of every object (``label_ids``), for models that read labels."""
+        for sid, names in self.names.items():
+            ids = np.full((self.max_objects, max_tokens), -1, np.int64)
+            for i, name in enumerate(names):
+                toks = tokenizer(name, add_special_tokens=False)["input_ids"][:max_tokens]
+                ids[i, :len(toks)] = toks
+            self.label_ids[sid] = ids
+        return self
 
     def tensors(self, scene_id: str, pose: Pose | None) -> tuple[np.ndarray, ...]:
         """Points, boxes, mask of a scene, moved into ``pose``'s frame when given."""
@@ -115,13 +128,16 @@ class SceneQACollator:
 
     def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
                  egocentric: bool = True, for_generation: bool = False, ablation: str = "none",
-                 blind_logprob_column: str | None = None, seed: int = 0):
+                 blind_logprob_column: str | None = None, seed: int = 0,
+                 object_labels: bool = False, direction_features: bool = False):
         if ablation not in ABLATIONS:
             raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
         self.tok, self.bank, self.max_length = tokenizer, bank, max_length
         self.egocentric, self.for_generation, self.ablation = egocentric, for_generation, ablation
         self.blind_col = blind_logprob_column
         self.seed = seed
+        self.object_labels = object_labels
+        self.direction_features = direction_features
 
     def prompt(self, row: Mapping[str, Any]) -> str:
         sit = "" if self.ablation == "no_situation" else row["situation"]
@@ -170,8 +186,18 @@ class SceneQACollator:
                                                     else None)
                                   for r, sid in zip(rows, scene_ids)])
             batch["object_points"] = torch.from_numpy(np.stack(pts))
-            batch["object_boxes"] = torch.from_numpy(np.stack(boxes))
+            boxes = np.stack(boxes)
+            if self.direction_features:
+                boxes = np.concatenate([boxes, direction_features(boxes, np.stack(m))], -1)
+            batch["object_boxes"] = torch.from_numpy(boxes)
             batch["object_mask"] = torch.from_numpy(np.stack(m))
+            if self.object_labels:
+                missing = [s for s in scene_ids if s not in self.bank.label_ids]
+                if missing:
+                    raise ValueError(f"scene {missing[0]!r} has no label ids; call "
+                                     "bank.tokenize_labels(tokenizer) first")
+                batch["object_labels"] = torch.from_numpy(
+                    np.stack([self.bank.label_ids[s] for s in scene_ids]))
         return batch
 
     def _pose(self, row: Mapping[str, Any], scene_id: str) -> Pose:
@@ -202,6 +228,17 @@ class SceneQACollator:
                     "tokenizer")
             out[i, pos] = torch.tensor(vals, dtype=torch.float32)
         return out
+
+
+def direction_features(boxes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(..., O, 7) float32 from egocentric boxes (..., O, 6): cos and sin of the angle
+    (0 front, +90 left), planar distance, one-hot front/right/back/left bin."""
+    x, y = boxes[..., 0], boxes[..., 1]
+    ang = np.degrees(np.arctan2(y, x))
+    one_hot = np.eye(4, dtype=np.float32)[direction_bin(ang, 4)]
+    feats = np.concatenate([np.stack([np.cos(np.radians(ang)), np.sin(np.radians(ang)),
+                                      np.hypot(x, y)], -1), one_hot], -1).astype(np.float32)
+    return feats * mask[..., None].astype(np.float32)
 
 
 def default_tokenizer_corpus(items: Iterable[Any]) -> list[str]:

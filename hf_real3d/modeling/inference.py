@@ -22,6 +22,8 @@ def predict_rows(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict], *
     """Greedy answers (and their log-probs) for QA rows, with an optional input ablation."""
     model.eval()
     collator = SceneQACollator(tokenizer, bank, max_length=max_length, for_generation=True,
+                               object_labels=model.config.object_labels,
+                               direction_features=model.config.direction_features,
                                egocentric=model.config.egocentric, ablation=ablation)
     out = []
     for start in tqdm(range(0, len(rows), batch_size), desc=f"predict ({ablation})",
@@ -49,7 +51,9 @@ def attention_to_3d(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict]
     impl = model.lm.config._attn_implementation
     model.lm.set_attn_implementation("eager")
     collator = SceneQACollator(tokenizer, bank, max_length=max_length,
-                               egocentric=model.config.egocentric)
+                               egocentric=model.config.egocentric,
+                               object_labels=model.config.object_labels,
+                               direction_features=model.config.direction_features)
     per_example = []
     try:
         for start in range(0, len(rows), batch_size):

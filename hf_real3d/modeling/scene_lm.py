@@ -22,7 +22,8 @@ from transformers.modeling_utils import PreTrainedModel
 
 __all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss"]
 
-SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask")
+SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask", "object_labels")
+DIRECTION_FEATURES = 7  # cos, sin of the egocentric angle, planar distance, 4-way bin one-hot
 
 
 class SceneLMConfig(PretrainedConfig):
@@ -40,6 +41,11 @@ class SceneLMConfig(PretrainedConfig):
             from the annotated pose, as in SQA3D's oracle-localisation setting.
         blind: drop the 3D input entirely (text-only model).
         blind_mode: how the text-only pass removes 3D: ``"drop"`` or ``"zeroed"``.
+        direction_features: each box also gets the egocentric angle (cos, sin), the planar
+            distance and the front/right/back/left bin (one-hot), computed from the pose.
+        object_labels: each object token also carries the mean word embedding of its label
+            (``object_labels`` input: label token ids, -1 padded), sharing the language
+            model's embeddings, as 3D-LLMs that read detected object labels do.
     """
 
     model_type = "scene_lm"
@@ -48,7 +54,7 @@ class SceneLMConfig(PretrainedConfig):
     def __init__(self, text_config=None, lm_path: str | None = None, point_dim: int = 6,
                  encoder_hidden: int = 128, max_objects: int = 24, points_per_object: int = 16,
                  egocentric: bool = True, blind: bool = False, blind_mode: str = "drop",
-                 **kwargs):
+                 object_labels: bool = False, direction_features: bool = False, **kwargs):
         if isinstance(text_config, dict):
             text_config = AutoConfig.for_model(**text_config)
         self.text_config = text_config or LlamaConfig(
@@ -65,6 +71,8 @@ class SceneLMConfig(PretrainedConfig):
         self.egocentric = egocentric
         self.blind = blind
         self.blind_mode = blind_mode
+        self.object_labels = object_labels
+        self.direction_features = direction_features
         super().__init__(**kwargs)
 
 
@@ -110,7 +118,8 @@ class SceneLM(PreTrainedModel):
         d = self.lm.get_input_embeddings().embedding_dim
         h = config.encoder_hidden
         self.point_mlp = nn.Sequential(nn.Linear(config.point_dim, h), nn.GELU(), nn.Linear(h, h))
-        self.box_mlp = nn.Sequential(nn.Linear(6, h), nn.GELU(), nn.Linear(h, h))
+        box_dim = 6 + (DIRECTION_FEATURES if config.direction_features else 0)
+        self.box_mlp = nn.Sequential(nn.Linear(box_dim, h), nn.GELU(), nn.Linear(h, h))
         self.proj = nn.Sequential(nn.GELU(), nn.Linear(h, d))
         self.post_init()
 
@@ -128,10 +137,18 @@ class SceneLM(PreTrainedModel):
     def set_input_embeddings(self, value):
         self.lm.set_input_embeddings(value)
 
-    def encode_scene(self, object_points: torch.Tensor, object_boxes: torch.Tensor) -> torch.Tensor:
-        """(B, O, P, 6) points and (B, O, 6) boxes -> (B, O, D) prefix embeddings."""
+    def encode_scene(self, object_points: torch.Tensor, object_boxes: torch.Tensor,
+                     object_labels: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, O, P, 6) points, (B, O, 6) boxes and optional (B, O, L) label token ids (-1:
+        padding) -> (B, O, D) prefix embeddings."""
         pts = self.point_mlp(object_points).amax(dim=2)
-        return self.proj(pts + self.box_mlp(object_boxes))
+        prefix = self.proj(pts + self.box_mlp(object_boxes))
+        if object_labels is not None:
+            keep = object_labels.ge(0)
+            words = self.lm.get_input_embeddings()(object_labels.clamp_min(0))
+            words = (words * keep.unsqueeze(-1)).sum(2) / keep.sum(2, keepdim=True).clamp_min(1)
+            prefix = prefix + words.to(prefix.dtype)
+        return prefix
 
     def forward(
         self,
@@ -141,6 +158,7 @@ class SceneLM(PreTrainedModel):
         object_points: torch.Tensor | None = None,
         object_boxes: torch.Tensor | None = None,
         object_mask: torch.Tensor | None = None,
+        object_labels: torch.Tensor | None = None,
         blind: bool | None = None,
         output_attentions: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
@@ -158,8 +176,9 @@ class SceneLM(PreTrainedModel):
             if blind:  # zeroed: same sequence layout, no 3D information
                 object_points = torch.zeros_like(object_points)
                 object_boxes = torch.zeros_like(object_boxes)
+                object_labels = None
             prefix = self.encode_scene(object_points.to(embeds.dtype),
-                                       object_boxes.to(embeds.dtype))
+                                       object_boxes.to(embeds.dtype), object_labels)
             n_prefix = prefix.size(1)
             embeds = torch.cat([prefix, embeds], dim=1)
             attention_mask = torch.cat([object_mask.to(attention_mask.dtype), attention_mask], 1)

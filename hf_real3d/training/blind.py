@@ -44,6 +44,8 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
             inputs.update({"object_points": torch.zeros_like(enc["object_points"]),
                            "object_boxes": torch.zeros_like(enc["object_boxes"]),
                            "object_mask": enc["object_mask"]})
+            if "object_labels" in enc:
+                inputs["object_labels"] = torch.full_like(enc["object_labels"], -1)
         with torch.no_grad():
             logp, mask = token_logprobs(blind_model(**inputs).logits, labels)
         return {column: [lp[m].tolist() for lp, m in zip(logp, mask)]}

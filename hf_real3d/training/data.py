@@ -82,6 +82,7 @@ def data_fingerprint(dataset: datasets.Dataset, bank: SceneBank) -> str:
         h.update(json.dumps(r, sort_keys=True).encode())
     for sid in sorted(bank.points):
         h.update(sid.encode())
+        h.update(bank.label_ids[sid].tobytes() if sid in bank.label_ids else b"")
         h.update(bank.points[sid].tobytes())
         h.update(bank.boxes[sid].tobytes())
         h.update(bank.origin[sid].tobytes())

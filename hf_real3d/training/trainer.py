@@ -144,8 +144,8 @@ class ReweightedTrainer(Trainer):
         names = set(self.args.scene_input_names)
         if self.args.text_only_mode == "drop":
             return {k: v for k, v in inputs.items() if k not in names}
-        return {k: (torch.zeros_like(v) if k in names and k != "object_mask" else v)
-                for k, v in inputs.items()}
+        return {k: (torch.full_like(v, -1) if k == "object_labels" else torch.zeros_like(v))
+                if k in names and k != "object_mask" else v for k, v in inputs.items()}
 
     # --- loss -------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
