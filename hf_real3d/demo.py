@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from hf_real3d.analysis import flips
@@ -38,9 +39,23 @@ from hf_real3d.training.recipe import (
     train_model,
 )
 
-__all__ = ["DemoConfig", "SeedResult", "DemoResults", "run_seed", "run_demo", "MODELS"]
+__all__ = ["DemoConfig", "SeedResult", "DemoResults", "run_seed", "run_demo", "MODELS",
+           "results_summary"]
 
-MODELS = ("SFT", "Blind", "3DR-FT (paper)", "3DR-FT (official)")
+# every scored model; the filter's pair builds the filtered set and is scored too (marked)
+MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
+          "sft_no3d")
+ROLES = {"filter_full": "filter's full model (builds the filtered set)",
+         "filter_blind": "filter's blind model (builds the filtered set)",
+         "sft": "control: SFT not used by the filter", "blind": "3DR-FT's blind reference",
+         "3drft_paper": "3DR-FT, paper variant", "3drft_official": "3DR-FT, official variant",
+         "sft_no3d": "the control without its 3D input"}
+FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
+SUBSETS = {"original": ("original", ("em", "em_refined")),
+           "filtered": ("debiased", ("em", "em_refined")),
+           "scene_dependent": ("scene_dependent", ("em", "em_refined"))}
+FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs",
+                     "expected_p_at_least_4")
 
 
 def _opt(default: Any, text: str) -> Any:
@@ -95,6 +110,8 @@ class DemoResults:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DemoResults:
+        """From ``results.json`` (its ``details``) or from ``asdict`` of a DemoResults."""
+        data = data.get("details", data)
         return cls(data["config"], [SeedResult(**s) for s in data["seeds"]],
                    data.get("srbench"), data.get("wall_time_s", 0.0))
 
@@ -108,6 +125,9 @@ def _slug(name: str) -> str:
 
 
 def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
+    """One seed: the filter's own (full, blind) pair (seed + 1000) builds the filtered set;
+    the scored models (SFT control, blind reference, 3DR-FT) are trained apart with
+    ``seed`` and never used by the filter."""
     root = Path(cfg.out) / f"seed{seed}"
     data_dir = root / "synth"
     _log(f"seed {seed}: generating the synthetic SQA3D-style benchmark (a dataset folder)")
@@ -115,69 +135,80 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     sargs = ScriptArguments(dataset_name=str(data_dir), hidden_size=cfg.hidden_size,
                             num_layers=cfg.num_layers)
 
-    def targs(name: str, reweighting: str) -> ReweightedConfig:
+    def targs(name: str, reweighting: str, model_seed: int = seed) -> ReweightedConfig:
         return ReweightedConfig(
             output_dir=str(root / "models" / name), reweighting=reweighting,
             num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
             learning_rate=cfg.learning_rate, lr_scheduler_type="cosine", warmup_steps=0.05,
-            logging_steps=50, save_strategy="no", eval_strategy="no", seed=seed, use_cpu=True,
-            disable_tqdm=not cfg.progress, dataloader_num_workers=0, report_to="none")
+            logging_steps=50, save_strategy="no", eval_strategy="no", seed=model_seed,
+            use_cpu=True, disable_tqdm=not cfg.progress, dataloader_num_workers=0,
+            report_to="none")
 
     data = load_training_data(sargs)
-    models = {"SFT": train_model(sargs, targs("sft", "none"), data=data, blind=False).model,
-              "Blind": train_model(sargs, targs("blind", "none"), data=data, blind=True).model}
     rows = list(load_split(str(data_dir), "sqa3d", "test"))
-    _log("predicting (full and blind) on the test split")
     preds_dir = root / "predictions"
     preds_dir.mkdir(parents=True, exist_ok=True)
-    orig = {name: pd.DataFrame(predict_rows(models[name], data.tokenizer, data.bank, rows,
-                                            progress=False)) for name in ("SFT", "Blind")}
-    orig["SFT"].to_json(preds_dir / "sft_original.jsonl", orient="records", lines=True)
-    orig["Blind"].to_json(preds_dir / "blind_original.jsonl", orient="records", lines=True)
-    _log("filtering and rotating into a synthetic Real-3DQA")
+
+    def predict(model, some_rows, ablation: str = "none") -> pd.DataFrame:
+        return pd.DataFrame(predict_rows(model, data.tokenizer, data.bank, some_rows,
+                                         ablation=ablation, progress=False))
+
+    fseed = seed + FILTER_SEED_OFFSET
+    models = {"filter_full": train_model(sargs, targs("filter_full", "none", fseed),
+                                         data=data, blind=False).model,
+              "filter_blind": train_model(sargs, targs("filter_blind", "none", fseed),
+                                          data=data, blind=True).model}
+    _log("the filter's pair predicts the test split; filtering and rotating")
+    orig = {name: predict(models[name], rows) for name in models}
     r3 = root / "real3dqa"
     summary = build_real3dqa(data_dir / "sqa3d", data_dir / "scans", r3,
-                             pairs=[("sceneLM", orig["SFT"], orig["Blind"])], progress=False)
+                             pairs=[("filter", orig["filter_full"], orig["filter_blind"])],
+                             progress=False)
     refs = load_references(r3)
     rot_rows = list(load_local(r3, "rotations"))
+    _log("the scored models (not used by the filter)")
+    models["sft"] = train_model(sargs, targs("sft", "none"), data=data, blind=False).model
+    models["blind"] = train_model(sargs, targs("blind", "none"), data=data, blind=True).model
     blind_path = ensure_blind_model(
         dataclasses.replace(sargs, blind_model_path=str(root / "models" / "blind")),
-        targs("3DR-FT_paper", "paper"), data)
-    for name, reweighting in (("3DR-FT (paper)", "paper"), ("3DR-FT (official)", "official")):
-        models[name] = train_model(
-            dataclasses.replace(sargs, blind_model_path=blind_path),
-            targs(name.replace(" ", "_").replace("(", "").replace(")", ""), reweighting),
-            data=data, blind=False).model
+        targs("3drft_paper", "paper"), data)
+    for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
+        models[name] = train_model(dataclasses.replace(sargs, blind_model_path=blind_path),
+                                   targs(name, reweighting), data=data, blind=False).model
+    scene_ids = {int(r["question_id"]) for r in rows if not r["guessable"]}
+    orig_refs = refs[refs.rotation_deg == 0]
+    scene_refs = orig_refs[orig_refs.question_id.isin(scene_ids)].assign(
+        in_debiased=False, in_rotation=False)
     metrics, per_model = [], {}
-    for name, model in models.items():
+    for name in MODELS:
         _log(f"evaluating {name}")
-        o = orig.get(name)
-        if o is None:
-            o = pd.DataFrame(predict_rows(model, data.tokenizer, data.bank, rows,
-                                          progress=False))
-        rot = pd.DataFrame(predict_rows(model, data.tokenizer, data.bank, rot_rows,
-                                        progress=False))
+        model, ablation = (models["sft"], "no_3d") if name == "sft_no3d" else \
+            (models[name], "none")
+        o = orig.get(name) if ablation == "none" else None
+        o = predict(model, rows, ablation) if o is None else o
+        rot = predict(model, rot_rows, ablation)
         both = pd.concat([o, rot[rot.rotation_deg != 0]], ignore_index=True)
-        both.to_json(preds_dir / f"{_slug(name)}.jsonl", orient="records", lines=True)
+        both.to_json(preds_dir / f"{name}.jsonl", orient="records", lines=True)
         per_model[name] = both
-        metrics.append(score_predictions(refs, both, name=name, allow_missing=True).metrics)
+        m = score_predictions(refs, both, name=name, allow_missing=True).metrics
+        m["role"] = ROLES[name]
+        m["scene_dependent"] = score_predictions(
+            scene_refs, o[o.question_id.isin(scene_ids)], name=name,
+            allow_missing=True).metrics["original"]
+        metrics.append(m)
     _log("input ablations, attention to 3D, flips")
     kept = {int(q) for q in refs.loc[refs.in_debiased, "question_id"]}
     kept_rows = [r for r in rows if r["question_id"] in kept]
-    abl = {}
-    for ab in ("none", "no_3d", "shuffle_3d", "no_situation", "no_question"):
-        pr = pd.DataFrame(predict_rows(models["SFT"], data.tokenizer, data.bank, kept_rows,
-                                       ablation=ab, progress=False))
-        abl[ab] = score_predictions(refs[refs.rotation_deg == 0], pr, name=ab,
-                                    allow_missing=True).metrics["debiased"]["em_refined"]
+    abl = {ab: score_predictions(orig_refs, predict(models["sft"], kept_rows, ab), name=ab,
+                                 allow_missing=True).metrics["debiased"]["em_refined"]
+           for ab in ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")}
     att = {name: attention_to_3d(models[name], data.tokenizer, data.bank, kept_rows)
-           for name in ("SFT", "3DR-FT (paper)", "3DR-FT (official)")}
+           for name in ("sft", "3drft_paper", "3drft_official")}
     navigate = [r["question_id"] for r in rot_rows if r["kind"] == "navigate"]
     (root / "summary.json").write_text(json.dumps({"build": summary}, indent=2, default=str))
     return SeedResult(
         seed=seed, metrics=metrics, ablations=abl, attention=att,
-        flips=flips(refs, per_model, kept, base="SFT",
-                    others=("3DR-FT (paper)", "3DR-FT (official)")),
+        flips=flips(refs, per_model, kept, base="sft", others=("3drft_paper", "3drft_official")),
         build=json.loads(json.dumps(summary, default=str)),
         example_question_id=int(navigate[0] if navigate else rot_rows[0]["question_id"]),
         root=str(root))
@@ -199,6 +230,32 @@ def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
                         for c in ("synthetic_common", "synthetic_uncommon")}}
 
 
+def results_summary(results: DemoResults) -> dict[str, Any]:
+    """``{"seeds", "mean", "std", "per_seed"}``: per seed ``{MODEL: {SUBSET: {METRIC:
+    value}}}`` for every model of :data:`MODELS`, subsets ``original``, ``filtered`` (with
+    P_k, VRS and the P_4 expected under independence) and ``scene_dependent`` (questions a
+    text-only model cannot answer from priors); mean and std over seeds."""
+    per_seed = []
+    for s in results.seeds:
+        table: dict[str, dict[str, dict[str, float]]] = {}
+        for m in s.metrics:
+            row = {sub: {k: m[src][k] for k in keys}
+                   for sub, (src, keys) in SUBSETS.items() if src in m}
+            if "rotation" in m and "filtered" in row:
+                row["filtered"].update({k: m["rotation"][k] for k in FILTERED_ROTATION})
+            table[m["model"]] = row
+        per_seed.append(table)
+
+    def agg(fn) -> dict:
+        return {model: {sub: {k: float(fn([t[model][sub][k] for t in per_seed]))
+                              for k in per_seed[0][model][sub]}
+                        for sub in per_seed[0][model]}
+                for model in per_seed[0]}
+
+    return {"seeds": [s.seed for s in results.seeds], "mean": agg(np.mean),
+            "std": agg(np.std), "per_seed": per_seed}
+
+
 def run_demo(cfg: DemoConfig) -> Path:
     """Run every seed, then the synthetic 3DSRBench; write ``results.json``, ``report.md``
     and the plots under ``cfg.out``. Returns the report's path."""
@@ -210,7 +267,8 @@ def run_demo(cfg: DemoConfig) -> Path:
                   seeds[0].example_question_id, out / "topdown.png")
     results = DemoResults(asdict(cfg), seeds, _srbench(cfg, out))
     results.wall_time_s = round(time.time() - t0, 1)
-    (out / "results.json").write_text(json.dumps(asdict(results), indent=2, default=str))
+    payload = {**results_summary(results), "details": asdict(results)}
+    (out / "results.json").write_text(json.dumps(payload, indent=2, default=str))
     report = write_demo_report(results, out)
     _log(f"wrote {report} ({results.wall_time_s:.0f} s)")
     return report

@@ -10,7 +10,7 @@ import pytest
 from hf_real3d.demo import MODELS, DemoConfig, DemoResults, run_demo
 from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa import load_references, score_predictions
-from hf_real3d.report import render_demo_report
+from hf_real3d.report import demo_summary_table, render_demo_report
 
 
 @pytest.mark.slow
@@ -24,6 +24,28 @@ def test_reduced_demo(tmp_path):
     assert [s.seed for s in results.seeds] == [0]
     seed = results.seeds[0]
     assert [m["model"] for m in seed.metrics] == list(MODELS)
+    # results.json: {seeds, mean, std, per_seed} of MODEL -> SUBSET -> METRIC
+    assert data["seeds"] == [0] and set(data["mean"]) == set(MODELS) == set(data["std"])
+    for model in MODELS:
+        got = data["mean"][model]
+        assert set(got) == {"original", "filtered", "scene_dependent"}, model
+        assert {"em", "em_refined"} <= set(got["original"]) and \
+            {"em", "em_refined"} == set(got["scene_dependent"])
+        assert {f"p_at_least_{k}" for k in range(1, 5)} | {"vrs", "expected_p_at_least_4"} \
+            <= set(got["filtered"])
+        assert got == data["per_seed"][0][model]  # one seed: the mean is that seed
+    # the README table renders from results.json alone
+    assert demo_summary_table(data).count("\n") == len(MODELS) + 1
+    # the filter's pair and the scored models never share a seed or a checkpoint
+    root = tmp_path / "demo/seed0"
+    info = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
+            for n in ("filter_full", "filter_blind", "sft", "blind", "3drft_paper")}
+    assert info["filter_full"]["training"]["seed"] != info["sft"]["training"]["seed"]
+    assert info["filter_blind"]["training"]["seed"] != info["blind"]["training"]["seed"]
+    assert info["3drft_paper"]["blind_model"]["path"] == str(root / "models/blind")
+    build = json.loads((root / "summary.json").read_text())["build"]
+    steps = [s["step"] for s in build["filter_stats"]]
+    assert steps == ["original", "removed by pair:filter", "remaining"]  # the filter's pair only
     assert set(seed.ablations) == {"none", "no_3d", "shuffle_3d", "no_situation", "no_question"}
     for section in ("## Table 2", "## Table 3", "## Table 4", "## Table 6", "## Figure 5",
                     "## Figure 6", "## Findings", "## 3DSRBench"):
@@ -33,20 +55,14 @@ def test_reduced_demo(tmp_path):
     for png in pngs:  # every plot the report shows exists
         raw = (tmp_path / "demo" / png).read_bytes()
         assert raw[:4] == b"\x89PNG" and len(raw) > 5000, png
-    root = tmp_path / "demo/seed0"
     refs = load_references(root / "real3dqa")
     for m in seed.metrics:
-        slug = m["model"].lower().replace(" ", "_").replace("(", "").replace(")", "") \
-            .replace("-", "")
-        again = score_predictions(refs, load_predictions(root / "predictions" / f"{slug}.jsonl"),
+        again = score_predictions(refs, load_predictions(root / "predictions" /
+                                                         f"{m['model']}.jsonl"),
                                   name=m["model"], allow_missing=True).metrics
         for subset in ("original", "debiased"):
             for metric in ("em", "em_refined"):
                 assert again[subset][metric] == pytest.approx(m[subset][metric]), (m["model"],
                                                                                    subset)
         assert again["rotation"]["vrs"] == pytest.approx(m["rotation"]["vrs"])
-    # every trained model says what it was trained on; 3DR-FT (paper) reused the blind model
-    info = json.loads((root / "models/3DR-FT_paper/hf_real3d_training.json").read_text())
-    assert info["blind_model"]["path"] == str(root / "models/blind")
-    assert info["data"]["fingerprint"] == json.loads(
-        (root / "models/blind/hf_real3d_training.json").read_text())["data"]["fingerprint"]
+    assert info["3drft_paper"]["data"]["fingerprint"] == info["blind"]["data"]["fingerprint"]
