@@ -262,3 +262,17 @@ def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
     assert p.returncode == code, err[-2000:]
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []  # no --out, no temporaries
+
+
+def test_unreachable_hub_is_one_line(real_dir, tmp_path):
+    env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_x",
+               HF_HUB_OFFLINE="0", HF_HUB_DISABLE_XET="1",
+               HF_DATASETS_CACHE=str(tmp_path / "dsc"))
+    p = subprocess.run([str(BIN / "hf-real3d"), "import-real3dqa", "--release",
+                        str(real_dir / "real3dqa"), "--out", str(tmp_path / "r3"),
+                        "--push_to_hub", "org/r3"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("hf-real3d import-real3dqa: error: push") and \
+        "http://127.0.0.1:9 could not be reached" in last
