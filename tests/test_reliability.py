@@ -250,9 +250,16 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
     out = tmp_path / "synth"
-    p = subprocess.Popen([str(BIN / "hf-real3d"), "synth", "--out", str(out), "--train-scenes",
-                          "400", "--val-scenes", "0", "--test-scenes", "0", "--workers", "1"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # start it with both signals blocked, as a parent may leave them (the mask is
+    # inherited): the CLI must unblock them itself
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        p = subprocess.Popen([str(BIN / "hf-real3d"), "synth", "--out", str(out),
+                              "--train-scenes", "400", "--val-scenes", "0", "--test-scenes",
+                              "0", "--workers", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     deadline = time.time() + 120
     while time.time() < deadline and not list(tmp_path.glob(".synth.*.tmp/scans/*")):
         time.sleep(0.2)
