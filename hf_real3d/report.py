@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -162,10 +161,6 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
         tmp.write_text("\n".join(md) + "\n", encoding="utf-8")
     files["report"] = str(out / "report.md")
     return files
-
-
-def load_metrics(path: str | os.PathLike) -> list[dict[str, Any]]:
-    return json.loads(Path(path).read_text())
 
 
 def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLike,

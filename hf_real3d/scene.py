@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -425,8 +425,3 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
         )
     lo, hi = verts.min(0), verts.max(0)
     return Scene(scene_id, objects, origin=(lo + hi) / 2, extras=dict(agg.get("extras", {})))
-
-
-def read_scannet_many(root: str | os.PathLike, scene_ids: Iterable[str]) -> dict[str, Scene]:
-    """Read several scenes (a missing one raises naming it)."""
-    return {sid: read_scannet(root, sid) for sid in scene_ids}
