@@ -24,6 +24,7 @@ from typing import Any
 from transformers import HfArgumentParser
 
 from hf_real3d import hub
+from hf_real3d._fields import help_field
 from hf_real3d.predictions import named_files, prediction_pairs
 from hf_real3d.real3dqa import build as r3_build
 from hf_real3d.real3dqa import draw as r3_draw
@@ -37,33 +38,30 @@ __all__ = ["main", "COMMANDS", "Command"]
 _SYNTH = SynthConfig()  # the one definition of the synthetic benchmark's default sizes
 
 
-def _help(text: str, **kw: Any) -> Any:
-    return field(metadata={"help": text}, **kw)
-
-
 # --- options --------------------------------------------------------------------------
 
 
 @dataclass
 class SynthOptions:
-    out: str = _help("Folder to write: a dataset folder (README card + parquet configs "
+    out: str = help_field("Folder to write: a dataset folder (README card + parquet configs "
                      "`sqa3d` and `scenes`) with the SQA3D-format files in sqa3d/ and ScanNet "
                      "scenes in scans/.")
-    seed: int = _help("Random seed; the benchmark is a pure function of it.", default=_SYNTH.seed)
-    train_scenes: int = _help("Scenes in the train split.", default=_SYNTH.scenes["train"])
-    val_scenes: int = _help("Scenes in the val split.", default=_SYNTH.scenes["val"])
-    test_scenes: int = _help("Scenes in the test split.", default=_SYNTH.scenes["test"])
-    questions_per_scene: int | None = _help(
+    seed: int = help_field("Random seed; the benchmark is a pure function of it.",
+                           default=_SYNTH.seed)
+    train_scenes: int = help_field("Scenes in the train split.", default=_SYNTH.scenes["train"])
+    val_scenes: int = help_field("Scenes in the val split.", default=_SYNTH.scenes["val"])
+    test_scenes: int = help_field("Scenes in the test split.", default=_SYNTH.scenes["test"])
+    questions_per_scene: int | None = help_field(
         "Questions per scene for every split (default: "
         + "/".join(str(v) for v in _SYNTH.questions_per_scene.values()) + " train/val/test).",
         default=None)
-    guessable_fraction: float = _help(
+    guessable_fraction: float = help_field(
         "Share of questions a text-only model can answer from language priors.",
         default=_SYNTH.guessable_fraction)
-    workers: int | None = _help("Worker processes (default: up to 2).", default=None)
-    no_scenes: bool = _help("Write only the question files (no scans/, no `scenes` config).",
+    workers: int | None = help_field("Worker processes (default: up to 2).", default=None)
+    no_scenes: bool = help_field("Write only the question files (no scans/, no `scenes` config).",
                             default=False)
-    json: bool = _help("Also print the summary as JSON.", default=False)
+    json: bool = help_field("Also print the summary as JSON.", default=False)
 
     def config(self) -> SynthConfig:
         cfg = SynthConfig(seed=self.seed, guessable_fraction=self.guessable_fraction,
@@ -84,29 +82,29 @@ class EvaluateOptions:
     suffix). Which rows give which figure: EM and refined EM over the 0-degree rows of all
     questions (original) and of the de-biased ones (debiased); P_k and VRS over rotation
     groups with every viewpoint. --reproduce_official reproduces the published numbers."""
-    dataset: str = _help("References: a Real-3DQA release folder, a dataset folder built by "
+    dataset: str = help_field("References: a Real-3DQA release folder, a dataset folder built by "
                          "this library, or an SQA3D folder.")
-    predictions: list[str] = _help(
+    predictions: list[str] = help_field(
         "One entry per model, NAME=FILE[,FILE...]: JSONL rows {question_id, prediction, "
         "rotation_deg?, log_prob?} or the official per-viewpoint files (response_pred).")
-    out: str = _help("Folder for metrics.json, report.md, pk.png and radar.png.")
+    out: str = help_field("Folder for metrics.json, report.md, pk.png and radar.png.")
     reproduce_official: bool = field(default=False, metadata={
         "help": "Reproduce the official Real-3DQA / LEO numbers exactly (their matching rule: "
                 "an empty prediction is refined-correct, the first substring hit decides). "
                 "Alias: --leo_compatible.",
         "aliases": ["--leo_compatible", "--leo-compatible"]})
-    allow_missing: bool = _help("Count missing predictions as wrong; without it a figure "
+    allow_missing: bool = help_field("Count missing predictions as wrong; without it a figure "
                                 "whose rows are not all predicted is not computed (a note "
                                 "says which).", default=False)
 
 
 def _push_to_hub() -> Any:
-    return _help("Also publish the folder as this dataset repo (ORG/NAME).", default=None)
+    return help_field("Also publish the folder as this dataset repo (ORG/NAME).", default=None)
 
 
 @dataclass(kw_only=True)
 class _Publishing:
-    license: str = _help("License identifier for the dataset card; it depends on your data "
+    license: str = help_field("License identifier for the dataset card; it depends on your data "
                          "(SQA3D is apache-2.0, ScanNet scans follow the ScanNet Terms of Use, "
                          "3DSRBench is cc-by-4.0).", default="other")
     push_to_hub: str | None = _push_to_hub()
@@ -114,8 +112,8 @@ class _Publishing:
 
 @dataclass
 class _SQA3DInputs:
-    sqa3d: str = _help("Folder with SQA3D question/annotation files.")
-    scenes: str = _help("Folder of ScanNet-format scene folders.")
+    sqa3d: str = help_field("Folder with SQA3D question/annotation files.")
+    scenes: str = help_field("Folder of ScanNet-format scene folders.")
 
 
 @dataclass
@@ -126,70 +124,70 @@ class BuildReal3DQAOptions(_Publishing, _SQA3DInputs):
     comparable with the paper's Table 3; for that, import the official release
     (import-real3dqa). Every build prints its coverage."""
 
-    out: str = _help("Dataset folder to write.")
-    full: list[str] = _help("Predictions of a model WITH its 3D input, NAME=FILE (repeatable "
+    out: str = help_field("Dataset folder to write.")
+    full: list[str] = help_field("Predictions of a model WITH its 3D input, NAME=FILE (repeatable "
                             "by giving several); pairs with --blind of the same NAME.",
                             default_factory=list)
-    blind: list[str] = _help("Predictions of the same model WITHOUT 3D, NAME=FILE.",
+    blind: list[str] = help_field("Predictions of the same model WITHOUT 3D, NAME=FILE.",
                              default_factory=list)
-    judge: list[str] = _help("Predictions of a text-only judge, NAME=FILE.",
+    judge: list[str] = help_field("Predictions of a text-only judge, NAME=FILE.",
                              default_factory=list)
-    split: str = _help("SQA3D split to build from.", default="test")
-    viewpoints: int = _help("Viewpoints per question (360 must divide by it).", default=4)
+    split: str = help_field("SQA3D split to build from.", default="test")
+    viewpoints: int = help_field("Viewpoints per question (360 must divide by it).", default=4)
 
 
 @dataclass
 class ImportReal3DQAOptions:
-    release: str = _help("Folder with the official Real-3DQA release files.")
-    out: str = _help("Dataset folder to write.")
+    release: str = help_field("Folder with the official Real-3DQA release files.")
+    out: str = help_field("Dataset folder to write.")
     push_to_hub: str | None = _push_to_hub()
 
 
 @dataclass
 class DrawOptions(_SQA3DInputs):
-    question_id: int = _help("The question to draw.")
-    out: str = _help("PNG file to write.")
-    split: str = _help("SQA3D split holding the question.", default="test")
-    viewpoints: int = _help("Viewpoints to draw.", default=4)
+    question_id: int = help_field("The question to draw.")
+    out: str = help_field("PNG file to write.")
+    split: str = help_field("SQA3D split holding the question.", default="test")
+    viewpoints: int = help_field("Viewpoints to draw.", default=4)
 
 
 @dataclass
 class Build3DSRBenchOptions(_Publishing):
-    out: str = _help("Dataset folder to write (configs real, synthetic_common, "
+    out: str = help_field("Dataset folder to write (configs real, synthetic_common, "
                      "synthetic_uncommon).")
-    tsv: str | None = _help("Official VLMEvalKit TSV for the `real` config.", default=None)
-    scenes: int = _help("Synthetic scenes to render (0: none).",
+    tsv: str | None = help_field("Official VLMEvalKit TSV for the `real` config.", default=None)
+    scenes: int = help_field("Synthetic scenes to render (0: none).",
                         default=srbench_gen.SRBenchConfig.scenes)
-    questions_per_scene: int = _help("Question slots per synthetic scene.",
+    questions_per_scene: int = help_field("Question slots per synthetic scene.",
                                      default=srbench_gen.SRBenchConfig.questions_per_scene)
-    seed: int = _help("Random seed of the synthetic scenes.", default=0)
-    workers: int = _help("Render worker processes.", default=2)
-    export_tsv: bool = _help("Also write VLMEvalKit TSVs of the synthetic configs.",
+    seed: int = help_field("Random seed of the synthetic scenes.", default=0)
+    workers: int = help_field("Render worker processes.", default=2)
+    export_tsv: bool = help_field("Also write VLMEvalKit TSVs of the synthetic configs.",
                              default=False)
-    license: str = _help("License identifier for the dataset card.", default="cc-by-4.0",
+    license: str = help_field("License identifier for the dataset card.", default="cc-by-4.0",
                          kw_only=True)
 
 
 @dataclass
 class Evaluate3DSRBenchOptions:
-    dataset: str = _help("Folder built by build-3dsrbench.")
-    out: str = _help("Folder for metrics.json and report.md.")
-    configs: list[str] = _help("Configs to score.",
+    dataset: str = help_field("Folder built by build-3dsrbench.")
+    out: str = help_field("Folder for metrics.json and report.md.")
+    configs: list[str] = help_field("Configs to score.",
                                default_factory=lambda: ["synthetic_common", "synthetic_uncommon"])
-    predictions: list[str] = _help("One entry per model, NAME=FILE: JSONL rows {config?, qid, "
+    predictions: list[str] = help_field("One entry per model, NAME=FILE: JSONL rows {config?, qid, "
                                    "prediction}.", default_factory=list)
-    model: list[str] = _help("Local image-text-to-text model folders, NAME=PATH.",
+    model: list[str] = help_field("Local image-text-to-text model folders, NAME=PATH.",
                              default_factory=list)
-    prior_scenes: int = _help("Synthetic scenes (another seed) for the text-only prior "
+    prior_scenes: int = help_field("Synthetic scenes (another seed) for the text-only prior "
                               "baseline (0: none).", default=10)
-    seed: int = _help("Seed of the prior's scenes (+1000).", default=0)
+    seed: int = help_field("Seed of the prior's scenes (+1000).", default=0)
 
 
 @dataclass
 class PublishMetricsOptions:
-    namespace: str = _help("Hub user or organisation that receives the metric Spaces.")
-    private: bool = _help("Create private Spaces.", default=False)
-    token: str | None = _help("Hub token (default: the logged-in one).", default=None)
+    namespace: str = help_field("Hub user or organisation that receives the metric Spaces.")
+    private: bool = help_field("Create private Spaces.", default=False)
+    token: str | None = help_field("Hub token (default: the logged-in one).", default=None)
 
 
 # --- command bodies: one library call each ------------------------------------------------

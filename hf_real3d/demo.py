@@ -14,13 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from hf_real3d._fields import help_field
 from hf_real3d.analysis import flips
 from hf_real3d.hub import load_local
 from hf_real3d.modeling import attention_to_3d, predict_rows
@@ -58,28 +59,27 @@ FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least
                      "expected_p_at_least_4")
 
 
-def _opt(default: Any, text: str) -> Any:
-    return field(default=default, metadata={"help": text})
-
-
 @dataclass
 class DemoConfig:
     """Sizes and settings of the demo (its defaults are the README's figures)."""
 
-    out: str = _opt("outputs/demo", "Output folder (report.md, results.json, plots, seed*/).")
-    seeds: int = _opt(1, "Repeat with seeds 0..N-1 and report mean ± std.")
-    train_scenes: int = _opt(60, "Synthetic rooms in the train split.")
-    val_scenes: int = _opt(6, "Synthetic rooms in the val split.")
-    test_scenes: int = _opt(20, "Synthetic rooms in the test split.")
-    questions_per_scene: int = _opt(60, "Questions per room (every split).")
-    guessable_fraction: float = _opt(0.5, "Share of questions that follow a language prior.")
-    epochs: float = _opt(6.0, "Training epochs of every model.")
-    batch_size: int = _opt(64, "Training batch size.")
-    learning_rate: float = _opt(3e-3, "Peak learning rate (cosine schedule).")
-    hidden_size: int = _opt(128, "SceneLM language model width.")
-    num_layers: int = _opt(2, "SceneLM language model layers.")
-    srbench_scenes: int = _opt(12, "Rendered scenes of the synthetic 3DSRBench (0: skip).")
-    progress: bool = _opt(True, "Show progress bars.")
+    out: str = help_field("Output folder (report.md, results.json, plots, seed*/).",
+                          default="outputs/demo")
+    seeds: int = help_field("Repeat with seeds 0..N-1 and report mean ± std.", default=1)
+    train_scenes: int = help_field("Synthetic rooms in the train split.", default=60)
+    val_scenes: int = help_field("Synthetic rooms in the val split.", default=6)
+    test_scenes: int = help_field("Synthetic rooms in the test split.", default=20)
+    questions_per_scene: int = help_field("Questions per room (every split).", default=60)
+    guessable_fraction: float = help_field("Share of questions that follow a language prior.",
+                                           default=0.5)
+    epochs: float = help_field("Training epochs of every model.", default=6.0)
+    batch_size: int = help_field("Training batch size.", default=64)
+    learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=3e-3)
+    hidden_size: int = help_field("SceneLM language model width.", default=128)
+    num_layers: int = help_field("SceneLM language model layers.", default=2)
+    srbench_scenes: int = help_field("Rendered scenes of the synthetic 3DSRBench (0: skip).",
+                                     default=12)
+    progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
         return SynthConfig(
@@ -118,10 +118,6 @@ class DemoResults:
 
 def _log(msg: str) -> None:
     print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def _slug(name: str) -> str:
-    return name.lower().replace(" ", "_").replace("(", "").replace(")", "").replace("-", "")
 
 
 def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:

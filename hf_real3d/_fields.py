@@ -1,0 +1,12 @@
+"""Dataclass fields with help text, for options parsed by ``HfArgumentParser``."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any
+
+
+def help_field(text: str, **kw: Any) -> Any:
+    """``dataclasses.field`` whose ``help`` metadata the parser shows (``default=...``,
+    ``default_factory=...``, ``kw_only=...`` pass through)."""
+    return field(metadata={"help": text}, **kw)
