@@ -12,6 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+try:  # a faster parser for the large prediction and reference files, when installed
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; plain json gives the same values
+    orjson = None
+
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "FormatError",
            "remove_stale_temporaries"]
 
@@ -108,10 +113,17 @@ def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    with open(path, encoding="utf-8") as f:
+    data = path.read_bytes()
+    if orjson is not None:
         try:
-            return json.load(f)
-        except json.JSONDecodeError as err:
-            raise FormatError(
-                f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-            ) from None
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # json below accepts what orjson refuses (NaN, huge ints) or says where
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise FormatError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise FormatError(
+            f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}"
+        ) from None

@@ -20,6 +20,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hf_real3d._io import FormatError, read_json
@@ -122,6 +123,43 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
     key = next((k for k in PREDICTION_KEYS if k in first), "prediction")
     official = key == "response_pred"
     file_deg = _deg_from_name(path)
+    df = _fast_rows(rows, key, file_deg)
+    if df is None:  # something is off: the row-by-row pass names the first bad row
+        df = pd.DataFrame(_checked_rows(rows, key, file_deg, path, where))
+    df.attrs["name"] = path.stem
+    df.attrs["official"] = official
+    return df
+
+
+def _fast_rows(rows: list, key: str, file_deg: int | None) -> pd.DataFrame | None:
+    """Columns pulled out of well-formed rows in a few passes (1M rows in about a second);
+    None when any row needs the row-by-row checks."""
+    try:
+        qids = [r["question_id"] for r in rows]
+        preds = [r[key] for r in rows]
+    except (KeyError, TypeError):
+        return None
+    if not set(map(type, preds)) <= {str}:
+        return None
+    if set(map(type, qids)) <= {int}:
+        ids = np.asarray(qids, dtype=np.int64) if qids else qids
+    else:
+        ids = [_int_id(q) for q in qids]
+    default = file_deg if file_deg is not None else 0
+    degs = [r.get("rotation_deg", r.get("rotation")) for r in rows]
+    if set(map(type, degs)) <= {type(None)}:
+        deg = np.full(len(rows), default, dtype=np.int64)
+    elif set(map(type, degs)) <= {int, type(None)}:
+        deg = np.array([default if d is None else d for d in degs], dtype=np.int64)
+    else:
+        return None
+    log_prob = [r.get("log_prob") for r in rows]
+    return pd.DataFrame({"question_id": ids, "rotation_deg": deg, "prediction": preds,
+                         "log_prob": log_prob})
+
+
+def _checked_rows(rows: list, key: str, file_deg: int | None, path: Path,
+                  where: list[str] | None) -> list[dict]:
     out = []
     for i, r in enumerate(rows):
         at = where[i] if where else f"row {i}"
@@ -139,12 +177,16 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
         deg = r.get("rotation_deg", r.get("rotation"))
         if deg is None:
             deg = file_deg if file_deg is not None else 0
-        out.append({"question_id": _int_id(r["question_id"]), "rotation_deg": int(deg),
+        try:
+            whole = int(deg) if not isinstance(deg, bool) and float(deg) == int(deg) else None
+        except (TypeError, ValueError):
+            whole = None
+        if whole is None:
+            raise FormatError(f"{path}: {at}: question_id {r['question_id']}: rotation_deg "
+                              f"{deg!r} is not a whole number of degrees")
+        out.append({"question_id": _int_id(r["question_id"]), "rotation_deg": whole,
                     "prediction": pred, "log_prob": r.get("log_prob")})
-    df = pd.DataFrame(out)
-    df.attrs["name"] = path.stem
-    df.attrs["official"] = official
-    return df
+    return out
 
 
 def load_model_predictions(spec: str) -> pd.DataFrame:

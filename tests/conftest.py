@@ -9,6 +9,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 # datasets caches local folders by folder + config name only: keep test runs apart
 os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="hf_real3d_ds_cache_")
+# parsed Real-3DQA references: never the user's cache
+os.environ["HF_REAL3D_CACHE"] = tempfile.mkdtemp(prefix="hf_real3d_ref_cache_")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_REAL = ROOT.parent / "shared" / "real"

@@ -157,3 +157,64 @@ def test_3d_llm_answer_files(real_dir, tmp_path, release_refs):
         got = score_predictions(release_refs, load_predictions(f),
                                 allow_missing=True).metrics["debiased"]
         assert got["em_refined"] == want["em_refined"] == 100.0, f.name
+
+
+def test_release_references_are_cached_and_never_stale(real_dir, tmp_path, monkeypatch):
+    """Parsed once, reused while the files are unchanged, re-read after any edit."""
+    import shutil
+
+    from hf_real3d.real3dqa import evaluate as r3_eval
+
+    monkeypatch.setenv("HF_REAL3D_CACHE", str(tmp_path / "cache"))
+    rel = tmp_path / "release"
+    shutil.copytree(real_dir / "real3dqa", rel)
+    calls = []
+    real_read = r3_eval.read_release
+    monkeypatch.setattr(r3_eval, "read_release", lambda f: calls.append(f) or real_read(f))
+    first = load_references(rel)
+    again = load_references(rel)
+    assert len(calls) == 1 and len(list((tmp_path / "cache").glob("*.parquet"))) == 1
+    pd.testing.assert_frame_equal(first, again)
+    assert again.attrs["report"] == first.attrs["report"]
+    # an edit (another answer in rotation_90) must be seen
+    f = rel / "rotation_90.json"
+    data = json.loads(f.read_text())
+    data["questions"][0]["answers"][0]["answer"] = "edited answer"
+    f.write_text(json.dumps(data))
+    edited = load_references(rel)
+    assert len(calls) == 2
+    assert "edited answer" in {a for ans in edited.answers for a in ans}
+    load_references(rel, cache=False)
+    assert len(calls) == 3
+
+
+def test_prediction_rows_fast_and_checked_paths_agree(tmp_path):
+    rows = [{"question_id": 5, "prediction": "left", "rotation_deg": 90},
+            {"question_id": 6, "prediction": "two"}]
+    f = tmp_path / "p.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows))
+    fast = load_predictions(f)
+    slow_rows = [*rows, {"question_id": 7, "prediction": ["a", "b"], "rotation_deg": 180.0}]
+    f2 = tmp_path / "p2.jsonl"
+    f2.write_text("\n".join(json.dumps(r) for r in slow_rows))
+    slow = load_predictions(f2)
+    assert fast.question_id.tolist() == [5, 6] and fast.rotation_deg.tolist() == [90, 0]
+    assert slow.iloc[:2][["question_id", "rotation_deg", "prediction"]].values.tolist() == \
+        fast[["question_id", "rotation_deg", "prediction"]].values.tolist()
+    assert slow.rotation_deg.tolist()[-1] == 180
+    f2.write_text(json.dumps({"question_id": 8, "prediction": "x", "rotation_deg": "ninety"}))
+    with pytest.raises(Exception, match="line 1: question_id 8: rotation_deg 'ninety' is not a "
+                                        "whole number"):
+        load_predictions(f2)
+
+
+def test_read_json_parses_what_json_does_and_names_the_line(tmp_path):
+    from hf_real3d._io import FormatError, read_json
+
+    f = tmp_path / "a.json"
+    f.write_text('{"a": NaN, "big": 123456789012345678901234567890}')
+    out = read_json(f)
+    assert out["big"] == 123456789012345678901234567890 and out["a"] != out["a"]
+    f.write_text('[\n{"a": 1},\n{"a": }\n]')
+    with pytest.raises(FormatError, match="line 3, column 7"):
+        read_json(f)

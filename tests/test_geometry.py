@@ -57,6 +57,24 @@ def test_bad_quaternions_are_named_errors(quat, msg):
     assert "question_id 7" in str(err.value) or msg == "4 numbers"
 
 
+def test_vectorised_yaws_match_and_name_the_bad_row():
+    from hf_real3d.geometry import quaternion_from_yaw, yaws_from_quaternions
+
+    yaws = np.random.default_rng(0).uniform(-np.pi, np.pi, 200)
+    q = np.array([quaternion_from_yaw(y) for y in yaws])
+    q[:3, 0] = 5e-4  # within tolerance, as real files have
+    items = [f"question_id {i}" for i in range(200)]
+    np.testing.assert_allclose(yaws_from_quaternions(q, items),
+                               [yaw_from_quaternion(x) for x in q], atol=1e-12)
+    for bad, msg in (([0, 0, 0.5, 0.5], "norm"), ([0.3, 0, 0, 0.9539392], "yaw-only"),
+                     ([0, 0, float("nan"), 1], "non-finite")):
+        q2 = q.copy()
+        q2[57] = bad
+        with pytest.raises(PoseError, match=msg) as err:
+            yaws_from_quaternions(q2, items)
+        assert "question_id 57" in str(err.value)
+
+
 def test_nan_position_rejected():
     with pytest.raises(PoseError, match="non-finite"):
         Pose.from_sqa3d({"x": float("nan"), "y": 0, "z": 0}, {"_x": 0, "_y": 0, "_z": 0, "_w": 1},

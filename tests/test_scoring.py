@@ -157,6 +157,19 @@ def test_bootstrap_ci_covers_mean():
     assert lo < v.mean() * 100 < hi and hi - lo < 10
 
 
+def test_bootstrap_of_few_values_matches_row_resampling():
+    """Few distinct values: drawn as multinomial counts, the same distribution as
+    resampling rows (compared with the row resampling through a custom statistic)."""
+    v = (np.random.default_rng(1).random(2000) < 0.37).astype(float)
+    fast = bootstrap_ci(v, n_resamples=4000)
+    rows = bootstrap_ci(v, lambda x: x.mean(axis=1) * 100, n_resamples=4000)
+    assert fast == bootstrap_ci(v, n_resamples=4000)  # seeded
+    assert fast[0] == pytest.approx(rows[0], abs=0.4) and fast[1] == pytest.approx(rows[1], abs=0.4)
+    many = np.random.default_rng(2).random(300)  # many distinct values: row resampling
+    lo, hi = bootstrap_ci(many)
+    assert lo < many.mean() * 100 < hi
+
+
 def test_expected_pk_and_consistency():
     from hf_real3d.scoring import expected_p_at_least
 

@@ -15,6 +15,9 @@ read from the file name, ``..._90.json`` / ``rot90`` / ``rotation_90``, or from 
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hf_real3d._io import atomic_path, write_json
 from hf_real3d.hub import load_local
 from hf_real3d.predictions import load_model_predictions
-from hf_real3d.real3dqa.release import SUFFIX_DEG, read_release, suffixed_id
+from hf_real3d.real3dqa.release import (
+    DEBIASED_FILE,
+    RELEASE_VIEWPOINTS,
+    SUFFIX_DEG,
+    read_release,
+)
 from hf_real3d.report import results_table, write_report
 from hf_real3d.scoring import (
     MetricInputError,
@@ -36,8 +45,10 @@ from hf_real3d.scoring import (
 )
 from hf_real3d.sqa3d import read_split, split_paths
 
-__all__ = ["load_references", "load_folder_references", "score_predictions", "ModelScores",
-           "EvaluationReport", "evaluate_files"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["load_references", "reference_cache_dir", "load_folder_references",
+           "score_predictions", "ModelScores", "EvaluationReport", "evaluate_files"]
 
 
 def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
@@ -72,23 +83,78 @@ def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
                "in_rotation"]]
 
 
-def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFrame:
+REF_COLUMNS = ["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
+               "in_rotation"]
+_CACHE_FORMAT = 1  # bump when the reference table or the release reader changes
+
+
+def reference_cache_dir() -> Path:
+    """Where parsed release references are kept: ``$HF_REAL3D_CACHE``, else
+    ``$HF_HOME/hf_real3d`` (``~/.cache/huggingface/hf_real3d``)."""
+    if os.environ.get("HF_REAL3D_CACHE"):
+        return Path(os.environ["HF_REAL3D_CACHE"])
+    hf_home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                Path.home() / ".cache") / "huggingface"
+    return Path(hf_home) / "hf_real3d"
+
+
+def _release_key(src: Path) -> str:
+    """Fingerprint of the five release files: resolved path, size and modification and
+    change times (as ``make`` and ``ccache`` do), plus the cache format; any edit, copy or
+    replacement of a file gives another key."""
+    parts = [_CACHE_FORMAT]
+    for name in [DEBIASED_FILE, *(f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS)]:
+        st = (src / name).stat()
+        parts.append([str((src / name).resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+
+def _release_references(src: Path, cache: bool) -> pd.DataFrame:
+    key = _release_key(src)
+    table = reference_cache_dir() / f"real3dqa-references-{key}.parquet"
+    meta = table.with_suffix(".json")
+    if cache and table.is_file() and meta.is_file():
+        try:
+            df = pd.read_parquet(table)
+            df.attrs["report"] = json.loads(meta.read_text())
+            return df
+        except (OSError, ValueError) as err:  # unreadable cache: rebuild it
+            logger.warning("ignoring unreadable reference cache %s (%s)", table, err)
+    data = read_release(src)
+    rot = pd.DataFrame(data.rotations)
+    rot["in_rotation"] = True
+    deb = pd.DataFrame(data.debiased)
+    deb["rotation_deg"] = 0
+    deb["in_debiased"] = True
+    deb["in_rotation"] = False
+    merged = pd.concat([rot, deb[~deb.question_id.isin(rot.question_id)]], ignore_index=True)
+    merged["in_debiased"] = merged.question_id.isin(set(deb.question_id))
+    df = merged[REF_COLUMNS].reset_index(drop=True)
+    df["rotation_deg"] = df.rotation_deg.astype(np.int64)
+    df.attrs["report"] = data.report
+    if cache:
+        try:  # the table last: its presence means both files are complete
+            table.parent.mkdir(parents=True, exist_ok=True)
+            write_json(meta, data.report)
+            with atomic_path(table) as tmp:
+                df.to_parquet(tmp, index=False)
+        except OSError as err:  # a read-only cache is not an error: the next run re-reads
+            logger.warning("could not cache the parsed references in %s (%s)", table.parent,
+                           err)
+    return df
+
+
+def load_references(source: str | os.PathLike, split: str = "test", *,
+                    cache: bool = True) -> pd.DataFrame:
     """A reference table: question_id, rotation_deg, answers, question_type, in_debiased,
-    in_rotation (one row per question and viewpoint)."""
+    in_rotation (one row per question and viewpoint).
+
+    A release folder is parsed and validated once; the table is then kept under
+    :func:`reference_cache_dir`, keyed by each file's path, size and times, so later
+    evaluations against the same files skip the JSON (``cache=False`` always re-reads)."""
     src = Path(source)
     if (src / "rotation_0.json").is_file():
-        data = read_release(src)
-        rot = pd.DataFrame(data.rotations)
-        rot["in_rotation"] = True
-        deb = pd.DataFrame(data.debiased)
-        deb["rotation_deg"] = 0
-        deb["in_debiased"] = True
-        deb["in_rotation"] = False
-        merged = pd.concat([rot, deb[~deb.question_id.isin(rot.question_id)]], ignore_index=True)
-        merged["in_debiased"] = merged.question_id.isin(set(deb.question_id))
-        merged.attrs["report"] = data.report
-        return merged[["question_id", "rotation_deg", "answers", "question_type",
-                       "in_debiased", "in_rotation"]]
+        return _release_references(src, cache)
     if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
         return load_folder_references(src)
     if split_paths(src, split)[0].is_file():
@@ -105,27 +171,29 @@ def load_references(source: str | os.PathLike, split: str = "test") -> pd.DataFr
 
 
 def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:
-    ids = set(refs.question_id.tolist())
     qid = preds.question_id.to_numpy()
     if preds.question_id.dtype == object and all(isinstance(q, str) for q in qid[:50]):
         try:
             preds = preds.assign(question_id=preds.question_id.astype(np.int64))
         except ValueError:
             pass
-    # id x 100 + suffix scheme: map back to the base id and viewpoint
-    fixed_q, fixed_d = [], []
-    for q, d in zip(preds.question_id.tolist(), preds.rotation_deg.tolist()):
-        split = suffixed_id(q, ids)
-        if split is not None and split[1] in SUFFIX_DEG:
-            fixed_q.append(split[0])
-            fixed_d.append(SUFFIX_DEG[split[1]])
-        else:
-            fixed_q.append(q)
-            fixed_d.append(d)
-    preds = preds.assign(question_id=fixed_q, rotation_deg=fixed_d)
+    # id x 100 + suffix scheme (the official rotated files): map back to the base id and
+    # viewpoint, for ids that are not base ids themselves but id // 100 is one
+    qid = preds.question_id.to_numpy()
+    ref_ids = refs.question_id.to_numpy()
+    if qid.dtype.kind in "iu" and ref_ids.dtype.kind in "iu":
+        base = np.unique(ref_ids)
+        head, tail = qid // 100, qid % 100
+        sfx = (~np.isin(qid, base)) & np.isin(head, base) & np.isin(tail, list(SUFFIX_DEG))
+        if sfx.any():
+            deg = preds.rotation_deg.to_numpy().copy()
+            deg[sfx] = [SUFFIX_DEG[t] for t in tail[sfx].tolist()]
+            preds = preds.assign(question_id=np.where(sfx, head, qid), rotation_deg=deg)
     # the official de-biased and rotation_0 files both answer the shared questions at 0
     # degrees: the same answer twice is one prediction; two different ones are an error
-    key = preds.prediction.map(lambda p: p if isinstance(p, str) else "\x1f".join(p))
+    key = preds.prediction
+    if pd.api.types.infer_dtype(key, skipna=False) != "string":  # lists of candidates
+        key = key.map(lambda p: p if isinstance(p, str) else "\x1f".join(p))
     same = preds.assign(_key=key).duplicated(["question_id", "rotation_deg", "_key"])
     preds = preds[~same.to_numpy()]
     dup = preds.duplicated(["question_id", "rotation_deg"])

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d._io import FormatError, read_json
-from hf_real3d.geometry import PoseError, wrap_degrees, yaw_from_quaternion
+from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
 from hf_real3d.scene import check_scene_id
 from hf_real3d.sqa3d import question_type
 
@@ -92,10 +92,6 @@ def _row(it: dict, path: Path) -> dict[str, Any]:
                                                 for a in answers):
         raise FormatError(f"{path.name}: question_id {it['question_id']}: answers must be "
                           "a list of {'answer': ...}")
-    try:
-        yaw = yaw_from_quaternion(it["rotation"], item=f"question_id {it['question_id']}")
-    except PoseError as err:
-        raise FormatError(f"{path.name}: {err}") from None
     return {
         "source_question_id": int(it["question_id"]),
         "scene_id": it["scene_id"],
@@ -106,8 +102,20 @@ def _row(it: dict, path: Path) -> dict[str, Any]:
         "position": {k: float(it["position"][k]) for k in "xyz"},
         "rotation": {k: float(it["rotation"][k]) for k in ("_x", "_y", "_z", "_w")},
         "sqa3d_type": question_type(str(it["question"])),
-        "_yaw": yaw,
     }
+
+
+def _rows(items: list[dict], path: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """Flat rows of one file and the yaw of each (checked in one vectorised pass)."""
+    rows = [_row(it, path) for it in items]
+    quats = np.array([[r["rotation"][k] for k in ("_x", "_y", "_z", "_w")] for r in rows],
+                     dtype=float).reshape(-1, 4)
+    try:
+        yaws = yaws_from_quaternions(quats, [f"question_id {r['source_question_id']}"
+                                             for r in rows])
+    except PoseError as err:
+        raise FormatError(f"{path.name}: {err}") from None
+    return rows, yaws
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -161,15 +169,14 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
     deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"), licenses)
     debiased = []
     seen: set[int] = set()
-    for it in deb_items:
-        r = _row(it, folder / DEBIASED_FILE)
+    deb_rows, _ = _rows(deb_items, folder / DEBIASED_FILE)
+    for it, r in zip(deb_items, deb_rows):
         qid = r["source_question_id"]
         if qid in seen:
             raise FormatError(f"{DEBIASED_FILE}: duplicate question_id {qid}")
         seen.add(qid)
         r["question_id"] = qid
         r["question_type"] = str(it.get("question_type", ""))
-        r.pop("_yaw")
         debiased.append(r)
     deb_types = {r["question_id"]: r["question_type"] for r in debiased}
     report["debiased"] = {
@@ -179,10 +186,11 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
     }
 
     per_view: dict[int, dict[int, dict]] = {}
+    yaw_of: dict[int, dict[int, float]] = {}
     base0: set[int] | None = None
     for k, path in rot_paths.items():
         items = _load_items(path, licenses=licenses)
-        rows = [_row(it, path) for it in items]
+        rows, yaws = _rows(items, path)
         ids = [r["source_question_id"] for r in rows]
         if len(set(ids)) != len(ids):
             dup = next(i for i, c in collections.Counter(ids).items() if c > 1)
@@ -194,6 +202,7 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
             r["question_id"] = b
             r["rotation_deg"] = k
         per_view[k] = {r["question_id"]: r for r in rows}
+        yaw_of[k] = dict(zip(bases, yaws.tolist()))
         report["files"][path.name] = {"items": len(rows), "id_scheme": scheme}
 
     assert base0 is not None
@@ -217,7 +226,7 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
             if q in incomplete:
                 quality.append("incomplete_group")
             if k:
-                turn = wrap_degrees(math.degrees(r0["_yaw"] - r["_yaw"]))
+                turn = wrap_degrees(math.degrees(yaw_of[0][q] - yaw_of[k][q]))
                 if abs(wrap_degrees(turn - k)) > 1.0:
                     quality.append("quaternion_not_turned")
                     not_turned[k] += 1
@@ -228,7 +237,7 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
                     quality.append("situation_unchanged_answer_changed")
             for fl in quality:
                 flags[(k, fl)] += 1
-            row = {key: v for key, v in r.items() if key != "_yaw"}
+            row = dict(r)
             row["question_type"] = deb_types.get(q, "")
             row["in_debiased"] = q in deb_types
             row["quality"] = quality

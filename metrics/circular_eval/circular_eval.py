@@ -5,6 +5,7 @@ import evaluate
 
 import hf_real3d.choices
 import hf_real3d.scoring
+from hf_real3d.metric_base import InMemoryCompute
 
 _DESCRIPTION = """
 CircularEval asks an n-option question n times with its options circularly shifted and
@@ -54,7 +55,7 @@ _CITATION = """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class CircularEval(evaluate.Metric):
+class CircularEval(InMemoryCompute, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

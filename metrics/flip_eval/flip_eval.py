@@ -5,6 +5,7 @@ import evaluate
 
 import hf_real3d.choices
 import hf_real3d.scoring
+from hf_real3d.metric_base import InMemoryCompute
 
 _DESCRIPTION = """
 FlipEval pairs each question with a copy asked on the horizontally flipped image, with
@@ -53,7 +54,7 @@ _CITATION = """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class FlipEval(evaluate.Metric):
+class FlipEval(InMemoryCompute, evaluate.Metric):
     def _info(self):
         if self.config_name not in ("default", "flip_circular"):
             raise KeyError(

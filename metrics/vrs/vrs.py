@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 import hf_real3d.scoring
+from hf_real3d.metric_base import InMemoryCompute
 
 _DESCRIPTION = """
 Scores situated 3D question answering the way Real-3DQA does. Each question is asked from
@@ -83,7 +84,7 @@ def _features(with_types):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Vrs(evaluate.Metric):
+class Vrs(InMemoryCompute, evaluate.Metric):
     def _info(self):
         if self.config_name not in ("default", "per_type"):
             raise KeyError(f"Expected config 'default' or 'per_type' but got {self.config_name!r}")
