@@ -139,27 +139,35 @@ def extract_choices(
         raise ValueError(f"Expected as many option lists as answers but got {len(options)} "
                          f"for {len(answers)}")
     n = len(answers)
-    bad = [i for i, a in enumerate(answers) if not isinstance(a, str)][:1]
-    if bad:
-        a = answers[bad[0]]
-        raise TypeError(f"answers[{bad[0]}] is {type(a).__name__} {a!r}; expected a string")
-    n_opts = np.fromiter((len(o) for o in options), np.int64, count=n)
-    a_codes, a_uniq = pd.factorize(np.asarray(answers, dtype=object))
+    arr = np.asarray(answers, dtype=object) if n else np.zeros(0, dtype=object)
+    if n and pd.api.types.infer_dtype(arr, skipna=False) != "string":
+        i = next(i for i, a in enumerate(answers) if not isinstance(a, str))
+        raise TypeError(f"answers[{i}] is {type(answers[i]).__name__} {answers[i]!r}; "
+                        "expected a string")
+    n_opts = np.fromiter(map(len, options), np.int64, count=n)
+    a_codes, a_uniq = pd.factorize(arr)
     key = a_codes.astype(np.int64) * (len(LETTERS) + 1) + n_opts
     ukey, inv = np.unique(key, return_inverse=True)
     u_letter = np.array([_rule_letter(a_uniq[k // (len(LETTERS) + 1)],
                                       _letters(int(k % (len(LETTERS) + 1)))) for k in ukey],
                         dtype=object)
     letters = u_letter[inv] if n else np.zeros(0, dtype=object)
-    rules = np.where(pd.isna(letters), "", "letter").astype(object)
-    rest = np.flatnonzero(pd.isna(letters))
-    cache: dict[tuple[str, tuple], ChoiceResult] = {}
-    for i in rest.tolist():
-        a, o = answers[i], tuple(options[i])
-        r = cache.get((a, o)) if judge is None else None
-        if r is None:
-            r = extract_choice(a, o, question=questions[i] if questions else "", judge=judge)
-            cache[(a, o)] = r
+    undecided = pd.isna(letters)
+    rules = np.where(undecided, "", "letter").astype(object)
+    rest = np.flatnonzero(undecided)
+    if len(rest) and judge is None:
+        # the option-text rule once per distinct (answer, options) among the undecided rows
+        opt_codes, opt_uniq = pd.factorize(pd.Series(
+            [tuple(options[i]) for i in rest.tolist()], dtype=object))
+        pair = a_codes[rest].astype(np.int64) * (len(opt_uniq) + 1) + opt_codes
+        upair, pinv = np.unique(pair, return_inverse=True)
+        res = [extract_choice(a_uniq[p // (len(opt_uniq) + 1)], opt_uniq[p % (len(opt_uniq) + 1)])
+               for p in upair.tolist()]
+        letters[rest] = np.array([r.letter for r in res], dtype=object)[pinv]
+        rules[rest] = np.array([r.rule for r in res], dtype=object)[pinv]
+    for i in rest.tolist() if judge is not None else ():
+        r = extract_choice(answers[i], tuple(options[i]),
+                           question=questions[i] if questions else "", judge=judge)
         letters[i], rules[i] = r.letter, r.rule
     names, counts = np.unique(rules.astype(str), return_counts=True)
     got = dict(zip(names.tolist(), counts.tolist()))
