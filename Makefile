@@ -19,6 +19,10 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e '.[dev]'
+	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
+	# (a CUDA torch) and wandb: its task manager and evaluator need only these
+	$(PIP) install -q -c constraints.txt --no-deps lmms-eval
+	$(PIP) install -q -c constraints.txt loguru pytz tenacity sacrebleu
 	touch $(STAMP)
 
 # open3d-cpu needs libusb at import time; its offscreen renderer needs Vulkan (mesa).

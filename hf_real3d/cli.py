@@ -25,6 +25,7 @@ from transformers import HfArgumentParser
 
 from hf_real3d import hub
 from hf_real3d._fields import help_field
+from hf_real3d.lmms import write_lmms_tasks
 from hf_real3d.predictions import named_files, prediction_pairs
 from hf_real3d.real3dqa import build as r3_build
 from hf_real3d.real3dqa import draw as r3_draw
@@ -289,6 +290,27 @@ class Command:
     run: Callable[[Any], None]
 
 
+@dataclass
+class LmmsTasksOptions:
+    """Writes lmms-eval task YAMLs (and their utils.py) that read your built datasets and
+    score with this library's metrics; run them with `lmms-eval --include_path OUT --tasks
+    hf_real3d_real3dqa,hf_real3d_3dsrbench_real ...`."""
+    out: str = help_field("Folder for the task YAMLs and utils.py (replaced if present).")
+    real3dqa: str | None = help_field("Real-3DQA dataset: a folder built by build-real3dqa / "
+                                      "import-real3dqa, or a Hub id.", default=None)
+    srbench: str | None = help_field("3DSRBench dataset: a folder built by build-3dsrbench, or "
+                                     "a Hub id.", default=None)
+    max_new_tokens: int = help_field("Generation length asked of the model.", default=16)
+
+
+def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
+    names = write_lmms_tasks(o.out, real3dqa=o.real3dqa, srbench=o.srbench,
+                             max_new_tokens=o.max_new_tokens)
+    print(f"wrote {len(names)} lmms-eval task(s) to {o.out}: {', '.join(names)}")
+    print(f"run: lmms-eval --model MODEL --model_args ... --include_path {o.out} "
+          f"--tasks {','.join(names)}")
+
+
 def _demo_config() -> type:
     # the demo pulls in torch and the training stack: imported only for this command
     from hf_real3d.demo import DemoConfig
@@ -312,6 +334,8 @@ COMMANDS: dict[str, Command] = {
                                lambda: Build3DSRBenchOptions, cmd_build_3dsrbench),
     "evaluate-3dsrbench": Command("3DSRBench: vanilla/circular/flip accuracy + baselines",
                                   lambda: Evaluate3DSRBenchOptions, cmd_evaluate_3dsrbench),
+    "lmms-tasks": Command("lmms-eval task YAMLs for your built datasets",
+                          lambda: LmmsTasksOptions, cmd_lmms_tasks),
     "publish-metrics": Command("upload the metric modules as Hub Spaces",
                                lambda: PublishMetricsOptions, cmd_publish_metrics),
 }

@@ -269,15 +269,9 @@ def _png(color):
     return buf.getvalue()
 
 
-def test_vlm_path_end_to_end(tmp_path):
-    """A tiny random image-text-to-text model saved to a folder answers a built 3DSRBench
-    folder through `evaluate-3dsrbench --model NAME=PATH` (no download)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from tiny_vlm import save_tiny_vlm
-
-    from hf_real3d.cli import main
+def _three_question_folder(folder):
+    """A built 3DSRBench folder of three hand-made questions (plus the builder's
+    complementary one, flips and circular shifts), in synthetic_common and _uncommon."""
     from hf_real3d.srbench import build_srbench
 
     rows = []
@@ -293,9 +287,22 @@ def test_vlm_path_end_to_end(tmp_path):
                      "circular_group": f"t{i}", "flip_group": f"t{i}", "shift": 0,
                      "flipped": False, "pair_id": f"t{i}", "camera": "{}",
                      **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
-    folder = tmp_path / "srb"
     build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
                                      "stats": {}})
+    return folder
+
+
+def test_vlm_path_end_to_end(tmp_path):
+    """A tiny random image-text-to-text model saved to a folder answers a built 3DSRBench
+    folder through `evaluate-3dsrbench --model NAME=PATH` (no download)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_vlm import save_tiny_vlm
+
+    from hf_real3d.cli import main
+
+    folder = _three_question_folder(tmp_path / "srb")
     model = save_tiny_vlm(tmp_path / "tiny")
     out = tmp_path / "report"
     assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--model", f"tiny={model}",

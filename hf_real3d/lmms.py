@@ -1,0 +1,118 @@
+"""lmms-eval tasks for Real-3DQA and 3DSRBench that score with this library's metrics.
+
+``write_lmms_tasks(out, real3dqa=..., srbench=...)`` (CLI: ``hf-real3d lmms-tasks``) writes a
+folder of lmms-eval task YAMLs plus their ``utils.py`` hooks, each task pointing at a built
+dataset (a local folder or a Hub id); run them with::
+
+    lmms-eval --model llava_onevision --model_args pretrained=... \\
+        --include_path OUT --tasks hf_real3d_3dsrbench_real,hf_real3d_real3dqa
+
+Tasks (names prefixed ``hf_real3d_`` so they never clash with lmms-eval's own ``3dsrbench``):
+
+* ``hf_real3d_real3dqa``: the ``rotations`` config, one document per question and viewpoint;
+  metrics ``em``, ``em_refined`` and, over the rotation groups, ``p_at_least_1..4`` and
+  ``vrs`` (incomplete groups left out, as ``hf-real3d evaluate`` does).
+* ``hf_real3d_real3dqa_debiased``: the ``real3dqa`` config (the filtered questions at 0
+  degrees); ``em`` and ``em_refined``.
+* ``hf_real3d_3dsrbench_<config>`` for each 3DSRBench config (``real``,
+  ``synthetic_common``, ``synthetic_uncommon``): ``vanilla``, ``circular``, ``flip``,
+  ``flip_circular`` (the flip figures are NaN on a config without mirrored rows).
+
+Documents of a task are scored together at aggregation (P_k, CircularEval and FlipEval need
+whole groups), so ``--limit`` should keep whole groups to mean anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from hf_real3d._io import atomic_dir
+
+__all__ = ["write_lmms_tasks", "TASK_UTILS", "SRBENCH_CONFIGS"]
+
+TASK_UTILS = Path(__file__).resolve().parent / "lmms_tasks" / "utils.py"
+SRBENCH_CONFIGS = ("real", "synthetic_common", "synthetic_uncommon")
+
+_GENERATION = """generation_kwargs:
+  max_new_tokens: {max_new_tokens}
+  temperature: 0.0
+  do_sample: false
+"""
+
+
+def _metric_list(prefix: str, names: tuple[str, ...]) -> str:
+    return "metric_list:\n" + "".join(
+        f"  - metric: {m}\n    aggregation: !function utils.{prefix}_{m}\n"
+        "    higher_is_better: true\n" for m in names)
+
+
+def _task(name: str, path: str, config: str, prefix: str, metrics: tuple[str, ...],
+          max_new_tokens: int, target: str) -> str:
+    return (
+        f"task: {name}\n"
+        f"dataset_path: {path}\n"
+        f"dataset_name: {config}\n"
+        "test_split: test\n"
+        "output_type: generate_until\n"
+        f"doc_to_visual: !function utils.{prefix}_doc_to_visual\n"
+        f"doc_to_text: !function utils.{prefix}_doc_to_text\n"
+        f"doc_to_target: {target}\n"
+        f"process_results: !function utils.{prefix}_process_results\n"
+        + _GENERATION.format(max_new_tokens=max_new_tokens)
+        + _metric_list(prefix, metrics)
+        + "metadata:\n  - version: 1.0\n"
+    )
+
+
+def _configs(source: str) -> list[str] | None:
+    """Configs of a local folder (None for a Hub id: the caller's list is trusted)."""
+    folder = Path(source)
+    if not folder.is_dir():
+        return None
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.parquet")))
+
+
+def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
+                     srbench: str | None = None, max_new_tokens: int = 16) -> list[str]:
+    """Write task YAMLs and ``utils.py`` to ``out``; returns the task names.
+
+    ``real3dqa`` / ``srbench``: a dataset folder built by this library (made absolute) or a
+    Hub dataset id. For a local folder only the configs it holds get a task."""
+    if not real3dqa and not srbench:
+        raise ValueError("Give real3dqa and/or srbench: a built dataset folder or a Hub id")
+    tasks: dict[str, str] = {}
+    if real3dqa:
+        path = str(Path(real3dqa).resolve()) if Path(real3dqa).is_dir() else real3dqa
+        have = _configs(real3dqa)
+        metrics = ("em", "em_refined", "p_at_least_1", "p_at_least_2", "p_at_least_3",
+                   "p_at_least_4", "vrs")
+        if have is None or "rotations" in have:
+            tasks["hf_real3d_real3dqa"] = _task("hf_real3d_real3dqa", path, "rotations",
+                                                "real3dqa", metrics, max_new_tokens,
+                                                "!function utils.real3dqa_doc_to_target")
+        if have is None or "real3dqa" in have:
+            tasks["hf_real3d_real3dqa_debiased"] = _task(
+                "hf_real3d_real3dqa_debiased", path, "real3dqa", "real3dqa",
+                ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
+        if have is not None and not {"rotations", "real3dqa"} & set(have):
+            raise FileNotFoundError(f"{real3dqa}: no rotations/ or real3dqa/ config; build it "
+                                    "with hf-real3d build-real3dqa or import-real3dqa")
+    if srbench:
+        path = str(Path(srbench).resolve()) if Path(srbench).is_dir() else srbench
+        have = _configs(srbench)
+        configs = [c for c in SRBENCH_CONFIGS if have is None or c in have]
+        if not configs:
+            raise FileNotFoundError(f"{srbench}: none of the configs {list(SRBENCH_CONFIGS)}; "
+                                    "build it with hf-real3d build-3dsrbench")
+        for c in configs:
+            name = f"hf_real3d_3dsrbench_{c}"
+            tasks[name] = _task(name, path, c, "srbench",
+                                ("vanilla", "circular", "flip", "flip_circular"),
+                                max_new_tokens, "answer")
+    with atomic_dir(out) as tmp:
+        for name, text in tasks.items():
+            (tmp / f"{name}.yaml").write_text(text)
+        shutil.copyfile(TASK_UTILS, tmp / "utils.py")
+    return list(tasks)

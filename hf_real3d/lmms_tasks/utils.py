@@ -1,0 +1,130 @@
+"""lmms-eval hooks for the hf_real3d tasks: prompts, per-document results, and aggregations
+that call hf_real3d's own metrics (the same code as ``hf-real3d evaluate`` and
+``hf-real3d evaluate-3dsrbench``).
+
+Loaded by lmms-eval through ``!function utils.<name>`` from the task YAMLs that
+``hf-real3d lmms-tasks`` writes; needs ``hf_real3d`` importable where lmms-eval runs.
+"""
+
+from hf_real3d.scoring import answer_correctness, vrs
+from hf_real3d.srbench.evaluate import prompt_for, score_rows
+
+# --- Real-3DQA -----------------------------------------------------------------------------
+
+REAL3DQA_PROMPT = ("Situation: {situation}\nQuestion: {question}\n"
+                   "Answer the question using a single word or phrase.")
+
+
+def real3dqa_doc_to_visual(doc):
+    """No image: the scene is a point cloud (``scene_id`` in the document); a 3D-LLM's
+    lmms-eval model wrapper reads it from the scenes config by that id."""
+    return []
+
+
+def real3dqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kw = lmms_eval_specific_kwargs or {}
+    text = REAL3DQA_PROMPT.format(situation=doc["situation"].strip(),
+                                  question=doc["question"].strip())
+    return kw.get("pre_prompt", "") + text + kw.get("post_prompt", "")
+
+
+def real3dqa_doc_to_target(doc):
+    return doc["answers"][0]
+
+
+def real3dqa_process_results(doc, results):
+    """One entry per document, the same for every metric: the aggregations need the whole
+    set (P_k and VRS look at every viewpoint of a question)."""
+    entry = {"question_id": int(doc["question_id"]),
+             "rotation_deg": int(doc.get("rotation_deg", 0) or 0),
+             "prediction": results[0] if results else "",
+             "answers": list(doc["answers"]),
+             "question_type": doc.get("question_type", "")}
+    return {m: entry for m in ("em", "em_refined", "p_at_least_1", "p_at_least_2",
+                               "p_at_least_3", "p_at_least_4", "vrs")}
+
+
+def _correct(entries):
+    em, refined = answer_correctness([e["prediction"] for e in entries],
+                                     [e["answers"] for e in entries])
+    return em, refined
+
+
+def real3dqa_em(entries):
+    return float(_correct(entries)[0].mean() * 100)
+
+
+def real3dqa_em_refined(entries):
+    return float(_correct(entries)[1].mean() * 100)
+
+
+def _vrs(entries):
+    _, refined = _correct(entries)
+    return vrs(refined, [e["question_id"] for e in entries],
+               [e["rotation_deg"] for e in entries], incomplete="drop")
+
+
+def real3dqa_p_at_least_1(entries):
+    return _vrs(entries)["p_at_least_1"]
+
+
+def real3dqa_p_at_least_2(entries):
+    return _vrs(entries)["p_at_least_2"]
+
+
+def real3dqa_p_at_least_3(entries):
+    return _vrs(entries)["p_at_least_3"]
+
+
+def real3dqa_p_at_least_4(entries):
+    out = _vrs(entries)
+    return out.get("p_at_least_4", float("nan"))
+
+
+def real3dqa_vrs(entries):
+    return _vrs(entries)["vrs"]
+
+
+# --- 3DSRBench -----------------------------------------------------------------------------
+
+SRBENCH_METRICS = ("vanilla", "circular", "flip", "flip_circular")
+
+
+def srbench_doc_to_visual(doc):
+    return [doc["image"].convert("RGB")]
+
+
+def srbench_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    """The prompt ``hf-real3d evaluate-3dsrbench`` gives (VLMEvalKit style)."""
+    kw = lmms_eval_specific_kwargs or {}
+    return kw.get("pre_prompt", "") + prompt_for(doc) + kw.get("post_prompt", "")
+
+
+def srbench_process_results(doc, results):
+    keep = ("qid", "options", "answer", "category", "circular_group", "flip_group", "shift",
+            "flipped")
+    entry = {k: doc[k] for k in keep}
+    entry["options"] = list(entry["options"])
+    entry["prediction"] = results[0] if results else ""
+    return {m: entry for m in SRBENCH_METRICS}
+
+
+def _srbench(entries, metric):
+    scores = score_rows(entries, [e["prediction"] for e in entries])
+    return float(scores[metric]["overall"]) if metric in scores else float("nan")
+
+
+def srbench_vanilla(entries):
+    return _srbench(entries, "vanilla")
+
+
+def srbench_circular(entries):
+    return _srbench(entries, "circular")
+
+
+def srbench_flip(entries):
+    return _srbench(entries, "flip")
+
+
+def srbench_flip_circular(entries):
+    return _srbench(entries, "flip_circular")

@@ -1,0 +1,97 @@
+"""lmms-eval integration: the task YAMLs written by `hf-real3d lmms-tasks` load with
+lmms-eval's TaskManager and score a stub model's answers with this library's metrics."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_real3d.cli import main
+
+lmms_eval = pytest.importorskip(
+    "lmms_eval", reason="lmms-eval is not installed (make install puts it in .venv)")
+
+
+def _stub_model(answer):
+    """An lmms-eval model whose reply for each document is ``answer(task, doc)``."""
+    from lmms_eval.api.model import lmms
+
+    class Stub(lmms):
+        def generate_until(self, requests):
+            out = []
+            for req in requests:
+                *_, doc_id, task, split = req.args
+                out.append(answer(task, self.task_dict[task][split][doc_id]))
+            return out
+
+        def loglikelihood(self, requests):
+            raise NotImplementedError
+
+        def generate_until_multi_round(self, requests):
+            raise NotImplementedError
+
+    return Stub()
+
+
+@pytest.fixture(scope="module")
+def task_folder(real_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lmms")
+    assert main(["import-real3dqa", "--release", str(real_dir / "real3dqa"),
+                 "--out", str(tmp / "r3")]) == 0
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_srbench import _three_question_folder
+
+    _three_question_folder(tmp / "srb")
+    assert main(["lmms-tasks", "--out", str(tmp / "tasks"), "--real3dqa", str(tmp / "r3"),
+                 "--srbench", str(tmp / "srb")]) == 0
+    return tmp
+
+
+def test_tasks_load_with_the_task_manager(task_folder):
+    from lmms_eval.tasks import TaskManager
+
+    tm = TaskManager(include_path=str(task_folder / "tasks"))
+    names = set(tm.all_tasks)
+    assert {"hf_real3d_real3dqa", "hf_real3d_real3dqa_debiased",
+            "hf_real3d_3dsrbench_synthetic_common",
+            "hf_real3d_3dsrbench_synthetic_uncommon"} <= names
+    assert "hf_real3d_3dsrbench_real" not in names  # the folder has no real config
+
+
+def test_stub_model_scores_match_the_library(task_folder):
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.tasks import TaskManager
+
+    from hf_real3d.real3dqa import load_folder_references
+    from hf_real3d.scoring import vrs
+
+    # right at 0 and 90 degrees, wrong at 180 / 270; 3DSRBench: always "A"
+    def answer(task, doc):
+        if task.startswith("hf_real3d_real3dqa"):
+            return doc["answers"][0] if doc.get("rotation_deg", 0) in (0, 90) else "zzz"
+        return "A"
+
+    tm = TaskManager(include_path=str(task_folder / "tasks"))
+    res = simple_evaluate(model=_stub_model(answer), tasks=[
+        "hf_real3d_real3dqa", "hf_real3d_real3dqa_debiased",
+        "hf_real3d_3dsrbench_synthetic_common"], task_manager=tm, bootstrap_iters=0,
+        log_samples=False)
+    r = res["results"]
+    rot = r["hf_real3d_real3dqa"]
+    # the same figures from the library directly, on the built folder's rows
+    refs = load_folder_references(task_folder / "r3")
+    refs = refs[refs.in_rotation]
+    ok = refs.rotation_deg.isin([0, 90]).to_numpy()
+    want = vrs(ok, refs.question_id.tolist(), refs.rotation_deg.tolist(), incomplete="drop")
+    assert rot["p_at_least_2,none"] == pytest.approx(want["p_at_least_2"]) == 100.0
+    assert rot["p_at_least_3,none"] == pytest.approx(want["p_at_least_3"]) == 0.0
+    assert rot["vrs,none"] == pytest.approx(want["vrs"]) == 50.0
+    assert rot["em_refined,none"] == pytest.approx(ok.mean() * 100, abs=1e-9)
+    assert r["hf_real3d_real3dqa_debiased"]["em,none"] == 100.0
+    srb = r["hf_real3d_3dsrbench_synthetic_common"]
+    # always-"A" over 3 questions (+1 complementary), each circularly shifted and flipped:
+    # every circular group has a shift whose answer is not A
+    assert srb["circular,none"] == 0.0 and srb["flip_circular,none"] == 0.0
+    assert 0.0 < srb["vanilla,none"] < 100.0
+    json.dumps(res["results"])  # plain numbers, as lmms-eval writes them
