@@ -59,6 +59,12 @@ class SynthOptions:
     guessable_fraction: float = help_field(
         "Share of questions a text-only model can answer from language priors.",
         default=_SYNTH.guessable_fraction)
+    counter_prior_rate: float = help_field(
+        "Share of usual-colour objects (whiteboard, refrigerator, ...) given another colour, "
+        "whose colour questions become counter-prior.", default=_SYNTH.counter_prior_rate)
+    counter_prior_fraction: float = help_field(
+        "Share of questions that are counter-prior (asked about such an object).",
+        default=_SYNTH.counter_prior_fraction)
     workers: int | None = help_field("Worker processes (default: up to 2).", default=None)
     no_scenes: bool = help_field("Write only the question files (no scans/, no `scenes` config).",
                             default=False)
@@ -66,6 +72,8 @@ class SynthOptions:
 
     def config(self) -> SynthConfig:
         cfg = SynthConfig(seed=self.seed, guessable_fraction=self.guessable_fraction,
+                          counter_prior_rate=self.counter_prior_rate,
+                          counter_prior_fraction=self.counter_prior_fraction,
                           scenes={"train": self.train_scenes, "val": self.val_scenes,
                                   "test": self.test_scenes})
         if self.questions_per_scene is not None:

@@ -72,6 +72,11 @@ class DemoConfig:
     questions_per_scene: int = help_field("Questions per room (every split).", default=60)
     guessable_fraction: float = help_field("Share of questions that follow a language prior.",
                                            default=0.5)
+    counter_prior_rate: float = help_field(
+        "Share of usual-colour objects given another colour (counter-prior questions).",
+        default=0.3)
+    counter_prior_fraction: float = help_field("Share of questions that are counter-prior.",
+                                               default=0.1)
     epochs: float = help_field("Training epochs of every model.", default=6.0)
     batch_size: int = help_field("Training batch size.", default=64)
     learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=3e-3)
@@ -84,6 +89,8 @@ class DemoConfig:
     def synth_config(self, seed: int) -> SynthConfig:
         return SynthConfig(
             seed=seed, guessable_fraction=self.guessable_fraction,
+            counter_prior_rate=self.counter_prior_rate,
+            counter_prior_fraction=self.counter_prior_fraction,
             scenes={"train": self.train_scenes, "val": self.val_scenes,
                     "test": self.test_scenes},
             questions_per_scene={s: self.questions_per_scene for s in ("train", "val", "test")})

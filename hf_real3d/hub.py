@@ -57,18 +57,19 @@ _ROT = {k: datasets.Value("float64") for k in ("_x", "_y", "_z", "_w")}
 
 
 _EXTRA_COLUMNS = {
-    "kind": "string", "guessable": "bool", "quality": ["string"], "reasons": ["string"],
+    "kind": "string", "guessable": "bool", "prior_kind": "string", "quality": ["string"], "reasons": ["string"],
     "dependency": "float64", "source_question_id": "int64", "in_debiased": "bool",
     "semantics": "string",
 }
 _EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
-                   "question_type": "", "sqa3d_type": "", "kind": "", "situation": "",
+                   "question_type": "", "sqa3d_type": "", "kind": "", "prior_kind": "",
+                   "situation": "",
                    "semantics": ""}
 
 
 def question_features(*extra: str) -> datasets.Features:
     """Columns shared by every question config, plus the named ``extra`` ones: ``kind``,
-    ``guessable``, ``quality``, ``reasons``, ``dependency``, ``source_question_id``,
+    ``guessable``, ``prior_kind``, ``quality``, ``reasons``, ``dependency``, ``source_question_id``,
     ``in_debiased``, ``semantics`` (JSON: how a synthetic question was made)."""
     unknown = [n for n in extra if n not in _EXTRA_COLUMNS]
     if unknown:
@@ -174,7 +175,8 @@ def scene_from_row(row: Mapping[str, Any]) -> Scene:
 
 def record_row(rec, **extra) -> dict[str, Any]:
     """A question row from an :class:`~hf_real3d.sqa3d.SQA3DRecord` (0-degree view); a
-    synthetic record's semantics go to ``kind``, ``guessable`` and ``semantics``."""
+    synthetic record's semantics go to ``kind``, ``guessable``, ``prior_kind`` and
+    ``semantics``."""
     meta = rec.extra.get("synth") or {}
     return {
         "question_id": rec.question_id, "scene_id": rec.scene_id, "situation": rec.situation,
@@ -183,6 +185,8 @@ def record_row(rec, **extra) -> dict[str, Any]:
         "rotation": dict(rec.rotation),
         "question_type": CATEGORY.get(meta.get("kind", ""), ""), "sqa3d_type": rec.qtype,
         "rotation_deg": 0, "kind": meta.get("kind", ""), "guessable": meta.get("guessable"),
+        "prior_kind": meta.get("prior_kind") or (
+            ("prior" if meta.get("guessable") else "scene") if meta else ""),
         "semantics": json.dumps(meta, sort_keys=True) if meta else "",
         **extra,
     }
@@ -255,6 +259,8 @@ FIELD_DOCS = {
     "rotation_deg": "degrees the agent turned clockwise (0 = original view)",
     "kind": "question template (synthetic or parsed real questions)",
     "guessable": "synthetic: answerable from language priors alone",
+    "prior_kind": "synthetic: prior (the language prior gives the answer), scene (no prior "
+                  "decides it) or counter_prior (the prior points to another answer)",
     "quality": "importer flags (see below)",
     "reasons": "why the filter removed the question",
     "dependency": "3D dependency: full minus blind answer log-prob, mean over pairs",

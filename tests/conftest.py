@@ -28,8 +28,11 @@ def small_synth():
     """A tiny in-memory synthetic split (scenes + records)."""
     from hf_real3d.synth import SynthConfig, generate_split
 
+    # no counter-prior questions here (tests/test_synth.py covers them): the same rooms
+    # and questions as before they existed
     cfg = SynthConfig(seed=3, scenes={"train": 0, "val": 0, "test": 4},
-                      questions_per_scene={"test": 60})
+                      questions_per_scene={"test": 60}, counter_prior_rate=0.0,
+                      counter_prior_fraction=0.0)
     return generate_split(cfg, "test")
 
 

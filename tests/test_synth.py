@@ -24,8 +24,9 @@ def test_rooms_are_plausible(small_synth):
             assert np.all(o.size >= np.array(cat.size_min) - 1e-9)
             assert np.all(o.size <= np.array(cat.size_max) + 1e-9)
             assert "color" in o.attributes
-            if cat.prior_color:
-                assert o.attributes["color"] == cat.prior_color
+            if cat.prior_color:  # usual colour, or one colour for the whole category
+                same = {x.attributes["color"] for x in s.objects if x.label == o.label}
+                assert same == {o.attributes["color"]}
             assert o.points.shape[1] == 6 and o.points.dtype == np.float32
             assert o.points[:, 3:].min() >= 0 and o.points[:, 3:].max() <= 1
             if "on" in o.attributes:  # stands on its support
@@ -66,8 +67,10 @@ def test_answers_follow_geometry(small_synth):
             a, b = (scene.object(i) for i in meta["objects"])
             nearer = a if pose.distance(a.center) < pose.distance(b.center) else b
             assert nearer.label == ans
-        elif kind == "prior_color":
-            assert ans == CATALOG[scene.object(meta["objects"][0]).label].prior_color
+        elif kind == "prior_color":  # the object's colour; the usual one unless counter-prior
+            obj = scene.object(meta["objects"][0])
+            assert ans == obj.attributes["color"]
+            assert (ans == CATALOG[obj.label].prior_color) == (meta["prior_kind"] == "prior")
         else:
             continue
         checked[kind] += 1
@@ -162,3 +165,40 @@ def test_every_generated_answer_recomputes_from_geometry(small_synth):
         view = View(scene, r.pose(scene.origin))
         assert answer_from_geometry(view, meta["kind"], meta["params"], meta["facing"]) == \
             r.answers[0], (r.question, meta)
+
+
+def test_counter_prior_questions_contradict_the_prior_and_follow_the_scene():
+    """Counter-prior colour questions: worded like the prior ones, answered by the object's
+    own colour (geometry/attributes), which is not the category's usual colour; the prior
+    stays right for most colour questions; the share is controlled."""
+    from hf_real3d.spatial import answer_from_geometry
+
+    cfg = SynthConfig(seed=11, scenes={"train": 12}, questions_per_scene={"train": 80},
+                      counter_prior_rate=0.3, counter_prior_fraction=0.1)
+    scenes, records = generate_split(cfg, "train")
+    by_id = {s.scene_id: s for s in scenes}
+    kinds = collections.Counter(r.extra["synth"]["prior_kind"] for r in records)
+    assert set(kinds) == {"scene", "prior", "counter_prior"}
+    assert 0.02 < kinds["counter_prior"] / len(records) < 0.12
+    counter = [r for r in records if r.extra["synth"]["prior_kind"] == "counter_prior"]
+    prior_color = [r for r in records if r.extra["synth"]["kind"] == "prior_color"]
+    assert len(counter) < len(prior_color) / 2  # the prior is usually right
+    prior_texts = {r.question for r in prior_color if r not in counter}
+    for r in counter:
+        meta = r.extra["synth"]
+        label = meta["params"]["label"]
+        scene = by_id[r.scene_id]
+        colors = {o.attributes["color"] for o in scene.objects if o.label == label}
+        assert colors == {r.answers[0]} != {CATALOG[label].prior_color}
+        assert meta["guessable"] is False and meta["kind"] == "prior_color"
+        view = View(scene, r.pose(scene.origin))
+        assert answer_from_geometry(view, meta["kind"], meta["params"], meta["facing"]) == \
+            r.answers[0]
+    # the same wording is used for prior questions: text alone cannot tell them apart
+    assert {r.question.split(" the ")[0] for r in counter} <= \
+        {t.split(" the ")[0] for t in prior_texts}
+    # rate 0: no counter-prior object, no counter-prior question
+    cfg0 = SynthConfig(seed=11, scenes={"train": 4}, questions_per_scene={"train": 60},
+                       counter_prior_rate=0.0, counter_prior_fraction=0.1)
+    _, recs0 = generate_split(cfg0, "train")
+    assert all(r.extra["synth"]["prior_kind"] != "counter_prior" for r in recs0)

@@ -149,10 +149,10 @@ def build_real3dqa(
     rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
     by_id = {r.question_id: r for r in records}
 
-    base_f = question_features("kind", "guessable")
-    real_f = question_features("kind", "guessable", "dependency")
-    rot_f = question_features("kind", "guessable")
-    out_f = question_features("kind", "guessable", "reasons", "dependency")
+    base_f = question_features("kind", "guessable", "prior_kind")
+    real_f = question_features("kind", "guessable", "prior_kind", "dependency")
+    rot_f = question_features("kind", "guessable", "prior_kind")
+    out_f = question_features("kind", "guessable", "prior_kind", "reasons", "dependency")
     dep = info.dependency.to_dict()
     sqa_rows = [record_row(r) for r in records]
     real_rows = [record_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]

@@ -58,11 +58,24 @@ class SynthConfig:
         default_factory=lambda: {"train": 100, "val": 100, "test": 88})
     questions_per_situation: int = 5
     guessable_fraction: float = 0.5
+    # share of usual-colour categories (whiteboard, refrigerator, ...) given another colour:
+    # their colour questions become counter-prior
+    counter_prior_rate: float = 0.3
+    # share of question slots asking about such an object (counter-prior questions), taken
+    # from the slots left after the guessable ones
+    counter_prior_fraction: float = 0.1
     n_objects: tuple[int, int] = (10, 30)
     margin_deg: float = 15.0
     point_spacing: float = 0.1
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.counter_prior_rate <= 1.0:
+            raise ValueError(
+                f"Expected counter_prior_rate in [0, 1] but got {self.counter_prior_rate}")
+        if not 0.0 <= self.counter_prior_fraction <= 1.0:
+            raise ValueError(
+                f"Expected counter_prior_fraction in [0, 1] but got "
+                f"{self.counter_prior_fraction}")
         if not 0.0 <= self.guessable_fraction <= 1.0:
             raise ValueError(
                 f"Expected guessable_fraction in [0, 1] but got {self.guessable_fraction}")
@@ -93,6 +106,7 @@ def generate_scene_records(
     number = int(scene_id[5:9])
     rng = np.random.default_rng([config.seed, number])
     scene = generate_room(scene_id, rng, n_objects=config.n_objects,
+                          counter_prior_rate=config.counter_prior_rate,
                           spacing=config.point_spacing)
     records: list[SQA3DRecord] = []
     target = config.questions_per_scene.get(split, 0)
@@ -105,7 +119,7 @@ def generate_scene_records(
             continue
         want = min(config.questions_per_situation, target - len(records))
         specs = generate_questions(scene, sit, rng, want, config.guessable_fraction,
-                                   config.margin_deg)
+                                   config.margin_deg, config.counter_prior_fraction)
         if not specs:
             misses += 1
             continue
@@ -123,6 +137,7 @@ def generate_scene_records(
                 extra={"synth": {
                     "kind": spec.kind,
                     "guessable": spec.guessable,
+                    "prior_kind": spec.prior_kind,
                     "objects": [int(i) for i in spec.objects],
                     "direction": spec.direction,
                     "params": spec.params,
@@ -194,6 +209,8 @@ def build_benchmark(
             s["guessable_share"] = (
                 sum(r.extra["synth"]["guessable"] for r in recs) / len(recs) if recs else 0.0)
             s["kinds"] = dict(sorted(kinds.items()))
+            pk = collections.Counter(r.extra["synth"]["prior_kind"] for r in recs)
+            s["prior_kinds"] = {k: pk.get(k, 0) for k in ("scene", "prior", "counter_prior")}
             summary[split] = s
         write_json(tmp / "synth_config.json",
                    {"config": asdict(config), "summary": summary}, indent=2)
@@ -215,7 +232,7 @@ def _write_card(root: Path, config: SynthConfig, records: dict[str, list[SQA3DRe
     """The dataset configs of the folder: ``sqa3d`` (questions) and ``scenes`` (read back
     from the ScanNet files just written, so both views of the data agree exactly)."""
     splits = [s for s in SPLITS if records.get(s)]
-    qf = question_features("kind", "guessable", "semantics")
+    qf = question_features("kind", "guessable", "prior_kind", "semantics")
     configs = [ConfigData("sqa3d", {s: fill_rows(map(record_row, records[s]), qf)
                                     for s in splits}, qf,
                           "SQA3D-style situated questions; `semantics` (JSON) records how each "

@@ -46,6 +46,7 @@ __all__ = [
     "sample_situation",
     "generate_questions",
     "GUESSABLE_KINDS",
+    "COUNTER_PRIOR_KINDS",
     "SCENE_KINDS",
 ]
 
@@ -59,6 +60,13 @@ class QuestionSpec:
     objects: list[int] = field(default_factory=list)
     direction: str | None = None
     params: dict = field(default_factory=dict)  # what the answer is computed from
+    # how the language prior relates to the answer: "prior" (the prior gives it), "scene"
+    # (no prior decides it), "counter_prior" (the prior points to another answer)
+    prior_kind: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.prior_kind:
+            self.prior_kind = "prior" if self.guessable else "scene"
 
 
 @dataclass
@@ -301,19 +309,39 @@ def q_exists_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
 # guessable kinds: the answer follows from the text alone, and the scene agrees
 
 
-def q_prior_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
-    labs = sorted(lab for lab in view.counts if CATALOG[lab].prior_color)
+def _color_question(view: View, rng, usual: bool) -> QuestionSpec | None:
+    """"What color is the <label>?" about a usual-colour category whose instances here all
+    have one colour: the usual one (a prior question) or another (counter-prior). Both use
+    the same template and wording, so text alone cannot tell them apart."""
+    labs = []
+    for lab in sorted(view.counts):
+        colors = {o.attributes.get("color") for o in view.objs if o.label == lab}
+        if CATALOG[lab].prior_color and len(colors) == 1 and \
+                (colors == {CATALOG[lab].prior_color}) == usual:
+            labs.append(lab)
     lab = _pick(rng, labs)
     if lab is None:
         return None
     i = int(np.flatnonzero(view.labels == lab)[0])
+    color = str(view.objs[i].attributes.get("color"))
     p = ""
     if view.counts[lab] == 1 and view.clear[i] and rng.random() < 0.5:
         p = " " + DIRECTION_PHRASES[view.direction(i)]
     ids = [o.object_id for o in view.objs if o.label == lab]
     d = view.direction(i) if p else None
-    return QuestionSpec("prior_color", f"What color is the {lab}{p}?", CATALOG[lab].prior_color,
-                        True, ids, d, {"label": lab, "direction": d})
+    return QuestionSpec("prior_color", f"What color is the {lab}{p}?", color, usual, ids, d,
+                        {"label": lab, "direction": d},
+                        prior_kind="prior" if usual else "counter_prior")
+
+
+def q_prior_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    return _color_question(view, rng, usual=True)
+
+
+def q_counter_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """The colour of an object whose category usually has another colour (template
+    ``prior_color``, ``prior_kind`` ``counter_prior``)."""
+    return _color_question(view, rng, usual=False)
 
 
 def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
@@ -359,6 +387,7 @@ SCENE_KINDS: dict[str, tuple[QFn, float]] = {
     "count_room": (q_count_room, 0.6),
     "exists_room": (q_exists_room, 0.6),
 }
+COUNTER_PRIOR_KINDS: dict[str, tuple[QFn, float]] = {"counter_color": (q_counter_color, 1.0)}
 GUESSABLE_KINDS: dict[str, tuple[QFn, float]] = {
     "prior_color": (q_prior_color, 1.0),
     "prior_function": (q_prior_function, 1.5),
@@ -371,16 +400,20 @@ def generate_questions(
     n: int,
     guessable_fraction: float,
     margin_deg: float = 15.0,
+    counter_prior_fraction: float = 0.0,
 ) -> list[QuestionSpec]:
     """Up to ``n`` distinct questions for one situation; each slot is guessable with
-    probability ``guessable_fraction``."""
+    probability ``guessable_fraction``, counter-prior with ``counter_prior_fraction`` (when
+    the room has such an object), else scene-dependent."""
     view = View(scene, sit.pose, margin_deg)
     out: list[QuestionSpec] = []
     seen: set[str] = set()
     for _ in range(3 * n):
         if len(out) >= n:
             break
-        pool = GUESSABLE_KINDS if rng.random() < guessable_fraction else SCENE_KINDS
+        u = rng.random()
+        pool = GUESSABLE_KINDS if u < guessable_fraction else COUNTER_PRIOR_KINDS \
+            if u < guessable_fraction + counter_prior_fraction else SCENE_KINDS
         names = list(pool)
         w = np.array([pool[k][1] for k in names])
         fn = pool[names[int(rng.choice(len(names), p=w / w.sum()))]][0]

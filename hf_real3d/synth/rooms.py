@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from hf_real3d.scene import Scene, SceneObject
-from hf_real3d.synth.catalog import CATALOG, COLORS, ROOM_TYPES, Category
+from hf_real3d.synth.catalog import CATALOG, COLORS, FREE_COLORS, ROOM_TYPES, Category
 from hf_real3d.synth.mesh import object_mesh
 
 __all__ = ["generate_room"]
@@ -127,12 +127,15 @@ def generate_room(
     n_objects: tuple[int, int] = (10, 30),
     spacing: float = 0.1,
     structure_spacing: float = 0.3,
+    counter_prior_rate: float = 0.0,
 ) -> Scene:
     """A random furnished room with ScanNet labels, attributes and coloured surface points.
 
     Coordinates: the floor is ``z = 0`` and the room spans ``[0, W] x [0, D]``; objects get
     ``attributes`` ``color`` (always), ``shape`` and ``state`` where the category has them,
-    and ``on`` (the id of the object they stand on).
+    and ``on`` (the id of the object they stand on). An object whose category has a usual
+    colour (``prior_color``) gets another colour with probability ``counter_prior_rate``:
+    the language prior is then wrong about it.
     """
     room_type = str(rng.choice(list(ROOM_TYPES)))
     width, depth = float(rng.uniform(4.0, 8.0)), float(rng.uniform(3.5, 7.0))
@@ -163,6 +166,7 @@ def generate_room(
     attempts = 0
     placed_non_structural = 0
     queue = list(labels)
+    prior_colors: dict[str, str] = {}
     while placed_non_structural < target and attempts < 6 * target:
         attempts += 1
         if queue:
@@ -174,7 +178,17 @@ def generate_room(
         cat = CATALOG[label]
         shape = str(rng.choice(cat.shapes))
         size = _draw_size(cat, rng, shape)
-        attrs = {"color": cat.prior_color or str(rng.choice(cat.colors))}
+        if cat.prior_color and counter_prior_rate:
+            if label not in prior_colors:  # decided once per category and room
+                prior_colors[label] = cat.prior_color
+                if rng.random() < counter_prior_rate:
+                    # counter-prior: the category's usual colour is not this room's
+                    others = [c for c in (cat.colors if cat.colors != (cat.prior_color,) else
+                                          FREE_COLORS) if c != cat.prior_color]
+                    prior_colors[label] = str(rng.choice(others))
+            attrs = {"color": prior_colors[label]}
+        else:
+            attrs = {"color": cat.prior_color or str(rng.choice(cat.colors))}
         if len(cat.shapes) > 1 or cat.shapes != ("rectangular",):
             attrs["shape"] = shape
         if cat.states:
