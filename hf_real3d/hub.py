@@ -58,7 +58,8 @@ _ROT = {k: datasets.Value("float64") for k in ("_x", "_y", "_z", "_w")}
 
 _EXTRA_COLUMNS = {
     "kind": "string", "guessable": "bool", "prior_kind": "string", "quality": ["string"],
-    "reasons": ["string"], "dependency": "float64", "source_question_id": "int64", "in_debiased": "bool",
+    "reasons": ["string"], "dependency": "float64", "source_question_id": "int64",
+    "in_debiased": "bool",
     "semantics": "string",
 }
 _EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
