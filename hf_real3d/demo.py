@@ -54,7 +54,8 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
 SUBSETS = {"original": ("original", ("em", "em_refined")),
            "filtered": ("debiased", ("em", "em_refined")),
-           "scene_dependent": ("scene_dependent", ("em", "em_refined"))}
+           "scene_dependent": ("scene_dependent", ("em", "em_refined")),
+           "counter_prior": ("counter_prior", ("em", "em_refined"))}
 FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs",
                      "expected_p_at_least_4")
 
@@ -179,6 +180,7 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         models[name] = train_model(dataclasses.replace(sargs, blind_model_path=blind_path),
                                    targs(name, reweighting), data=data, blind=False).model
     scene_ids = {int(r["question_id"]) for r in rows if not r["guessable"]}
+    counter_ids = {int(r["question_id"]) for r in rows if r["prior_kind"] == "counter_prior"}
     orig_refs = refs[refs.rotation_deg == 0]
     scene_refs = orig_refs[orig_refs.question_id.isin(scene_ids)].assign(
         in_debiased=False, in_rotation=False)
@@ -198,6 +200,11 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         m["scene_dependent"] = score_predictions(
             scene_refs, o[o.question_id.isin(scene_ids)], name=name,
             allow_missing=True).metrics["original"]
+        if counter_ids:  # the language prior points to another answer here
+            m["counter_prior"] = score_predictions(
+                scene_refs[scene_refs.question_id.isin(counter_ids)],
+                o[o.question_id.isin(counter_ids)], name=name,
+                allow_missing=True).metrics["original"]
         metrics.append(m)
     _log("input ablations, attention to 3D, flips")
     kept = {int(q) for q in refs.loc[refs.in_debiased, "question_id"]}
@@ -252,7 +259,8 @@ def results_summary(results: DemoResults) -> dict[str, Any]:
     def agg(fn) -> dict:
         return {model: {sub: {k: float(fn([t[model][sub][k] for t in per_seed]))
                               for k in per_seed[0][model][sub]}
-                        for sub in per_seed[0][model]}
+                        for sub in per_seed[0][model]
+                        if all(sub in t[model] for t in per_seed)}
                 for model in per_seed[0]}
 
     return {"seeds": [s.seed for s in results.seeds], "mean": agg(np.mean),

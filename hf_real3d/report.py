@@ -364,6 +364,7 @@ def demo_summary_table(summary: dict[str, Any]) -> str:
     cols = [("EM_R (orig)", "original", "em_refined"),
             ("EM_R (filtered)", "filtered", "em_refined"),
             ("EM_R (scene-dep.)", "scene_dependent", "em_refined"),
+            ("EM_R (counter-prior)", "counter_prior", "em_refined"),
             ("P_1", "filtered", "p_at_least_1"), ("P_4", "filtered", "p_at_least_4"),
             ("VRS", "filtered", "vrs")]
     lines = ["| Model | " + " | ".join(c for c, _, _ in cols) + " |",

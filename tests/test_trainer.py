@@ -170,3 +170,34 @@ def test_object_labels_and_direction_features(tiny_training):
     assert not torch.allclose(out, no_labels)
     model(**batch).loss.backward()
     assert model.box_mlp[0].weight.grad is not None
+
+
+def test_direction_words(tiny_training):
+    """Each object token can carry the word embedding of its egocentric direction, the
+    same token the questions use ("left" ...), computed from the pose."""
+    import numpy as np
+    from transformers import LlamaConfig
+
+    from hf_real3d.geometry import direction_bin
+    from hf_real3d.modeling import SceneLM, SceneLMConfig
+    from hf_real3d.modeling.data import DIRECTION_WORDS
+
+    tok, bank, rows = tiny_training["tokenizer"], tiny_training["bank"], tiny_training["rows"]
+    coll = SceneQACollator(tok, bank, direction_words=True)
+    batch = coll(rows[:4])
+    dirs, mask, boxes = batch["object_directions"], batch["object_mask"].bool(), \
+        batch["object_boxes"].numpy()
+    assert (dirs[~mask] == -1).all()
+    ids = {tok.convert_tokens_to_ids(w): i for i, w in enumerate(DIRECTION_WORDS)}
+    want = direction_bin(np.degrees(np.arctan2(boxes[..., 1], boxes[..., 0])), 4)
+    got = np.vectorize(lambda t: ids.get(int(t), -1))(dirs.numpy())
+    assert (got[mask.numpy()] == want[mask.numpy()]).all()
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=128, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    model = SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
+                                  encoder_hidden=16, direction_words=True))
+    out = model(**batch).logits
+    assert not torch.allclose(out, model(**{k: v for k, v in batch.items()
+                                            if k != "object_directions"}).logits)

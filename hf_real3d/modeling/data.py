@@ -24,6 +24,8 @@ __all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", 
 
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>",
                   "eos_token": "</s>", "sep_token": "<sep>"}
+# the words of the front / right / back / left bins, as the questions say them
+DIRECTION_WORDS = ("front", "right", "behind", "left")
 ABLATIONS = ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")
 
 
@@ -129,7 +131,8 @@ class SceneQACollator:
     def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
                  egocentric: bool = True, for_generation: bool = False, ablation: str = "none",
                  blind_logprob_column: str | None = None, seed: int = 0,
-                 object_labels: bool = False, direction_features: bool = False):
+                 object_labels: bool = False, direction_features: bool = False,
+                 direction_words: bool = False):
         if ablation not in ABLATIONS:
             raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
         self.tok, self.bank, self.max_length = tokenizer, bank, max_length
@@ -138,6 +141,8 @@ class SceneQACollator:
         self.seed = seed
         self.object_labels = object_labels
         self.direction_features = direction_features
+        self.direction_words = direction_words
+        self._direction_ids: np.ndarray | None = None
 
     def prompt(self, row: Mapping[str, Any]) -> str:
         sit = "" if self.ablation == "no_situation" else row["situation"]
@@ -189,6 +194,9 @@ class SceneQACollator:
             boxes = np.stack(boxes)
             if self.direction_features:
                 boxes = np.concatenate([boxes, direction_features(boxes, np.stack(m))], -1)
+            if self.direction_words:
+                batch["object_directions"] = torch.from_numpy(
+                    self._directions(boxes, np.stack(m)))
             batch["object_boxes"] = torch.from_numpy(boxes)
             batch["object_mask"] = torch.from_numpy(np.stack(m))
             if self.object_labels:
@@ -199,6 +207,21 @@ class SceneQACollator:
                 batch["object_labels"] = torch.from_numpy(
                     np.stack([self.bank.label_ids[s] for s in scene_ids]))
         return batch
+
+    def _directions(self, boxes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, O) token ids of each object's egocentric direction word, -1 where masked."""
+        if self._direction_ids is None:
+            ids = []
+            for word in DIRECTION_WORDS:
+                toks = self.tok(word, add_special_tokens=False)["input_ids"]
+                if len(toks) != 1 or toks[0] == self.tok.unk_token_id:
+                    raise ValueError(f"direction_words needs {word!r} as one known token of "
+                                     "the tokenizer; train it on questions that use it")
+                ids.append(toks[0])
+            self._direction_ids = np.array(ids, dtype=np.int64)
+        ang = np.degrees(np.arctan2(boxes[..., 1], boxes[..., 0]))
+        out = self._direction_ids[direction_bin(ang, 4)]
+        return np.where(mask.astype(bool), out, -1)
 
     def _pose(self, row: Mapping[str, Any], scene_id: str) -> Pose:
         return Pose.from_sqa3d(row["position"], row["rotation"], self.bank.origin[row["scene_id"]],

@@ -24,6 +24,7 @@ def predict_rows(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict], *
     collator = SceneQACollator(tokenizer, bank, max_length=max_length, for_generation=True,
                                object_labels=model.config.object_labels,
                                direction_features=model.config.direction_features,
+                               direction_words=model.config.direction_words,
                                egocentric=model.config.egocentric, ablation=ablation)
     out = []
     for start in tqdm(range(0, len(rows), batch_size), desc=f"predict ({ablation})",
@@ -53,7 +54,8 @@ def attention_to_3d(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict]
     collator = SceneQACollator(tokenizer, bank, max_length=max_length,
                                egocentric=model.config.egocentric,
                                object_labels=model.config.object_labels,
-                               direction_features=model.config.direction_features)
+                               direction_features=model.config.direction_features,
+                               direction_words=model.config.direction_words)
     per_example = []
     try:
         for start in range(0, len(rows), batch_size):

@@ -22,7 +22,8 @@ from transformers.modeling_utils import PreTrainedModel
 
 __all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss"]
 
-SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask", "object_labels")
+SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask", "object_labels",
+                     "object_directions")
 DIRECTION_FEATURES = 7  # cos, sin of the egocentric angle, planar distance, 4-way bin one-hot
 
 
@@ -46,6 +47,10 @@ class SceneLMConfig(PretrainedConfig):
         object_labels: each object token also carries the mean word embedding of its label
             (``object_labels`` input: label token ids, -1 padded), sharing the language
             model's embeddings, as 3D-LLMs that read detected object labels do.
+        direction_words: each object token also carries the word embedding of its
+            egocentric direction ("front", "right", "behind", "left"; ``object_directions``
+            input), the words the questions use, so a question's "left" and a left object
+            share a vector.
     """
 
     model_type = "scene_lm"
@@ -54,7 +59,8 @@ class SceneLMConfig(PretrainedConfig):
     def __init__(self, text_config=None, lm_path: str | None = None, point_dim: int = 6,
                  encoder_hidden: int = 128, max_objects: int = 24, points_per_object: int = 16,
                  egocentric: bool = True, blind: bool = False, blind_mode: str = "drop",
-                 object_labels: bool = False, direction_features: bool = False, **kwargs):
+                 object_labels: bool = False, direction_features: bool = False,
+                 direction_words: bool = False, **kwargs):
         if isinstance(text_config, dict):
             text_config = AutoConfig.for_model(**text_config)
         self.text_config = text_config or LlamaConfig(
@@ -73,6 +79,7 @@ class SceneLMConfig(PretrainedConfig):
         self.blind_mode = blind_mode
         self.object_labels = object_labels
         self.direction_features = direction_features
+        self.direction_words = direction_words
         super().__init__(**kwargs)
 
 
@@ -138,7 +145,8 @@ class SceneLM(PreTrainedModel):
         self.lm.set_input_embeddings(value)
 
     def encode_scene(self, object_points: torch.Tensor, object_boxes: torch.Tensor,
-                     object_labels: torch.Tensor | None = None) -> torch.Tensor:
+                     object_labels: torch.Tensor | None = None,
+                     object_directions: torch.Tensor | None = None) -> torch.Tensor:
         """(B, O, P, 6) points, (B, O, 6) boxes and optional (B, O, L) label token ids (-1:
         padding) -> (B, O, D) prefix embeddings."""
         pts = self.point_mlp(object_points).amax(dim=2)
@@ -148,6 +156,10 @@ class SceneLM(PreTrainedModel):
             words = self.lm.get_input_embeddings()(object_labels.clamp_min(0))
             words = (words * keep.unsqueeze(-1)).sum(2) / keep.sum(2, keepdim=True).clamp_min(1)
             prefix = prefix + words.to(prefix.dtype)
+        if object_directions is not None:
+            keep = object_directions.ge(0).unsqueeze(-1)
+            words = self.lm.get_input_embeddings()(object_directions.clamp_min(0))
+            prefix = prefix + (words * keep).to(prefix.dtype)
         return prefix
 
     def forward(
@@ -159,6 +171,7 @@ class SceneLM(PreTrainedModel):
         object_boxes: torch.Tensor | None = None,
         object_mask: torch.Tensor | None = None,
         object_labels: torch.Tensor | None = None,
+        object_directions: torch.Tensor | None = None,
         blind: bool | None = None,
         output_attentions: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
@@ -177,8 +190,10 @@ class SceneLM(PreTrainedModel):
                 object_points = torch.zeros_like(object_points)
                 object_boxes = torch.zeros_like(object_boxes)
                 object_labels = None
+                object_directions = None
             prefix = self.encode_scene(object_points.to(embeds.dtype),
-                                       object_boxes.to(embeds.dtype), object_labels)
+                                       object_boxes.to(embeds.dtype), object_labels,
+                                       object_directions)
             n_prefix = prefix.size(1)
             embeds = torch.cat([prefix, embeds], dim=1)
             attention_mask = torch.cat([object_mask.to(attention_mask.dtype), attention_mask], 1)

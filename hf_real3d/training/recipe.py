@@ -93,6 +93,9 @@ class ScriptArguments:
     direction_features: bool = field(default=False, metadata={
         "help": "Object boxes also carry the egocentric angle, distance and direction bin "
                 "(measured with object_labels: no gain; off by default)."})
+    direction_words: bool = field(default=False, metadata={
+        "help": "Object tokens also carry the word embedding of their egocentric direction "
+                "(front / right / behind / left), shared with the question's words."})
     blind: bool = field(default=False, metadata={"help": "Train the text-only (blind) model."})
     blind_model_path: str | None = field(default=None, metadata={
         "help": "Blind fine-tuned model for reweighting='paper'. When absent (or stale and not "
@@ -159,12 +162,14 @@ def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) 
                         points_per_object=args.points_per_object,
                         object_labels=args.object_labels,
                         direction_features=args.direction_features,
+                        direction_words=args.direction_words,
                         blind=args.blind if blind is None else blind)
     return SceneLM(cfg)
 
 
 _MODEL_KEYS = ("model_name_or_path", "lm_path", "hidden_size", "num_layers", "max_objects",
-               "points_per_object", "max_length", "object_labels", "direction_features")
+               "points_per_object", "max_length", "object_labels", "direction_features",
+               "direction_words")
 _TRAIN_KEYS = ("num_train_epochs", "max_steps", "per_device_train_batch_size",
                "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type",
                "warmup_steps", "weight_decay", "seed", "reweighting", "weight_clip", "epsilon",
@@ -210,7 +215,8 @@ def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *
     collator = SceneQACollator(data.tokenizer, data.bank, max_length=script_args.max_length,
                                egocentric=model.config.egocentric,
                                object_labels=model.config.object_labels,
-                               direction_features=model.config.direction_features)
+                               direction_features=model.config.direction_features,
+                               direction_words=model.config.direction_words)
     train_ds, eval_ds, ref_model, blind_info = data.train, data.eval, None, None
     if training_args.reweighting == "paper" and not blind:
         blind_path = script_args.blind_model_path
