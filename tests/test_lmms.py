@@ -9,8 +9,11 @@ import pytest
 
 from hf_real3d.cli import main
 
-lmms_eval = pytest.importorskip(
-    "lmms_eval", reason="lmms-eval is not installed (make install puts it in .venv)")
+
+
+def _need_lmms_eval():
+    pytest.importorskip("lmms_eval",
+                        reason="lmms-eval is not installed (make install puts it in .venv)")
 
 
 def _stub_model(answer):
@@ -49,6 +52,7 @@ def task_folder(real_dir, tmp_path_factory):
 
 
 def test_tasks_load_with_the_task_manager(task_folder):
+    _need_lmms_eval()
     from lmms_eval.tasks import TaskManager
 
     tm = TaskManager(include_path=str(task_folder / "tasks"))
@@ -60,6 +64,7 @@ def test_tasks_load_with_the_task_manager(task_folder):
 
 
 def test_stub_model_scores_match_the_library(task_folder):
+    _need_lmms_eval()
     from lmms_eval.evaluator import simple_evaluate
     from lmms_eval.tasks import TaskManager
 
@@ -95,3 +100,21 @@ def test_stub_model_scores_match_the_library(task_folder):
     assert srb["circular,none"] == 0.0 and srb["flip_circular,none"] == 0.0
     assert 0.0 < srb["vanilla,none"] < 100.0
     json.dumps(res["results"])  # plain numbers, as lmms-eval writes them
+
+
+def test_task_writer_names_what_is_missing(tmp_path):
+    from hf_real3d.lmms import write_lmms_tasks
+
+    with pytest.raises(ValueError, match="real3dqa and/or srbench"):
+        write_lmms_tasks(tmp_path / "t")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no rotations/ or real3dqa/ config"):
+        write_lmms_tasks(tmp_path / "t", real3dqa=str(tmp_path / "empty"))
+    assert not (tmp_path / "t").exists()  # nothing half-written
+    names = write_lmms_tasks(tmp_path / "t", real3dqa="org/real3dqa", srbench="org/3dsrbench")
+    assert names == ["hf_real3d_real3dqa", "hf_real3d_real3dqa_debiased",
+                     "hf_real3d_3dsrbench_real", "hf_real3d_3dsrbench_synthetic_common",
+                     "hf_real3d_3dsrbench_synthetic_uncommon"]
+    text = (tmp_path / "t/hf_real3d_real3dqa.yaml").read_text()
+    assert "dataset_path: org/real3dqa" in text and "dataset_name: rotations" in text
+    assert (tmp_path / "t/utils.py").is_file()
