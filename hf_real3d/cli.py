@@ -21,18 +21,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from transformers import HfArgumentParser
+from hf_real3d._threads import bound_openmp_spinning
 
-from hf_real3d import hub
-from hf_real3d._fields import help_field
-from hf_real3d.lmms import write_lmms_tasks
-from hf_real3d.predictions import named_files, prediction_pairs
-from hf_real3d.real3dqa import build as r3_build
-from hf_real3d.real3dqa import draw as r3_draw
-from hf_real3d.real3dqa import evaluate as r3_eval
-from hf_real3d.srbench import evaluate as srb_eval
-from hf_real3d.synth import SynthConfig, srbench_build, srbench_gen
-from hf_real3d.synth import build as synth_build
+bound_openmp_spinning()  # before anything imports torch (the demo, training, VLMs)
+
+from transformers import HfArgumentParser  # noqa: E402
+
+from hf_real3d import hub  # noqa: E402
+from hf_real3d._fields import help_field  # noqa: E402
+from hf_real3d.lmms import write_lmms_tasks  # noqa: E402
+from hf_real3d.predictions import named_files, prediction_pairs  # noqa: E402
+from hf_real3d.real3dqa import build as r3_build  # noqa: E402
+from hf_real3d.real3dqa import draw as r3_draw  # noqa: E402
+from hf_real3d.real3dqa import evaluate as r3_eval  # noqa: E402
+from hf_real3d.srbench import evaluate as srb_eval  # noqa: E402
+from hf_real3d.synth import SynthConfig, srbench_build, srbench_gen  # noqa: E402
+from hf_real3d.synth import build as synth_build  # noqa: E402
 
 __all__ = ["main", "COMMANDS", "Command"]
 

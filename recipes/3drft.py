@@ -11,7 +11,11 @@ settings (else an error), or trained into ``<output_dir>/blind`` when the config
 (a stale one there is retrained, and the log says why); (2) 3DR-FT with its log-probs.
 """
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_3drft
+from hf_real3d._threads import bound_openmp_spinning
+
+bound_openmp_spinning()  # before torch is imported
+
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_3drft  # noqa: E402
 
 __all__ = ["main", "make_parser"]
 

@@ -3,7 +3,11 @@
     accelerate launch recipes/blind_ft.py --config recipes/configs/blind_ft_synth.yaml
 """
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model
+from hf_real3d._threads import bound_openmp_spinning
+
+bound_openmp_spinning()  # before torch is imported
+
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
 
 __all__ = ["main", "make_parser"]
 

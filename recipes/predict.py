@@ -8,14 +8,18 @@ every rotated viewpoint, with optional input ablations and the attention-to-3D d
 
 from __future__ import annotations
 
-import json
-import sys
-from dataclasses import dataclass, field
+from hf_real3d._threads import bound_openmp_spinning
 
-from transformers import HfArgumentParser
+bound_openmp_spinning()  # before torch is imported
 
-from hf_real3d.modeling import ABLATIONS
-from hf_real3d.training.recipe import predict_dataset
+import json  # noqa: E402
+import sys  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+from transformers import HfArgumentParser  # noqa: E402
+
+from hf_real3d.modeling import ABLATIONS  # noqa: E402
+from hf_real3d.training.recipe import predict_dataset  # noqa: E402
 
 __all__ = ["PredictArguments", "main", "make_parser"]
 

@@ -7,7 +7,11 @@
 Flags override the YAML file; every field of ScriptArguments and ReweightedConfig is a flag.
 """
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model
+from hf_real3d._threads import bound_openmp_spinning
+
+bound_openmp_spinning()  # before torch is imported
+
+from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
 
 __all__ = ["main", "make_parser"]
 

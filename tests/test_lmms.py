@@ -10,7 +10,6 @@ import pytest
 from hf_real3d.cli import main
 
 
-
 def _need_lmms_eval():
     pytest.importorskip("lmms_eval",
                         reason="lmms-eval is not installed (make install puts it in .venv)")

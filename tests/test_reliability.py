@@ -283,3 +283,24 @@ def test_unreachable_hub_is_one_line(real_dir, tmp_path):
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("hf-real3d import-real3dqa: error: push") and \
         "http://127.0.0.1:9 could not be reached" in last
+
+
+def test_entry_points_bound_openmp_spinning():
+    """The CLI and the recipes set GOMP_SPINCOUNT before torch loads (unless the user set
+    it): beside another CPU job, OpenMP's default spinning made a demo 10x slower."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import os, sys; import hf_real3d.cli; "
+            "print(os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["1000", "False"], out.stderr[-2000:]
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "GOMP_SPINCOUNT": "7"},
+                         capture_output=True, text=True)
+    assert out.stdout.split()[0] == "7"
+    root = Path(__file__).resolve().parents[1]
+    for recipe in ("sft", "blind_ft", "3drft", "predict"):
+        text = (root / "recipes" / f"{recipe}.py").read_text()
+        assert text.index("bound_openmp_spinning()") < text.index("hf_real3d.training"), recipe
