@@ -155,7 +155,12 @@ def extract_choices(
     undecided = pd.isna(letters)
     rules = np.where(undecided, "", "letter").astype(object)
     rest = np.flatnonzero(undecided)
-    if len(rest) and judge is None:
+    if judge is not None:  # the judge sees each row's own question
+        for i in rest.tolist():
+            r = extract_choice(answers[i], tuple(options[i]),
+                               question=questions[i] if questions else "", judge=judge)
+            letters[i], rules[i] = r.letter, r.rule
+    elif len(rest):
         # the option-text rule once per distinct (answer, options) among the undecided rows
         opt_codes, opt_uniq = pd.factorize(pd.Series(
             [tuple(options[i]) for i in rest.tolist()], dtype=object))
@@ -165,10 +170,6 @@ def extract_choices(
                for p in upair.tolist()]
         letters[rest] = np.array([r.letter for r in res], dtype=object)[pinv]
         rules[rest] = np.array([r.rule for r in res], dtype=object)[pinv]
-    for i in rest.tolist() if judge is not None else ():
-        r = extract_choice(answers[i], tuple(options[i]),
-                           question=questions[i] if questions else "", judge=judge)
-        letters[i], rules[i] = r.letter, r.rule
     names, counts = np.unique(rules.astype(str), return_counts=True)
     got = dict(zip(names.tolist(), counts.tolist()))
     stats = {k: int(got.get(k, 0)) for k in ("letter", "text", "judge", "unparsed")}

@@ -142,7 +142,7 @@ def _fast_rows(rows: list, key: str, file_deg: int | None) -> pd.DataFrame | Non
     if not set(map(type, preds)) <= {str}:
         return None
     if set(map(type, qids)) <= {int}:
-        ids = np.asarray(qids, dtype=np.int64) if qids else qids
+        ids = np.asarray(qids, dtype=np.int64)
     else:
         ids = [_int_id(q) for q in qids]
     default = file_deg if file_deg is not None else 0

@@ -34,6 +34,7 @@ from hf_real3d.real3dqa.release import (
     RELEASE_VIEWPOINTS,
     SUFFIX_DEG,
     read_release,
+    suffixed_ids,
 )
 from hf_real3d.report import results_table, write_report
 from hf_real3d.scoring import (
@@ -182,9 +183,8 @@ def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> tuple[pd.DataF
     qid = preds.question_id.to_numpy()
     ref_ids = refs.question_id.to_numpy()
     if qid.dtype.kind in "iu" and ref_ids.dtype.kind in "iu":
-        base = np.unique(ref_ids)
-        head, tail = qid // 100, qid % 100
-        sfx = (~np.isin(qid, base)) & np.isin(head, base) & np.isin(tail, list(SUFFIX_DEG))
+        sfx, head, tail = suffixed_ids(qid, np.unique(ref_ids))
+        sfx &= np.isin(tail, list(SUFFIX_DEG))
         if sfx.any():
             deg = preds.rotation_deg.to_numpy().copy()
             deg[sfx] = [SUFFIX_DEG[t] for t in tail[sfx].tolist()]

@@ -38,6 +38,7 @@ __all__ = [
     "ReleaseData",
     "read_release",
     "resolve_base_ids",
+    "suffixed_ids",
 ]
 
 RELEASE_VIEWPOINTS = (0, 90, 180, 270)
@@ -127,32 +128,31 @@ def _same_text(a: str, b: str) -> bool:
 SUFFIX_DEG = {1: 90, 2: 180, 3: 270}
 
 
-def suffixed_id(qid: object, base_ids: set) -> tuple[int, int] | None:
-    """``(base id, suffix)`` when ``qid`` is not a base id itself but ``base * 100 + suffix``
-    of one (the release's ``rotation_90``/``rotation_270`` ids); else None. The one place
-    this rule lives."""
-    if qid in base_ids or not isinstance(qid, int | np.integer) or qid // 100 not in base_ids:
-        return None
-    return int(qid // 100), int(qid % 100)
+def suffixed_ids(qids: np.ndarray, base_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """For integer ids: (mask, base id, suffix), the mask marking ids that are not base ids
+    themselves but ``base * 100 + suffix`` of one (the release's ``rotation_90`` /
+    ``rotation_270`` ids). The one place this rule lives."""
+    qids = np.asarray(qids, dtype=np.int64)
+    base_ids = np.asarray(base_ids, dtype=np.int64)
+    head, tail = qids // 100, qids % 100
+    return (~np.isin(qids, base_ids)) & np.isin(head, base_ids), head, tail
 
 
 def resolve_base_ids(ids: list[int], base_ids: set[int], file_name: str) -> tuple[list[int], str]:
     """Map a file's ids to base ids: plain, or ``id * 100 + suffix``. Returns the scheme."""
     if all(i in base_ids for i in ids):
         return list(ids), "plain"
-    out, suffixes = [], set()
-    for i in ids:
-        split = suffixed_id(i, base_ids)
-        if i in base_ids:
-            out.append(i)
-        elif split is not None:
-            out.append(split[0])
-            suffixes.add(split[1])
-        else:
-            raise FormatError(
-                f"{file_name}: question_id {i} matches no rotation_0 id, neither plainly nor "
-                "as id x 100 + a two-digit viewpoint suffix")
-    return out, "x100+" + "/".join(f"{s:02d}" for s in sorted(suffixes))
+    arr = np.asarray(ids, dtype=np.int64)
+    sfx, head, tail = suffixed_ids(arr, np.fromiter(base_ids, np.int64, len(base_ids)))
+    plain = np.isin(arr, list(base_ids))
+    if not (sfx | plain).all():
+        bad = int(arr[~(sfx | plain)][0])
+        raise FormatError(
+            f"{file_name}: question_id {bad} matches no rotation_0 id, neither plainly nor "
+            "as id x 100 + a two-digit viewpoint suffix")
+    out = np.where(sfx, head, arr).tolist()
+    return out, "x100+" + "/".join(f"{s:02d}" for s in sorted(set(tail[sfx].tolist())))
 
 
 def read_release(folder: str | os.PathLike) -> ReleaseData:
