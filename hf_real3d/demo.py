@@ -85,6 +85,10 @@ class DemoConfig:
     num_layers: int = help_field("SceneLM language model layers.", default=2)
     srbench_scenes: int = help_field("Rendered scenes of the synthetic 3DSRBench (0: skip).",
                                      default=12)
+    srbench_views: int = help_field("Camera pairs (common + uncommon) per 3DSRBench scene.",
+                                    default=4)
+    srbench_questions_per_scene: int = help_field("3DSRBench questions tried per scene.",
+                                                  default=24)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -228,10 +232,14 @@ def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
     if cfg.srbench_scenes <= 0:
         return None
     _log("synthetic 3DSRBench (renders)")
-    gen = generate_srbench(SRBenchConfig(seed=0, scenes=cfg.srbench_scenes), progress=False)
+    sizes = {"views_per_scene": cfg.srbench_views,
+             "questions_per_scene": cfg.srbench_questions_per_scene}
+    gen = generate_srbench(SRBenchConfig(seed=0, scenes=cfg.srbench_scenes, **sizes),
+                           progress=False)
     if not gen["synthetic_common"]:
         return {"scenes": cfg.srbench_scenes, "stats": gen["stats"], "results": None}
-    prior = expand(generate_srbench(SRBenchConfig(seed=1, scenes=max(3, cfg.srbench_scenes // 2)),
+    # the text-only prior learns each type's most frequent answer on other scenes (seed 1)
+    prior = expand(generate_srbench(SRBenchConfig(seed=1, scenes=cfg.srbench_scenes, **sizes),
                                     progress=False)["synthetic_common"])
     folder = out / "3dsrbench"
     build_srbench(folder, synthetic=gen)

@@ -340,12 +340,20 @@ def _srbench_section(sr: dict[str, Any] | None) -> list[str]:
         return ["", "## 3DSRBench", "", f"No balanced question survived in {sr['scenes']} "
                 "scene(s); raise --srbench-scenes."]
     res = sr["results"]
-    return ["", "## 3DSRBench (synthetic, CircularEval; baselines only — bring your VLM with "
-            "`hf-real3d evaluate-3dsrbench --model NAME=PATH`)", "",
-            f"Questions per viewpoint kind: {sr['stats']['questions_per_kind']}; "
-            f"categories: {sr['stats']['categories']}", "",
-            srbench_table(res["synthetic_common"]), "", "### Common vs uncommon (Table 4 shape)",
-            "", srbench_viewpoint_table(res["synthetic_common"], res["synthetic_uncommon"])]
+    cats = sr["stats"]["categories"]
+    md = ["", "## 3DSRBench (synthetic; baselines only — bring your VLM with "
+          "`hf-real3d evaluate-3dsrbench --model NAME=PATH`)", "",
+          f"Questions per viewpoint kind: {sr['stats']['questions_per_kind']} "
+          f"({len(cats)} of 12 types: " + ", ".join(f"{c} {n}" for c, n in sorted(cats.items()))
+          + "). The text-only prior answers each type's most frequent answer text on other "
+          "scenes (seed 1); random / random++ are exact expectations.", ""]
+    for metric, title in (("circular", "CircularEval"), ("flip", "FlipEval"),
+                          ("flip_circular", "FlipEval + CircularEval")):
+        md += [f"### {title} (common viewpoints)", "", srbench_table(res["synthetic_common"],
+                                                                     metric), ""]
+    md += ["### Common vs uncommon, CircularEval (Table 4 shape)", "",
+           srbench_viewpoint_table(res["synthetic_common"], res["synthetic_uncommon"])]
+    return md
 
 
 def write_demo_report(results: Any, out: str | os.PathLike) -> Path:

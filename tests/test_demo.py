@@ -51,6 +51,9 @@ def test_reduced_demo(tmp_path):
     for section in ("## Table 2", "## Table 3", "## Table 4", "## Table 6", "## Figure 5",
                     "## Figure 6", "## Findings", "## 3DSRBench"):
         assert section in report, section
+    # the synthetic 3DSRBench: baselines incl. the text-only prior, under every metric
+    for text in ("| text-only prior |", "### FlipEval (common", "### FlipEval + CircularEval"):
+        assert text in report, text
     pngs = re.findall(r"\]\((\w+\.png)\)", report)
     assert {"pk.png", "topdown.png"} <= set(pngs)
     for png in pngs:  # every plot the report shows exists

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hf_real3d._io import FormatError
+from hf_real3d.choices import LETTERS
 from hf_real3d.scoring import chance_accuracy
 from hf_real3d.srbench import (
     baselines,
@@ -25,6 +26,7 @@ from hf_real3d.synth.srbench_gen import (
     World,
     _scene_rows,
     flipped_answer_matches_mirror,
+    srbench_scene,
 )
 
 
@@ -145,7 +147,7 @@ def test_flipped_render_equals_mirrored_scene():
 
 def test_flip_items_match_mirrored_geometry(synth_rows):
     cfg, common, _ = synth_rows
-    scene = generate_room("srb0000_00", np.random.default_rng(common[0]["scene_seed"]))
+    scene = srbench_scene(np.random.default_rng(common[0]["scene_seed"]), 0)
     world = World.from_scene(scene)
     assert all(flipped_answer_matches_mirror(r, world, cfg) for r in common)
 
@@ -243,20 +245,17 @@ def test_flipeval_undecidable_mirror_is_an_error():
                           "orientation_on_the_left")])
 
 
-def test_always_yes_and_always_a_do_not_beat_random_pp_on_flip(synth_rows):
+def test_always_yes_fails_every_left_right_flip_pair(synth_rows):
     _, common, _ = synth_rows
     rows = expand(common)
     b = baselines(rows)
-    yes = score_rows(rows, ["yes"] * len(rows))  # the answer text; unparsed where no option
-    for metric in ("flip", "flip_circular"):
-        rpp = b["random++"][metric]["overall"]
-        assert b["always-A"][metric]["overall"] <= rpp + 1e-9, metric
-        assert yes[metric]["overall"] <= rpp + 1e-9, metric
-    # on the left/right questions alone, answering "yes" always fails every flip pair
+    assert b["always-A"]["flip_circular"]["overall"] <= \
+        b["random++"]["flip_circular"]["overall"] + 1e-9
+    # on the left/right questions, answering "yes" always fails every flip pair
     lr = [r for r in rows if r["category"] == "orientation_on_the_left"]
-    if lr:
-        s = score_rows(lr, ["yes"] * len(lr))
-        assert s["flip"]["overall"] == 0.0
+    assert lr
+    s = score_rows(lr, ["yes"] * len(lr))
+    assert s["flip"]["overall"] == 0.0
 
 
 def _png(color):
@@ -339,3 +338,71 @@ def test_vlmevalkit_result_tables_are_read_as_they_are(synth_rows, tmp_path, suf
     assert name == "myvlm" and len(preds) == len(rows)
     s = score_rows(rows, [preds[(None, r["qid"])] for r in rows])
     assert s["flip_circular"]["overall"] == 100.0 and s["unparsed"] == 0
+
+
+
+class _NoRender:
+    """Geometry-only generation: blank images instead of renders."""
+
+    def set_mesh(self, *a):
+        pass
+
+    def render(self, cam):
+        return np.zeros((2, 2, 3), np.uint8)
+
+
+@pytest.fixture(scope="module")
+def demo_sized_rows():
+    """The demo's synthetic 3DSRBench sizes (12 scenes, 4 camera pairs, 24 questions tried
+    per scene), balanced as the builder does; renders faked."""
+    import hf_real3d.synth.srbench_gen as gen
+    from hf_real3d.demo import DemoConfig
+
+    d = DemoConfig()
+    cfg = gen.SRBenchConfig(seed=0, scenes=d.srbench_scenes, views_per_scene=d.srbench_views,
+                            questions_per_scene=d.srbench_questions_per_scene)
+    common, uncommon = [], []
+    for s in range(cfg.scenes):
+        c, u = gen._scene_rows(cfg, s, _NoRender())
+        common += c
+        uncommon += u
+    return gen._balance(common, uncommon)
+
+
+def test_demo_sized_generator_covers_all_12_types(demo_sized_rows):
+    from hf_real3d.srbench.format import CATEGORIES
+
+    common, uncommon = demo_sized_rows
+    cats = {r["category"] for r in common}
+    assert cats == set(CATEGORIES), sorted(set(CATEGORIES) - cats)
+    assert len(common) >= 120 and [r["qid"] for r in common] == [r["qid"] for r in uncommon]
+    # yes/no and left/right answers are 50/50 per type
+    for cat in CATEGORIES:
+        texts = [r["options"][LETTERS.index(r["answer"])] for r in common
+                 if r["category"] == cat]
+        for a, b in (("yes", "no"), ("left", "right")):
+            assert texts.count(a) == texts.count(b), (cat, a)
+    for r in common:  # the objects a question names are distinct
+        labels = [w for w in r["options"] if w not in ("yes", "no", "left", "right")]
+        assert len(set(labels)) == len(labels)
+
+
+def test_always_yes_and_always_a_at_most_random_pp_on_the_demo_benchmark(demo_sized_rows):
+    rows = expand(complementary(demo_sized_rows[0]) + demo_sized_rows[0])
+    b = baselines(rows)
+    yes = score_rows(rows, ["yes"] * len(rows))
+    for metric in ("flip", "flip_circular"):
+        rpp = b["random++"][metric]["overall"]
+        assert b["always-A"][metric]["overall"] <= rpp + 1e-9, metric
+        assert yes[metric]["overall"] <= rpp + 1e-9, metric
+
+
+def test_label_cap_gives_rooms_of_unique_labels():
+    from collections import Counter
+
+    for seed in range(5):
+        scene = srbench_scene(np.random.default_rng([0, 77, seed]), seed)
+        counts = Counter(o.label for o in scene.non_structural())
+        assert max(counts.values()) == 1, counts
+    with pytest.raises(ValueError, match="label_cap >= 1"):
+        generate_room("x", np.random.default_rng(0), label_cap=0)

@@ -128,6 +128,7 @@ def generate_room(
     spacing: float = 0.1,
     structure_spacing: float = 0.3,
     counter_prior_rate: float = 0.0,
+    label_cap: int | None = None,
 ) -> Scene:
     """A random furnished room with ScanNet labels, attributes and coloured surface points.
 
@@ -135,8 +136,12 @@ def generate_room(
     ``attributes`` ``color`` (always), ``shape`` and ``state`` where the category has them,
     and ``on`` (the id of the object they stand on). An object whose category has a usual
     colour (``prior_color``) gets another colour with probability ``counter_prior_rate``:
-    the language prior is then wrong about it.
+    the language prior is then wrong about it. ``label_cap`` limits the objects of any one
+    label (default: per-category caps of up to 3, which count questions need; 1 gives rooms
+    where every object is named by its label alone, as 3DSRBench's questions need).
     """
+    if label_cap is not None and label_cap < 1:
+        raise ValueError(f"Expected label_cap >= 1 but got {label_cap}")
     room_type = str(rng.choice(list(ROOM_TYPES)))
     width, depth = float(rng.uniform(4.0, 8.0)), float(rng.uniform(3.5, 7.0))
     height = float(rng.uniform(2.5, 3.0))
@@ -160,7 +165,8 @@ def generate_room(
             math.atan2(normal[1], normal[0]), {"color": wall_color}, sp=structure_spacing)
 
     target = int(rng.integers(n_objects[0], n_objects[1] + 1))
-    labels = ["door"] + ["window"] * int(rng.integers(1, 3))
+    windows = int(rng.integers(1, 3))
+    labels = ["door"] + ["window"] * (windows if label_cap is None else min(windows, label_cap))
     weights = ROOM_TYPES[room_type]
     names, w = list(weights), np.array(list(weights.values()), dtype=float)
     attempts = 0
@@ -173,7 +179,8 @@ def generate_room(
             label = queue.pop(0)
         else:
             label = str(rng.choice(names, p=w / w.sum()))
-            if sum(o.label == label for o in room.objects) >= _LABEL_CAP.get(label, 3):
+            cap = _LABEL_CAP.get(label, 3) if label_cap is None else label_cap
+            if sum(o.label == label for o in room.objects) >= cap:
                 continue
         cat = CATALOG[label]
         shape = str(rng.choice(cat.shapes))

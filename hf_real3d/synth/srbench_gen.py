@@ -32,7 +32,8 @@ from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 
-__all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "World"]
+__all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "World",
+           "srbench_scene"]
 
 
 @dataclass
@@ -219,25 +220,36 @@ def _camera_pair(room: tuple[float, float, float], rng: np.random.Generator,
     return common, uncommon
 
 
-def _visible(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig) -> list[int]:
-    """Objects whose centre lies well inside every camera's image, in front of it."""
+def _in_frame(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig, margin: float,
+              every: bool) -> list[int]:
+    """Objects whose centre projects in front of the camera and inside the image shrunk by
+    ``margin`` (a share of its size; negative: grown) in every camera (or in any)."""
     ids = sorted(w.center)
-    ok = np.ones(len(ids), dtype=bool)
     pts = np.stack([w.center[i] for i in ids])
+    hits = []
     for cam in cams:
         p = cam.project(pts)
-        m = 0.06
-        ok &= (p[:, 2] > 0.5) & (p[:, 0] > m * cfg.width) & (p[:, 0] < (1 - m) * cfg.width) \
-            & (p[:, 1] > m * cfg.height) & (p[:, 1] < (1 - m) * cfg.height)
+        hits.append((p[:, 2] > 0.3) & (p[:, 0] > margin * cfg.width)
+                    & (p[:, 0] < (1 - margin) * cfg.width) & (p[:, 1] > margin * cfg.height)
+                    & (p[:, 1] < (1 - margin) * cfg.height))
+    ok = np.all(hits, 0) if every else np.any(hits, 0)
     return [i for i, k in zip(ids, ok) if k]
+
+
+def _visible(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig) -> list[int]:
+    """Objects a question may name: the centre lies well inside every camera's image, and
+    no other object of the same label is near any of the images (so "the chair" is the one
+    chair in the photo, even when the room has other chairs out of view)."""
+    inside = _in_frame(w, cams, cfg, 0.06, every=True)
+    around = Counter(w.label[i] for i in _in_frame(w, cams, cfg, -0.25, every=False))
+    return [i for i in inside if around[w.label[i]] == 1]
 
 
 def _pick_question(cat: str, visible: list[int], w: World, rng: np.random.Generator,
                    cfg: SRBenchConfig, want: str | None) -> tuple[tuple[int, ...], str] | None:
-    """A random object tuple among the visible, uniquely labelled objects whose answer is
-    ``want`` (any answer when None), found by enumerating the candidates."""
-    counts = Counter(w.label.values())
-    ids = [i for i in visible if counts[w.label[i]] == 1]
+    """A random object tuple among the visible objects (unique in view: :func:`_visible`)
+    whose answer is ``want`` (any answer when None), found by enumerating the candidates."""
+    ids = list(visible)
     n = _TEMPLATES[cat][1]
     need = _ORIENTED.get(cat, ())
     cands = []
@@ -255,12 +267,18 @@ def _pick_question(cat: str, visible: list[int], w: World, rng: np.random.Genera
     return cands[int(rng.integers(len(cands)))]
 
 
+def srbench_scene(rng: np.random.Generator, s: int) -> Scene:
+    """Scene ``s`` of a synthetic 3DSRBench drawn from ``rng`` (seeded with a row's
+    ``scene_seed``): a room where every label names one object, as the questions need."""
+    return generate_room(f"srb{s:04d}_00", rng, label_cap=1)
+
+
 def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
                 ) -> tuple[list[dict], list[dict]]:
     """Questions and renders of scene ``s`` (runs in a worker process: see below)."""
     renderer = renderer or Renderer(cfg.width, cfg.height)
     rng = np.random.default_rng([cfg.seed, 77, s])
-    scene = generate_room(f"srb{s:04d}_00", rng)
+    scene = srbench_scene(rng, s)
     w = World.from_scene(scene)
     room = tuple(scene.extras["room_size"])
     renderer.set_mesh(scene_mesh_arrays(scene))
@@ -268,6 +286,10 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
     uncommon: list[dict] = []
     balance: Counter = Counter()
     per_view = max(1, cfg.questions_per_scene // cfg.views_per_scene)
+    # categories in a per-scene random order, cycled: every category is tried in turn, so a
+    # few scenes cover all 12 (drawing them independently left 4 of 12 out of 12 scenes)
+    order = [cfg.categories[k] for k in rng.permutation(len(cfg.categories))]
+    turn = 0
     for v in range(cfg.views_per_scene):
         cams = _camera_pair(room, rng, cfg)
         visible = _visible(w, cams, cfg)
@@ -278,12 +300,15 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
         for _ in range(3 * per_view):
             if len(seen) >= per_view:
                 break
-            cat = cfg.categories[int(rng.integers(len(cfg.categories)))]
+            cat = order[turn % len(order)]
+            turn += 1
             tmpl, n, opt_fn = _TEMPLATES[cat]
             if opt_fn is None or cat == "multi_object_viewpoint_towards_object":
                 pair = ("yes", "no") if opt_fn is None else ("left", "right")
-                # ask for the answer this category has had less often (balance)
-                want = min(pair, key=lambda a: (balance[(cat, a)], rng.random()))
+                # ask for the answer this category has had less often in this scene; ties
+                # go to "yes"/"left" in even scenes and "no"/"right" in odd ones, so that
+                # the answers balance across scenes too (_balance drops the surplus)
+                want = min(pair, key=lambda a: (balance[(cat, a)], (pair.index(a) + s) % 2))
             else:
                 want = None
             got = _pick_question(cat, visible, w, rng, cfg, want)
