@@ -78,17 +78,20 @@ class DemoConfig:
         default=0.3)
     counter_prior_fraction: float = help_field("Share of questions that are counter-prior.",
                                                default=0.1)
-    epochs: float = help_field("Training epochs of every model.", default=6.0)
-    batch_size: int = help_field("Training batch size.", default=64)
-    learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=3e-3)
+    epochs: float = help_field("Training epochs of the scored models.", default=8.0)
+    filter_epochs: float = help_field(
+        "Training epochs of the filter's own (full, blind) pair (a smaller pair than the "
+        "scored models: the filter needs only its blind model's answers).", default=4.0)
+    batch_size: int = help_field("Training batch size.", default=16)
+    learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=1e-3)
     hidden_size: int = help_field("SceneLM language model width.", default=128)
     num_layers: int = help_field("SceneLM language model layers.", default=2)
     srbench_scenes: int = help_field("Rendered scenes of the synthetic 3DSRBench (0: skip).",
-                                     default=12)
+                                     default=10)
     srbench_views: int = help_field("Camera pairs (common + uncommon) per 3DSRBench scene.",
-                                    default=4)
+                                    default=3)
     srbench_questions_per_scene: int = help_field("3DSRBench questions tried per scene.",
-                                                  default=24)
+                                                  default=18)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -143,10 +146,11 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     sargs = ScriptArguments(dataset_name=str(data_dir), hidden_size=cfg.hidden_size,
                             num_layers=cfg.num_layers)
 
-    def targs(name: str, reweighting: str, model_seed: int = seed) -> ReweightedConfig:
+    def targs(name: str, reweighting: str, model_seed: int = seed,
+              epochs: float = cfg.epochs) -> ReweightedConfig:
         return ReweightedConfig(
             output_dir=str(root / "models" / name), reweighting=reweighting,
-            num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
+            num_train_epochs=epochs, per_device_train_batch_size=cfg.batch_size,
             learning_rate=cfg.learning_rate, lr_scheduler_type="cosine", warmup_steps=0.05,
             logging_steps=50, save_strategy="no", eval_strategy="no", seed=model_seed,
             use_cpu=True, disable_tqdm=not cfg.progress, dataloader_num_workers=0,
@@ -162,9 +166,10 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
                                          ablation=ablation, progress=False))
 
     fseed = seed + FILTER_SEED_OFFSET
-    models = {"filter_full": train_model(sargs, targs("filter_full", "none", fseed),
+    fe = cfg.filter_epochs
+    models = {"filter_full": train_model(sargs, targs("filter_full", "none", fseed, fe),
                                          data=data, blind=False).model,
-              "filter_blind": train_model(sargs, targs("filter_blind", "none", fseed),
+              "filter_blind": train_model(sargs, targs("filter_blind", "none", fseed, fe),
                                           data=data, blind=True).model}
     _log("the filter's pair predicts the test split; filtering and rotating")
     orig = {name: predict(models[name], rows) for name in models}
@@ -239,8 +244,8 @@ def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
     if not gen["synthetic_common"]:
         return {"scenes": cfg.srbench_scenes, "stats": gen["stats"], "results": None}
     # the text-only prior learns each type's most frequent answer on other scenes (seed 1)
-    prior = expand(generate_srbench(SRBenchConfig(seed=1, scenes=cfg.srbench_scenes, **sizes),
-                                    progress=False)["synthetic_common"])
+    prior = expand(generate_srbench(SRBenchConfig(seed=1, scenes=max(3, cfg.srbench_scenes // 3),
+                                                  **sizes), progress=False)["synthetic_common"])
     folder = out / "3dsrbench"
     build_srbench(folder, synthetic=gen)
     return {"scenes": cfg.srbench_scenes, "stats": gen["stats"],

@@ -274,7 +274,9 @@ def render_demo_report(results: Any) -> str:
     md = ["# hf_real3d demo: the Real-3DQA findings on the embedded benchmark", "",
           f"{cfg['seeds']} seed(s), mean ± std over seeds where more than one. Model: SceneLM "
           f"(Llama, hidden {cfg['hidden_size']}, {cfg['num_layers']} layers, word-level "
-          f"vocabulary) trained {cfg['epochs']:g} epochs on "
+          f"vocabulary; 3D input read through the question reader: object labels, egocentric "
+          f"direction and colour words) trained {cfg['epochs']:g} epochs (the filter's pair "
+          f"{cfg.get('filter_epochs', cfg['epochs']):g}) with batch {cfg['batch_size']} on "
           f"{cfg['train_scenes'] * cfg['questions_per_scene']} synthetic questions "
           f"({cfg['guessable_fraction']:.0%} follow a language prior).", ""]
     roles = {r["model"]: r.get("role", "") for r in seeds[0].metrics}

@@ -16,7 +16,8 @@ from hf_real3d.report import demo_summary_table, render_demo_report
 @pytest.mark.slow
 def test_reduced_demo(tmp_path):
     cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
-                     questions_per_scene=24, epochs=1, srbench_scenes=4, progress=False)
+                     questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=4,
+                     progress=False)
     report = run_demo(cfg).read_text()
     data = json.loads((tmp_path / "demo/results.json").read_text())
     results = DemoResults.from_json(data)

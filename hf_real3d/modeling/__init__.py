@@ -5,6 +5,7 @@ from hf_real3d.modeling.data import (
     SPECIAL_TOKENS,
     SceneBank,
     SceneQACollator,
+    collator_for,
     qa_rows,
     train_tokenizer,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "SceneQACollator",
     "attention_to_3d",
     "causal_lm_loss",
+    "collator_for",
     "predict_rows",
     "qa_rows",
     "train_tokenizer",

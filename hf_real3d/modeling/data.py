@@ -20,7 +20,7 @@ from hf_real3d.geometry import Pose, direction_bin
 from hf_real3d.scene import Scene
 
 __all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", "ABLATIONS",
-           "qa_rows"]
+           "qa_rows", "collator_for"]
 
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>",
                   "eos_token": "</s>", "sep_token": "<sep>"}
@@ -53,6 +53,8 @@ class SceneBank:
     origin: dict[str, np.ndarray] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)  # object labels, token order
     label_ids: dict[str, np.ndarray] = field(default_factory=dict)  # (O, L), -1 padded
+    colors: dict[str, list[str]] = field(default_factory=dict)  # named colour of the points
+    color_ids: dict[str, np.ndarray] = field(default_factory=dict)  # (O,), -1 unknown/padding
     max_objects: int = 24
     points_per_object: int = 16
 
@@ -84,15 +86,23 @@ class SceneBank:
         self.mask[scene.scene_id] = mask
         self.origin[scene.scene_id] = np.asarray(scene.origin, np.float32)
         self.names[scene.scene_id] = [obj.label for obj in objs]
+        self.colors[scene.scene_id] = [color_name(pts[i, :, 3:6]) for i in range(len(objs))]
 
     def tokenize_labels(self, tokenizer, max_tokens: int = 3) -> SceneBank:
-        """Label token ids of every object (``label_ids``), for models that read labels."""
+        """Label token ids of every object (``label_ids``) and the token of its colour name
+        (``color_ids``; -1 when the tokenizer does not know it), for models that read them."""
         for sid, names in self.names.items():
             ids = np.full((self.max_objects, max_tokens), -1, np.int64)
             for i, name in enumerate(names):
                 toks = tokenizer(name, add_special_tokens=False)["input_ids"][:max_tokens]
                 ids[i, :len(toks)] = toks
             self.label_ids[sid] = ids
+            cids = np.full(self.max_objects, -1, np.int64)
+            for i, name in enumerate(self.colors.get(sid, [])):
+                toks = tokenizer(name, add_special_tokens=False)["input_ids"]
+                if len(toks) == 1 and toks[0] != tokenizer.unk_token_id:
+                    cids[i] = toks[0]
+            self.color_ids[sid] = cids
         return self
 
     def tensors(self, scene_id: str, pose: Pose | None) -> tuple[np.ndarray, ...]:
@@ -132,7 +142,8 @@ class SceneQACollator:
                  egocentric: bool = True, for_generation: bool = False, ablation: str = "none",
                  blind_logprob_column: str | None = None, seed: int = 0,
                  object_labels: bool = False, direction_features: bool = False,
-                 direction_words: bool = False):
+                 direction_words: bool = False, question_mask: bool = False,
+                 color_words: bool = False):
         if ablation not in ABLATIONS:
             raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
         self.tok, self.bank, self.max_length = tokenizer, bank, max_length
@@ -142,6 +153,8 @@ class SceneQACollator:
         self.object_labels = object_labels
         self.direction_features = direction_features
         self.direction_words = direction_words
+        self.question_mask = question_mask
+        self.color_words = color_words
         self._direction_ids: np.ndarray | None = None
 
     def prompt(self, row: Mapping[str, Any]) -> str:
@@ -181,6 +194,8 @@ class SceneQACollator:
         batch = {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}
         if not self.for_generation:
             batch["labels"] = torch.tensor(labels)
+        if self.question_mask:
+            batch["question_mask"] = self._question_mask(rows, batch["input_ids"])
         if self.blind_col is not None:
             batch["blind_logprobs"] = self._blind(rows, batch["labels"])
         if self.ablation != "no_3d":
@@ -206,18 +221,36 @@ class SceneQACollator:
                                      "bank.tokenize_labels(tokenizer) first")
                 batch["object_labels"] = torch.from_numpy(
                     np.stack([self.bank.label_ids[s] for s in scene_ids]))
+            if self.color_words:
+                missing = [s for s in scene_ids if s not in self.bank.color_ids]
+                if missing:
+                    raise ValueError(f"scene {missing[0]!r} has no colour ids; call "
+                                     "bank.tokenize_labels(tokenizer) first")
+                batch["object_colors"] = torch.from_numpy(
+                    np.stack([self.bank.color_ids[s] for s in scene_ids]))
         return batch
+
+    def _question_mask(self, rows: Sequence[Mapping[str, Any]], ids: torch.Tensor
+                       ) -> torch.Tensor:
+        """(B, T) 1 on the question's tokens: the last ones before ``<sep>`` (the prompt is
+        situation then question, truncated from the left)."""
+        n_q = [0] * len(rows) if self.ablation == "no_question" else \
+            [len(x) for x in self.tok([r["question"] for r in rows],
+                                       add_special_tokens=False)["input_ids"]]
+        out = torch.zeros(ids.shape, dtype=torch.long)
+        sep = ids.eq(self.tok.sep_token_id).int().argmax(1).tolist()
+        for i, (end, n) in enumerate(zip(sep, n_q)):
+            out[i, max(1, end - n):end] = 1
+        return out
 
     def _directions(self, boxes: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, O) token ids of each object's egocentric direction word, -1 where masked."""
         if self._direction_ids is None:
             ids = []
-            for word in DIRECTION_WORDS:
+            for word in DIRECTION_WORDS:  # a word the tokenizer does not know: no embedding
                 toks = self.tok(word, add_special_tokens=False)["input_ids"]
-                if len(toks) != 1 or toks[0] == self.tok.unk_token_id:
-                    raise ValueError(f"direction_words needs {word!r} as one known token of "
-                                     "the tokenizer; train it on questions that use it")
-                ids.append(toks[0])
+                ids.append(toks[0] if len(toks) == 1 and toks[0] != self.tok.unk_token_id
+                           else -1)
             self._direction_ids = np.array(ids, dtype=np.int64)
         ang = np.degrees(np.arctan2(boxes[..., 1], boxes[..., 0]))
         out = self._direction_ids[direction_bin(ang, 4)]
@@ -253,6 +286,17 @@ class SceneQACollator:
         return out
 
 
+def color_name(rgb: np.ndarray) -> str:
+    """The named colour (of :data:`hf_real3d.synth.catalog.COLORS`) nearest to the mean of
+    ``rgb`` (N, 3) in [0, 1]: a fixed colour classifier of an object's points."""
+    from hf_real3d.synth.catalog import COLORS
+
+    names = list(COLORS)
+    ref = np.asarray([COLORS[n] for n in names], np.float32) / 255.0
+    mean = np.asarray(rgb, np.float32).reshape(-1, 3).mean(0)
+    return names[int(((ref - mean) ** 2).sum(1).argmin())]
+
+
 def direction_features(boxes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """(..., O, 7) float32 from egocentric boxes (..., O, 6): cos and sin of the angle
     (0 front, +90 left), planar distance, one-hot front/right/back/left bin."""
@@ -273,3 +317,14 @@ def default_tokenizer_corpus(items: Iterable[Any]) -> list[str]:
         texts += [get("situation"), get("question"), *get("answers"),
                   *get("alternative_situation")]
     return texts
+
+
+def collator_for(model: Any, tokenizer, bank: SceneBank, **kwargs) -> SceneQACollator:
+    """The :class:`SceneQACollator` giving ``model`` (a SceneLM) the inputs its config reads."""
+    c = model.config
+    return SceneQACollator(tokenizer, bank, egocentric=c.egocentric,
+                           object_labels=c.object_labels,
+                           direction_features=c.direction_features,
+                           direction_words=c.direction_words,
+                           question_mask=getattr(c, "question_reader", False),
+                           color_words=getattr(c, "color_words", False), **kwargs)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from hf_real3d.modeling.data import SceneBank, SceneQACollator
+from hf_real3d.modeling.data import SceneBank, collator_for
 from hf_real3d.modeling.scene_lm import SceneLM
 
 __all__ = ["predict_rows", "attention_to_3d"]
@@ -21,11 +21,8 @@ def predict_rows(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict], *
                  max_length: int = 64, progress: bool = True) -> list[dict[str, Any]]:
     """Greedy answers (and their log-probs) for QA rows, with an optional input ablation."""
     model.eval()
-    collator = SceneQACollator(tokenizer, bank, max_length=max_length, for_generation=True,
-                               object_labels=model.config.object_labels,
-                               direction_features=model.config.direction_features,
-                               direction_words=model.config.direction_words,
-                               egocentric=model.config.egocentric, ablation=ablation)
+    collator = collator_for(model, tokenizer, bank, max_length=max_length, for_generation=True,
+                            ablation=ablation)
     out = []
     for start in tqdm(range(0, len(rows), batch_size), desc=f"predict ({ablation})",
                       disable=not progress):
@@ -51,11 +48,7 @@ def attention_to_3d(model: SceneLM, tokenizer, bank: SceneBank, rows: list[dict]
     model.eval()
     impl = model.lm.config._attn_implementation
     model.lm.set_attn_implementation("eager")
-    collator = SceneQACollator(tokenizer, bank, max_length=max_length,
-                               egocentric=model.config.egocentric,
-                               object_labels=model.config.object_labels,
-                               direction_features=model.config.direction_features,
-                               direction_words=model.config.direction_words)
+    collator = collator_for(model, tokenizer, bank, max_length=max_length)
     per_example = []
     try:
         for start in range(0, len(rows), batch_size):

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, PretrainedConfig
+from transformers import initialization as init
 from transformers.modeling_outputs import ModelOutput
 from transformers.modeling_utils import PreTrainedModel
 
-__all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss"]
+__all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss",
+           "QuestionReader"]
 
 SCENE_INPUT_NAMES = ("object_points", "object_boxes", "object_mask", "object_labels",
-                     "object_directions")
+                     "object_directions", "object_colors")
 DIRECTION_FEATURES = 7  # cos, sin of the egocentric angle, planar distance, 4-way bin one-hot
 
 
@@ -51,6 +53,16 @@ class SceneLMConfig(PretrainedConfig):
             egocentric direction ("front", "right", "behind", "left"; ``object_directions``
             input), the words the questions use, so a question's "left" and a left object
             share a vector.
+        question_reader: prepend ``reader_heads`` + 1 question-guided tokens to the 3D
+            tokens (:class:`QuestionReader`): attention pools over the objects whose label
+            (and direction word) the question's own words match, and a count token. Needs
+            ``object_labels`` and the ``question_mask`` input.
+        reader_heads: pooling heads of the question reader.
+        object_tokens: put the object tokens in the language model's sequence (False: the
+            question reader's tokens only, a shorter sequence).
+        color_words: each object token also carries the word embedding of its colour name,
+            the named colour nearest to its points' mean colour (``object_colors`` input), as
+            scene graphs with attributes give it.
     """
 
     model_type = "scene_lm"
@@ -60,7 +72,9 @@ class SceneLMConfig(PretrainedConfig):
                  encoder_hidden: int = 128, max_objects: int = 24, points_per_object: int = 16,
                  egocentric: bool = True, blind: bool = False, blind_mode: str = "drop",
                  object_labels: bool = False, direction_features: bool = False,
-                 direction_words: bool = False, **kwargs):
+                 direction_words: bool = False, question_reader: bool = False,
+                 reader_heads: int = 5, color_words: bool = False, object_tokens: bool = True,
+                 **kwargs):
         if isinstance(text_config, dict):
             text_config = AutoConfig.for_model(**text_config)
         self.text_config = text_config or LlamaConfig(
@@ -80,7 +94,100 @@ class SceneLMConfig(PretrainedConfig):
         self.object_labels = object_labels
         self.direction_features = direction_features
         self.direction_words = direction_words
+        if question_reader and not object_labels:
+            raise ValueError("question_reader=True needs object_labels=True (it matches the "
+                             "question's words to the objects' labels)")
+        if not 1 <= reader_heads <= len(_READER_INIT):
+            raise ValueError(f"Expected 1 <= reader_heads <= {len(_READER_INIT)} but got "
+                             f"{reader_heads}")
+        self.question_reader = question_reader
+        self.color_words = color_words
+        self.reader_heads = reader_heads
+        if not object_tokens and not question_reader:
+            raise ValueError("object_tokens=False leaves the language model no 3D input "
+                             "unless question_reader=True")
+        self.object_tokens = object_tokens
         super().__init__(**kwargs)
+
+
+# initial weights of each reader head on (label match, direction-word match, distance), and
+# the head's count threshold: the object the question names; the nearest object in the
+# direction it names; an object matching both (counts need both); the nearest and the
+# farthest of the objects it names
+_READER_INIT = ((10.0, 0.0, 0.0), (0.0, 10.0, -2.0), (10.0, 10.0, 0.0), (10.0, 0.0, -2.0),
+                (10.0, 0.0, 2.0))
+_COUNT_BIAS = (-5.0, -5.0, -15.0, -5.0, -5.0)
+_COUNT_STEPS = (0.5, 1.5, 2.5, 3.5)
+
+
+def _unit(x: torch.Tensor) -> torch.Tensor:
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+class QuestionReader(nn.Module):
+    """Question-guided pooling over object tokens (as VQA models fuse question and objects).
+
+    For each object: how well the question's words match its label (mean over the label's
+    words of the best cosine with a question word, in the language model's own word
+    embeddings, so "chair" matches a chair from the first step), how well they match its
+    egocentric direction word, and its distance. Each head pools the object tokens with a
+    softmax over a learned mix of these and a learned content score; a count token sums
+    a per-head sigmoid of the same scores (soft counts, as thresholds). Output: ``heads`` + 1
+    tokens to put before the object tokens.
+    """
+
+    def __init__(self, d: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.mix = nn.Parameter(torch.tensor(_READER_INIT[:heads]))
+        self.content = nn.Linear(d, heads)
+        self.value = nn.Linear(d, d)
+        self.count_bias = nn.Parameter(torch.full((heads,), -5.0))
+        self.count = nn.Linear(heads * len(_COUNT_STEPS), d)
+
+    def reset_parameters(self) -> None:
+        # transformers' init functions skip parameters loaded from a checkpoint
+        init.copy_(self.mix, torch.tensor(_READER_INIT[:self.heads]))
+        init.copy_(self.count_bias, torch.tensor(_COUNT_BIAS[:self.heads]))
+        for lin in (self.content, self.value):  # start as plain pooling of the tokens
+            init.zeros_(lin.weight)
+            init.zeros_(lin.bias)
+        init.normal_(self.count.weight, std=0.02)
+        init.zeros_(self.count.bias)
+
+    def forward(self, objects: torch.Tensor, object_mask: torch.Tensor, words: nn.Embedding,
+                input_ids: torch.Tensor, question_mask: torch.Tensor,
+                object_labels: torch.Tensor, object_directions: torch.Tensor | None,
+                distance: torch.Tensor, return_weights: bool = False):
+        q = _unit(words(input_ids)).to(objects.dtype)  # (B, T, D)
+        qm = question_mask.bool()
+        keep = object_labels.ge(0)  # (B, O, L)
+        lab = _unit(words(object_labels.clamp_min(0))).to(objects.dtype)  # (B, O, L, D)
+        sim = torch.einsum("bold,btd->bolt", lab, q).masked_fill(~qm[:, None, None], -1.0)
+        per_word = sim.amax(-1).clamp_min(0)  # best question word per label word
+        s_lab = (per_word * keep).sum(-1) / keep.sum(-1).clamp_min(1)  # (B, O)
+        if object_directions is not None:
+            dirs = _unit(words(object_directions.clamp_min(0))).to(objects.dtype)  # (B, O, D)
+            s_dir = torch.einsum("bod,btd->bot", dirs, q).masked_fill(~qm[:, None], -1.0)
+            s_dir = s_dir.amax(-1).clamp_min(0) * object_directions.ge(0)
+        else:
+            s_dir = torch.zeros_like(s_lab)
+        feats = torch.stack([s_lab, s_dir, distance.to(objects.dtype)], -1)  # (B, O, 3)
+        logits = feats @ self.mix.t().to(objects.dtype) + self.content(objects)  # (B, O, H)
+        valid = object_mask.bool()[..., None]
+        att = torch.softmax(logits.masked_fill(~valid, -1e4), dim=1) * valid
+        pooled = torch.einsum("boh,bod->bhd", att, objects + self.value(objects))
+        # soft counts of the objects matching the words (distance and content left out)
+        matched = feats[..., :2] @ self.mix[:, :2].t().to(objects.dtype)
+        soft = torch.sigmoid(matched + self.count_bias) * valid  # (B, O, H)
+        counts = soft.sum(1)  # (B, H)
+        # (a constant made here: transformers leaves non-persistent buffers of a loaded
+        # model uninitialised)
+        steps = torch.tensor(_COUNT_STEPS, dtype=counts.dtype, device=counts.device)
+        steps = torch.sigmoid(4 * (counts[..., None] - steps))
+        count_tok = self.count(steps.flatten(1))[:, None]  # (B, 1, D)
+        tokens = torch.cat([pooled, count_tok], dim=1)
+        return (tokens, att) if return_weights else tokens
 
 
 @dataclass
@@ -128,15 +235,19 @@ class SceneLM(PreTrainedModel):
         box_dim = 6 + (DIRECTION_FEATURES if config.direction_features else 0)
         self.box_mlp = nn.Sequential(nn.Linear(box_dim, h), nn.GELU(), nn.Linear(h, h))
         self.proj = nn.Sequential(nn.GELU(), nn.Linear(h, d))
+        self.reader = QuestionReader(d, config.reader_heads) if config.question_reader else None
         self.post_init()
 
     def _init_weights(self, module):
         # the language model initialises itself; only the 3D encoder is ours
-        own = {id(m) for part in ("point_mlp", "box_mlp", "proj") if hasattr(self, part)
+        own = {id(m) for part in ("point_mlp", "box_mlp", "proj")
+               if getattr(self, part, None) is not None
                for m in getattr(self, part).modules()}
         if isinstance(module, nn.Linear) and id(module) in own:
             nn.init.normal_(module.weight, std=0.02)
             nn.init.zeros_(module.bias)
+        if isinstance(module, QuestionReader):
+            module.reset_parameters()
 
     def get_input_embeddings(self):
         return self.lm.get_input_embeddings()
@@ -146,7 +257,8 @@ class SceneLM(PreTrainedModel):
 
     def encode_scene(self, object_points: torch.Tensor, object_boxes: torch.Tensor,
                      object_labels: torch.Tensor | None = None,
-                     object_directions: torch.Tensor | None = None) -> torch.Tensor:
+                     object_directions: torch.Tensor | None = None,
+                     object_colors: torch.Tensor | None = None) -> torch.Tensor:
         """(B, O, P, 6) points, (B, O, 6) boxes and optional (B, O, L) label token ids (-1:
         padding) -> (B, O, D) prefix embeddings."""
         pts = self.point_mlp(object_points).amax(dim=2)
@@ -156,10 +268,11 @@ class SceneLM(PreTrainedModel):
             words = self.lm.get_input_embeddings()(object_labels.clamp_min(0))
             words = (words * keep.unsqueeze(-1)).sum(2) / keep.sum(2, keepdim=True).clamp_min(1)
             prefix = prefix + words.to(prefix.dtype)
-        if object_directions is not None:
-            keep = object_directions.ge(0).unsqueeze(-1)
-            words = self.lm.get_input_embeddings()(object_directions.clamp_min(0))
-            prefix = prefix + (words * keep).to(prefix.dtype)
+        for ids in (object_directions, object_colors):
+            if ids is not None:
+                keep = ids.ge(0).unsqueeze(-1)
+                words = self.lm.get_input_embeddings()(ids.clamp_min(0))
+                prefix = prefix + (words * keep).to(prefix.dtype)
         return prefix
 
     def forward(
@@ -172,6 +285,8 @@ class SceneLM(PreTrainedModel):
         object_mask: torch.Tensor | None = None,
         object_labels: torch.Tensor | None = None,
         object_directions: torch.Tensor | None = None,
+        object_colors: torch.Tensor | None = None,
+        question_mask: torch.Tensor | None = None,
         blind: bool | None = None,
         output_attentions: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
@@ -191,9 +306,31 @@ class SceneLM(PreTrainedModel):
                 object_boxes = torch.zeros_like(object_boxes)
                 object_labels = None
                 object_directions = None
+                object_colors = None
             prefix = self.encode_scene(object_points.to(embeds.dtype),
                                        object_boxes.to(embeds.dtype), object_labels,
-                                       object_directions)
+                                       object_directions, object_colors)
+            if self.reader is not None:
+                if blind:  # zeroed: the reader's tokens are there, empty
+                    read = prefix.new_zeros(prefix.size(0), self.reader.heads + 1,
+                                            prefix.size(-1))
+                elif question_mask is None or object_labels is None:
+                    raise ValueError("question_reader needs the question_mask and "
+                                     "object_labels inputs (SceneQACollator(question_mask="
+                                     "True, object_labels=True))")
+                else:
+                    qm = question_mask[:, :input_ids.size(1)]
+                    if qm.size(1) < input_ids.size(1):  # tokens generated after the prompt
+                        qm = nn.functional.pad(qm, (0, input_ids.size(1) - qm.size(1)))
+                    read = self.reader(prefix, object_mask, self.lm.get_input_embeddings(),
+                                       input_ids, qm, object_labels, object_directions,
+                                       object_boxes[..., :2].norm(dim=-1))
+                if self.config.object_tokens:
+                    prefix = torch.cat([read, prefix], dim=1)
+                    object_mask = torch.cat([object_mask.new_ones(read.shape[:2]), object_mask],
+                                            1)
+                else:  # the language model sees the reader's tokens only
+                    prefix, object_mask = read, object_mask.new_ones(read.shape[:2])
             n_prefix = prefix.size(1)
             embeds = torch.cat([prefix, embeds], dim=1)
             attention_mask = torch.cat([object_mask.to(attention_mask.dtype), attention_mask], 1)

@@ -144,7 +144,8 @@ class ReweightedTrainer(Trainer):
         names = set(self.args.scene_input_names)
         if self.args.text_only_mode == "drop":
             return {k: v for k, v in inputs.items() if k not in names}
-        return {k: (torch.full_like(v, -1) if k == "object_labels" else torch.zeros_like(v))
+        ids = ("object_labels", "object_directions", "object_colors")  # token ids: -1 = none
+        return {k: (torch.full_like(v, -1) if k in ids else torch.zeros_like(v))
                 if k in names and k != "object_mask" else v for k, v in inputs.items()}
 
     # --- loss -------------------------------------------------------------------------
