@@ -13,7 +13,8 @@ HERE = Path(__file__).parent
 def main() -> int:
     rows, failed = [], []
     for script in sorted(HERE.glob("*.py")):
-        if script.name.startswith("_") or script.name == "run_all.py":
+        # _*: helpers; study_*: design studies that measure models, not speed
+        if script.name.startswith(("_", "study_")) or script.name == "run_all.py":
             continue
         print(f"== {script.name}", flush=True)
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)

@@ -45,11 +45,12 @@ __all__ = ["DemoConfig", "SeedResult", "DemoResults", "run_seed", "run_demo", "M
 
 # every scored model; the filter's pair builds the filtered set and is scored too (marked)
 MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
-          "sft_no3d")
+          "sft_more", "sft_no3d")
 ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "filter_blind": "filter's blind model (builds the filtered set)",
          "sft": "control: SFT not used by the filter", "blind": "3DR-FT's blind reference",
          "3drft_paper": "3DR-FT, paper variant", "3drft_official": "3DR-FT, official variant",
+         "sft_more": "the control trained as long as 3DR-FT, without reweighting",
          "sft_no3d": "the control without its 3D input"}
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
 SUBSETS = {"original": ("original", ("em", "em_refined")),
@@ -79,6 +80,14 @@ class DemoConfig:
     counter_prior_fraction: float = help_field("Share of questions that are counter-prior.",
                                                default=0.1)
     epochs: float = help_field("Training epochs of the scored models.", default=8.0)
+    drft_from_sft: bool = help_field(
+        "3DR-FT fine-tunes the trained control SFT (as the paper fine-tunes a trained 3D-LLM) "
+        "for drft_epochs; `sft_more` gets the same extra epochs without reweighting. False: "
+        "3DR-FT trains from scratch for `epochs`.", default=True)
+    drft_epochs: float = help_field("3DR-FT epochs when it fine-tunes the control.",
+                                    default=2.0)
+    drft_learning_rate: float = help_field("3DR-FT peak learning rate when it fine-tunes the "
+                                           "control.", default=3e-4)
     filter_epochs: float = help_field(
         "Training epochs of the filter's own (full, blind) pair (a smaller pair than the "
         "scored models: the filter needs only its blind model's answers).", default=4.0)
@@ -146,12 +155,12 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     sargs = ScriptArguments(dataset_name=str(data_dir), hidden_size=cfg.hidden_size,
                             num_layers=cfg.num_layers)
 
-    def targs(name: str, reweighting: str, model_seed: int = seed,
-              epochs: float = cfg.epochs) -> ReweightedConfig:
+    def targs(name: str, reweighting: str, model_seed: int = seed, epochs: float = cfg.epochs,
+              lr: float = cfg.learning_rate) -> ReweightedConfig:
         return ReweightedConfig(
             output_dir=str(root / "models" / name), reweighting=reweighting,
             num_train_epochs=epochs, per_device_train_batch_size=cfg.batch_size,
-            learning_rate=cfg.learning_rate, lr_scheduler_type="cosine", warmup_steps=0.05,
+            learning_rate=lr, lr_scheduler_type="cosine", warmup_steps=0.05,
             logging_steps=50, save_strategy="no", eval_strategy="no", seed=model_seed,
             use_cpu=True, disable_tqdm=not cfg.progress, dataloader_num_workers=0,
             report_to="none")
@@ -185,9 +194,19 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     blind_path = ensure_blind_model(
         dataclasses.replace(sargs, blind_model_path=str(root / "models" / "blind")),
         targs("3drft_paper", "paper"), data)
-    for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
-        models[name] = train_model(dataclasses.replace(sargs, blind_model_path=blind_path),
-                                   targs(name, reweighting), data=data, blind=False).model
+    if cfg.drft_from_sft:  # fine-tune the trained control; sft_more: the same, unweighted
+        start = dataclasses.replace(sargs, model_name_or_path=str(root / "models" / "sft"),
+                                    blind_model_path=blind_path)
+        for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official"),
+                                  ("sft_more", "none")):
+            models[name] = train_model(start, targs(name, reweighting, epochs=cfg.drft_epochs,
+                                                    lr=cfg.drft_learning_rate),
+                                       data=data, blind=False).model
+    else:
+        for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
+            models[name] = train_model(dataclasses.replace(sargs, blind_model_path=blind_path),
+                                       targs(name, reweighting), data=data, blind=False).model
+        models["sft_more"] = models["sft"]  # no extra training to match
     scene_ids = {int(r["question_id"]) for r in rows if not r["guessable"]}
     counter_ids = {int(r["question_id"]) for r in rows if r["prior_kind"] == "counter_prior"}
     orig_refs = refs[refs.rotation_deg == 0]
@@ -227,7 +246,8 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     (root / "summary.json").write_text(json.dumps({"build": summary}, indent=2, default=str))
     return SeedResult(
         seed=seed, metrics=metrics, ablations=abl, attention=att,
-        flips=flips(refs, per_model, kept, base="sft", others=("3drft_paper", "3drft_official")),
+        flips=flips(refs, per_model, kept, base="sft",
+                    others=("3drft_paper", "3drft_official", "sft_more")),
         build=json.loads(json.dumps(summary, default=str)),
         example_question_id=int(navigate[0] if navigate else rot_rows[0]["question_id"]),
         root=str(root))

@@ -41,7 +41,14 @@ def test_reduced_demo(tmp_path):
     # the filter's pair and the scored models never share a seed or a checkpoint
     root = tmp_path / "demo/seed0"
     info = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
-            for n in ("filter_full", "filter_blind", "sft", "blind", "3drft_paper")}
+            for n in ("filter_full", "filter_blind", "sft", "blind", "3drft_paper",
+                      "3drft_official", "sft_more")}
+    # 3DR-FT fine-tunes the trained control, as sft_more does without reweighting
+    for n in ("3drft_paper", "3drft_official", "sft_more"):
+        assert info[n]["model"]["model_name_or_path"] == str(root / "models/sft"), n
+        assert info[n]["training"]["num_train_epochs"] == cfg.drft_epochs
+    assert info["sft_more"]["training"]["reweighting"] == "none"
+    assert not info["filter_full"]["model"]["model_name_or_path"]
     assert info["filter_full"]["training"]["seed"] != info["sft"]["training"]["seed"]
     assert info["filter_blind"]["training"]["seed"] != info["blind"]["training"]["seed"]
     assert info["3drft_paper"]["blind_model"]["path"] == str(root / "models/blind")
