@@ -28,6 +28,7 @@ from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 from hf_real3d.geometry import Pose, bin_margin, direction_bin, direction_names
 
 __all__ = [
+    "COLORS",
     "SceneObject",
     "Scene",
     "STRUCTURAL_LABELS",
@@ -36,6 +37,21 @@ __all__ = [
     "read_scannet",
     "write_scannet",
 ]
+
+# the named colours of the procedural rooms; SceneLM's colour words name an object's points
+# by the nearest of them (rgb 0-255)
+COLORS: dict[str, tuple[int, int, int]] = {
+    "white": (235, 235, 230),
+    "black": (30, 30, 32),
+    "brown": (120, 80, 45),
+    "gray": (128, 128, 128),
+    "red": (190, 40, 40),
+    "blue": (50, 80, 180),
+    "green": (60, 150, 60),
+    "yellow": (220, 200, 60),
+    "beige": (215, 200, 165),
+    "orange": (225, 130, 40),
+}
 
 STRUCTURAL_LABELS = frozenset({"wall", "floor", "ceiling"})
 _SCENE_ID_RE = re.compile(r"[A-Za-z]{1,16}\d{4}_\d{2}")

@@ -17,7 +17,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from hf_real3d.geometry import Pose, direction_bin
-from hf_real3d.scene import Scene
+from hf_real3d.scene import COLORS, Scene
 
 __all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", "ABLATIONS",
            "qa_rows", "collator_for"]
@@ -287,10 +287,8 @@ class SceneQACollator:
 
 
 def color_name(rgb: np.ndarray) -> str:
-    """The named colour (of :data:`hf_real3d.synth.catalog.COLORS`) nearest to the mean of
-    ``rgb`` (N, 3) in [0, 1]: a fixed colour classifier of an object's points."""
-    from hf_real3d.synth.catalog import COLORS
-
+    """The named colour (of :data:`hf_real3d.scene.COLORS`) nearest to the mean of ``rgb``
+    (N, 3) in [0, 1]: a fixed colour classifier of an object's points."""
     names = list(COLORS)
     ref = np.asarray([COLORS[n] for n in names], np.float32) / 255.0
     mean = np.asarray(rgb, np.float32).reshape(-1, 3).mean(0)

@@ -13,18 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COLORS: dict[str, tuple[int, int, int]] = {
-    "white": (235, 235, 230),
-    "black": (30, 30, 32),
-    "brown": (120, 80, 45),
-    "gray": (128, 128, 128),
-    "red": (190, 40, 40),
-    "blue": (50, 80, 180),
-    "green": (60, 150, 60),
-    "yellow": (220, 200, 60),
-    "beige": (215, 200, 165),
-    "orange": (225, 130, 40),
-}
+from hf_real3d.scene import COLORS  # noqa: F401  (re-exported: the rooms paint with it)
+
 FREE_COLORS = ("brown", "black", "gray", "red", "blue", "yellow", "beige", "orange", "white",
                "green")
 
