@@ -145,3 +145,12 @@ def test_unknown_direction_word_gets_no_embedding(data):
     assert (dirs != tok.unk_token_id).all()
     assert set(dirs.flatten().tolist()) <= {-1} | {tok.convert_tokens_to_ids(w)
                                                for w in ("front", "right", "left")}
+
+
+def test_untokenized_bank_is_an_error(data):
+    import dataclasses
+
+    bank = dataclasses.replace(data["bank"], label_ids={}, color_ids={})
+    for kw, what in (({"object_labels": True}, "label"), ({"color_words": True}, "colour")):
+        with pytest.raises(ValueError, match=f"has no {what} ids; call bank.tokenize_labels"):
+            SceneQACollator(data["tokenizer"], bank, **kw)(data["rows"][:2])

@@ -214,20 +214,16 @@ class SceneQACollator:
                     self._directions(boxes, np.stack(m)))
             batch["object_boxes"] = torch.from_numpy(boxes)
             batch["object_mask"] = torch.from_numpy(np.stack(m))
-            if self.object_labels:
-                missing = [s for s in scene_ids if s not in self.bank.label_ids]
+            for wanted, key, table, what in (
+                    (self.object_labels, "object_labels", self.bank.label_ids, "label"),
+                    (self.color_words, "object_colors", self.bank.color_ids, "colour")):
+                if not wanted:
+                    continue
+                missing = [s for s in scene_ids if s not in table]
                 if missing:
-                    raise ValueError(f"scene {missing[0]!r} has no label ids; call "
+                    raise ValueError(f"scene {missing[0]!r} has no {what} ids; call "
                                      "bank.tokenize_labels(tokenizer) first")
-                batch["object_labels"] = torch.from_numpy(
-                    np.stack([self.bank.label_ids[s] for s in scene_ids]))
-            if self.color_words:
-                missing = [s for s in scene_ids if s not in self.bank.color_ids]
-                if missing:
-                    raise ValueError(f"scene {missing[0]!r} has no colour ids; call "
-                                     "bank.tokenize_labels(tokenizer) first")
-                batch["object_colors"] = torch.from_numpy(
-                    np.stack([self.bank.color_ids[s] for s in scene_ids]))
+                batch[key] = torch.from_numpy(np.stack([table[s] for s in scene_ids]))
         return batch
 
     def _question_mask(self, rows: Sequence[Mapping[str, Any]], ids: torch.Tensor
