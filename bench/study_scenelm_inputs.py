@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hf_real3d._io import write_json
 from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default=None, help="Folder for data and models (default: temp).")
     ap.add_argument("--train_scenes", type=int, default=DemoConfig().train_scenes)
     ap.add_argument("--test_scenes", type=int, default=DemoConfig().test_scenes)
+    ap.add_argument("--out", default=None, help="Also write the results here (JSON).")
     args = ap.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="scenelm_inputs_"))
     cfg = DemoConfig(train_scenes=args.train_scenes, test_scenes=args.test_scenes)
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                          "train_s": round(secs, 1)}
         print(name, json.dumps(results[name]), file=sys.stderr, flush=True)
     print(json.dumps(results, indent=1))
+    if args.out:
+        write_json(args.out, results)
     return 0
 
 
