@@ -84,7 +84,8 @@ def test_reader_pools_the_object_the_question_names(data):
                 model.encode_scene(batch["object_points"], batch["object_boxes"],
                                    batch["object_labels"], batch["object_directions"],
                                    batch["object_colors"]),
-                batch["object_mask"], model.get_input_embeddings(), batch["input_ids"],
+                batch["object_mask"], model.get_input_embeddings(),
+                model.get_input_embeddings()(batch["input_ids"]),
                 batch["question_mask"], batch["object_labels"], batch["object_directions"],
                 batch["object_boxes"][..., :2].norm(dim=-1), return_weights=True)
             assert int(att[0, :, 0].argmax()) == named[0], (r["question"], names)

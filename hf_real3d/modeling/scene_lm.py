@@ -142,7 +142,7 @@ class QuestionReader(nn.Module):
         self.mix = nn.Parameter(torch.tensor(_READER_INIT[:heads]))
         self.content = nn.Linear(d, heads)
         self.value = nn.Linear(d, d)
-        self.count_bias = nn.Parameter(torch.full((heads,), -5.0))
+        self.count_bias = nn.Parameter(torch.tensor(_COUNT_BIAS[:heads]))
         self.count = nn.Linear(heads * len(_COUNT_STEPS), d)
 
     def reset_parameters(self) -> None:
@@ -156,10 +156,12 @@ class QuestionReader(nn.Module):
         init.zeros_(self.count.bias)
 
     def forward(self, objects: torch.Tensor, object_mask: torch.Tensor, words: nn.Embedding,
-                input_ids: torch.Tensor, question_mask: torch.Tensor,
+                text_embeds: torch.Tensor, question_mask: torch.Tensor,
                 object_labels: torch.Tensor, object_directions: torch.Tensor | None,
                 distance: torch.Tensor, return_weights: bool = False):
-        q = _unit(words(input_ids)).to(objects.dtype)  # (B, T, D)
+        """``text_embeds``: the word embeddings of the text (B, T, D), as the language model
+        gets them; ``words``: its embedding table (for the labels and direction words)."""
+        q = _unit(text_embeds).to(objects.dtype)  # (B, T, D)
         qm = question_mask.bool()
         keep = object_labels.ge(0)  # (B, O, L)
         lab = _unit(words(object_labels.clamp_min(0))).to(objects.dtype)  # (B, O, L, D)
@@ -323,7 +325,7 @@ class SceneLM(PreTrainedModel):
                     if qm.size(1) < input_ids.size(1):  # tokens generated after the prompt
                         qm = nn.functional.pad(qm, (0, input_ids.size(1) - qm.size(1)))
                     read = self.reader(prefix, object_mask, self.lm.get_input_embeddings(),
-                                       input_ids, qm, object_labels, object_directions,
+                                       embeds, qm, object_labels, object_directions,
                                        object_boxes[..., :2].norm(dim=-1))
                 if self.config.object_tokens:
                     prefix = torch.cat([read, prefix], dim=1)

@@ -220,35 +220,24 @@ def _camera_pair(room: tuple[float, float, float], rng: np.random.Generator,
     return common, uncommon
 
 
-def _in_frame(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig, margin: float,
-              every: bool) -> list[int]:
-    """Objects whose centre projects in front of the camera and inside the image shrunk by
-    ``margin`` (a share of its size; negative: grown) in every camera (or in any)."""
+def _visible(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig) -> list[int]:
+    """Objects whose centre lies well inside every camera's image, in front of it. (Their
+    labels are unique: :func:`srbench_scene` rooms hold one object per label.)"""
     ids = sorted(w.center)
     pts = np.stack([w.center[i] for i in ids])
-    hits = []
+    ok = np.ones(len(ids), dtype=bool)
+    m = 0.06
     for cam in cams:
         p = cam.project(pts)
-        hits.append((p[:, 2] > 0.3) & (p[:, 0] > margin * cfg.width)
-                    & (p[:, 0] < (1 - margin) * cfg.width) & (p[:, 1] > margin * cfg.height)
-                    & (p[:, 1] < (1 - margin) * cfg.height))
-    ok = np.all(hits, 0) if every else np.any(hits, 0)
+        ok &= (p[:, 2] > 0.3) & (p[:, 0] > m * cfg.width) & (p[:, 0] < (1 - m) * cfg.width) \
+            & (p[:, 1] > m * cfg.height) & (p[:, 1] < (1 - m) * cfg.height)
     return [i for i, k in zip(ids, ok) if k]
-
-
-def _visible(w: World, cams: tuple[Camera, ...], cfg: SRBenchConfig) -> list[int]:
-    """Objects a question may name: the centre lies well inside every camera's image, and
-    no other object of the same label is near any of the images (so "the chair" is the one
-    chair in the photo, even when the room has other chairs out of view)."""
-    inside = _in_frame(w, cams, cfg, 0.06, every=True)
-    around = Counter(w.label[i] for i in _in_frame(w, cams, cfg, -0.25, every=False))
-    return [i for i in inside if around[w.label[i]] == 1]
 
 
 def _pick_question(cat: str, visible: list[int], w: World, rng: np.random.Generator,
                    cfg: SRBenchConfig, want: str | None) -> tuple[tuple[int, ...], str] | None:
-    """A random object tuple among the visible objects (unique in view: :func:`_visible`)
-    whose answer is ``want`` (any answer when None), found by enumerating the candidates."""
+    """A random object tuple among the visible objects whose answer is ``want`` (any answer
+    when None), found by enumerating the candidates."""
     ids = list(visible)
     n = _TEMPLATES[cat][1]
     need = _ORIENTED.get(cat, ())
