@@ -12,7 +12,7 @@ import pandas as pd
 
 from hf_real3d.scoring import answer_correctness
 
-__all__ = ["flips", "Finding", "findings"]
+__all__ = ["flips", "accuracy_by", "Finding", "findings"]
 
 
 def flips(refs: pd.DataFrame, preds: Mapping[str, pd.DataFrame], kept: set[int], *,
@@ -41,6 +41,27 @@ def flips(refs: pd.DataFrame, preds: Mapping[str, pd.DataFrame], kept: set[int],
                      "wrong_to_right": int(w2r.sum()),
                      "wrong_to_right_kept": int((w2r & in_kept).sum())}
     return out
+
+
+def accuracy_by(refs: pd.DataFrame, pred: pd.DataFrame, groups: Mapping[int, str], *,
+                keep: set[int] | None = None) -> dict[str, dict[str, float]]:
+    """Refined EM of one model's original-view answers per group: ``groups`` maps question
+    id to a label (e.g. ``prior_kind`` or the question type); ``keep`` limits to a subset
+    (e.g. the filtered set). Returns ``{label: {"n": count, "em_refined": percent}}``."""
+    orig = refs[refs.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
+    ids = [q for q in orig.index if q in groups and (keep is None or q in keep)]
+    if not ids:
+        return {}
+    p = pred[pred.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
+    missing = [q for q in ids if q not in p.index]
+    if missing:
+        raise ValueError(f"accuracy_by: no original-view prediction for question {missing[0]} "
+                         f"(and {len(missing) - 1} more)")
+    ok = answer_correctness(p.prediction.loc[ids].tolist(), orig.answers.loc[ids].tolist())[1]
+    labels = np.array([groups[q] for q in ids], dtype=object)
+    return {str(g): {"n": int((labels == g).sum()),
+                     "em_refined": float(ok[labels == g].mean() * 100)}
+            for g in sorted(set(labels))}
 
 
 @dataclass

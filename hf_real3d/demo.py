@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._fields import help_field
-from hf_real3d.analysis import flips
+from hf_real3d.analysis import accuracy_by, flips
 from hf_real3d.hub import load_local
-from hf_real3d.modeling import attention_to_3d, predict_rows
+from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
 from hf_real3d.real3dqa.draw import draw_question
 from hf_real3d.report import write_demo_report
@@ -33,6 +33,7 @@ from hf_real3d.synth import SynthConfig, build_benchmark
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.data import load_split
+from hf_real3d.training.diagnostics import token_weights, weight_summary
 from hf_real3d.training.recipe import (
     ScriptArguments,
     ensure_blind_model,
@@ -123,6 +124,11 @@ class SeedResult:
     build: dict[str, Any]  # build_real3dqa() summary
     example_question_id: int  # the question drawn in topdown.png
     root: str  # this seed's folder
+    # refined EM per model, {"original"|"filtered": {prior_kind: {n, em_refined}},
+    # "filtered_by_type": {question type: {n, em_refined}}}: which question kinds moved
+    by_kind: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    # weight_summary() of the 3DR-FT weights of the control on the train split, by prior_kind
+    weights: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -236,6 +242,16 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         metrics.append(m)
     _log("input ablations, attention to 3D, flips")
     kept = {int(q) for q in refs.loc[refs.in_debiased, "question_id"]}
+    prior_kind = {int(r["question_id"]): str(r["prior_kind"]) for r in rows}
+    qtype = {int(r["question_id"]): str(r["kind"]) for r in rows}
+    by_kind = {name: {"original": accuracy_by(refs, per_model[name], prior_kind),
+                      "filtered": accuracy_by(refs, per_model[name], prior_kind, keep=kept),
+                      "filtered_by_type": accuracy_by(refs, per_model[name], qtype, keep=kept)}
+               for name in MODELS}
+    _log("3DR-FT weights of the control on the train split (the diagnosis)")
+    clip = targs("3drft_paper", "paper").weight_clip
+    tw = token_weights(models["sft"], SceneLM.from_pretrained(blind_path), data.tokenizer,
+                       data.bank, list(load_split(str(data_dir), "sqa3d", "train")), clip=clip)
     kept_rows = [r for r in rows if r["question_id"] in kept]
     abl = {ab: score_predictions(orig_refs, predict(models["sft"], kept_rows, ab), name=ab,
                                  allow_missing=True).metrics["debiased"]["em_refined"]
@@ -250,7 +266,7 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
                     others=("3drft_paper", "3drft_official", "sft_more")),
         build=json.loads(json.dumps(summary, default=str)),
         example_question_id=int(navigate[0] if navigate else rot_rows[0]["question_id"]),
-        root=str(root))
+        root=str(root), by_kind=by_kind, weights=weight_summary(tw, clip=clip))
 
 
 def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:

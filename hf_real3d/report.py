@@ -17,7 +17,8 @@ from hf_real3d.analysis import findings
 
 __all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "plot_topdown",
            "write_report", "fmt", "srbench_table", "srbench_viewpoint_table", "mean_std",
-           "render_demo_report", "write_demo_report", "demo_summary_table"]
+           "render_demo_report", "write_demo_report", "demo_summary_table", "plot_weights",
+           "diagnosis_section"]
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -92,6 +93,116 @@ def plot_pk(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:
     ax.set_title("Viewpoint rotation: P_k (band: 95% bootstrap over groups)")
     _save(fig, path)
     return True
+
+
+def plot_weights(weights: dict[str, Any], path: str | os.PathLike) -> bool:
+    """Histograms of 3DR-FT's weights by question kind (a
+    :func:`hf_real3d.training.diagnostics.weight_summary`): left the ``paper`` token weights
+    (log10, answer content tokens; the last bin holds the clipped ones), right the ``official``
+    per-question factors (log10). Each kind's histogram is normalised to its own count.
+    Returns False when there is nothing to draw."""
+    groups = {k: v for k, v in (weights or {}).get("groups", {}).items() if k != "all"}
+    if not groups:
+        return False
+    fig = Figure(figsize=(9.0, 3.4))
+    axes = fig.subplots(1, 2)
+    for (edges_key, hist_key, ax, title) in (
+            ("paper_log10_edges", "paper_log10_hist", axes[0],
+             f"paper: token weight (log10; clipped at {weights.get('clip')})"),
+            ("official_log10_edges", "official_log10_hist", axes[1],
+             "official: per-question factor (log10)")):
+        edges = np.asarray(weights[edges_key])
+        centers, width = (edges[1:] + edges[:-1]) / 2, np.diff(edges)
+        for i, (name, g) in enumerate(groups.items()):
+            h = np.asarray(g[hist_key], float)
+            n = h.sum()
+            count = g["tokens"] if hist_key == "paper_log10_hist" else g["questions"]
+            if n:
+                ax.step(centers, h / n, where="mid", color=f"C{i}", label=f"{name} (n={count})")
+        if hist_key == "paper_log10_hist":
+            ax.axvline(0.0, color="gray", ls=":", lw=1)  # weight 1: as in SFT
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("share")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_xlim(edges[0] - width[0] / 2, edges[-1])
+    _save(fig, path)
+    return True
+
+
+def _kind_cell(results: Any, model: str, subset: str, kind: str) -> str:
+    vals = [s.by_kind.get(model, {}).get(subset, {}).get(kind, {}).get("em_refined")
+            for s in results.seeds]
+    return mean_std(vals)
+
+
+def diagnosis_section(results: Any) -> list[str]:
+    """Report lines: what 3DR-FT's weights lean on (the control's weights on the train split
+    by prior kind, ``weights.png``) and which question kinds moved (refined EM by prior kind
+    and by question type, against the control). Empty when the results predate them."""
+    seeds = results.seeds
+    if not seeds or not getattr(seeds[0], "by_kind", None):
+        return []
+    md = ["", "## Diagnosis: what 3DR-FT's weights lean on, and which questions moved", ""]
+    w = [s.weights for s in seeds if s.weights]
+    if w:
+        kinds = [k for k in w[0]["groups"]]
+
+        def col(key: str, scale: float = 1.0) -> dict[str, str]:
+            return {k: mean_std([None if x["groups"].get(k, {}).get(key) is None
+                                 else x["groups"][k][key] * scale for x in w]) for k in kinds}
+
+        rows = {"tokens": {k: mean_std([x["groups"].get(k, {}).get("tokens") for x in w], 0)
+                           for k in kinds}, "paper mean weight": col("paper_mean"),
+                "tokens weighted > 1 (%)": col("up_share", 100),
+                "tokens at the clip (%)": col("clipped_share", 100),
+                "share of tokens = SFT's loss share (%)": col("token_share", 100),
+                "share of paper loss weight (%)": col("paper_loss_share", 100),
+                "official mean factor": col("official_mean"),
+                "share of official loss weight (%)": col("official_loss_share", 100)}
+        md += ["Weights 3DR-FT gives the trained control (`sft`, against `blind`) on the train "
+               "split, before fine-tuning, by prior kind of the question (answer content "
+               "tokens; the end-of-answer token keeps weight 1). `paper`: blind log-prob / "
+               "the control's text-only log-prob; `official`: 1 / the control's text-only "
+               "answer loss. A kind whose share of the loss weight exceeds its share of tokens "
+               "is emphasised relative to SFT.", "",
+               "| | " + " | ".join(kinds) + " |", "|---" * (len(kinds) + 1) + "|"]
+        md += [f"| {name} | " + " | ".join(v[k] for k in kinds) + " |"
+               for name, v in rows.items()]
+        md += ["", "![3DR-FT weights by question kind](weights.png)", ""]
+    names = [n for n in ("sft", "sft_more", "3drft_paper", "3drft_official", "blind")
+             if n in seeds[0].by_kind]
+    for subset, title in (("original", "original test set"), ("filtered", "filtered set")):
+        kinds = sorted({k for s in seeds for k in s.by_kind[names[0]].get(subset, {})})
+        if not kinds:
+            continue
+        n = {k: mean_std([s.by_kind[names[0]][subset].get(k, {}).get("n") for s in seeds], 0)
+             for k in kinds}
+        md += [f"Refined EM by prior kind, {title} (n per seed in the header):", "",
+               "| Model | " + " | ".join(f"{k} (n {n[k]})" for k in kinds) + " |",
+               "|---" * (len(kinds) + 1) + "|"]
+        md += [f"| {m} | " + " | ".join(_kind_cell(results, m, subset, k) for k in kinds)
+               + " |" for m in names]
+        md.append("")
+    types = sorted({k for s in seeds for k in s.by_kind[names[0]].get("filtered_by_type", {})})
+    movers = [m for m in ("sft_more", "3drft_paper", "3drft_official") if m in names]
+    if types and movers:
+        md += ["Change against the control by question type, filtered set (refined EM points, "
+               "mean ± std over seeds of the per-seed difference):", "",
+               "| Type | n | sft | " + " | ".join(f"{m} − sft" for m in movers) + " |",
+               "|---" * (len(movers) + 3) + "|"]
+        def em(s, m, t):
+            return s.by_kind[m]["filtered_by_type"].get(t, {}).get("em_refined")
+
+        for t in types:
+            diffs = [mean_std([None if em(s, m, t) is None or em(s, "sft", t) is None
+                               else em(s, m, t) - em(s, "sft", t) for s in seeds])
+                     for m in movers]
+            nn = mean_std([s.by_kind["sft"]["filtered_by_type"].get(t, {}).get("n")
+                           for s in seeds], 0)
+            md.append(f"| {t} | {nn} | {mean_std([em(s, 'sft', t) for s in seeds])} | "
+                      + " | ".join(diffs) + " |")
+    return md
 
 
 def radar_types(results: Sequence[dict[str, Any]], subset: str = "debiased", min_n: int = 20
@@ -244,12 +355,13 @@ def srbench_viewpoint_table(common: dict[str, dict], uncommon: dict[str, dict],
 # --- the demo's report, rendered from its results object ------------------------------------
 
 
-def mean_std(values: Sequence[float | None]) -> str:
+def mean_std(values: Sequence[float | None], digits: int = 1) -> str:
     """``mean`` for one value, ``mean ± std`` for several, ``-`` for none."""
     v = np.asarray([x for x in values if x is not None], float)
     if not len(v):
         return "-"
-    return f"{v.mean():.1f}" if len(v) == 1 else f"{v.mean():.1f} ± {v.std():.1f}"
+    return f"{v.mean():.{digits}f}" if len(v) == 1 else \
+        f"{v.mean():.{digits}f} ± {v.std():.{digits}f}"
 
 
 def _metric(results: Any, model: str, *path: str) -> list[float | None]:
@@ -324,6 +436,7 @@ def render_demo_report(results: Any) -> str:
     md += ["", "## Findings (measured)", ""]
     md += [f"- ({f.key}) {f.statement} ({'holds' if f.holds else 'does NOT hold'})."
            for f in findings([s.metrics for s in seeds])]
+    md += diagnosis_section(results)
     md += ["", "![P_k per model](pk.png)", ""]
     if len(radar_types(seeds[0].metrics)[3]) >= 3:
         md += ["![refined EM per type](radar.png)", ""]
@@ -363,6 +476,7 @@ def write_demo_report(results: Any, out: str | os.PathLike) -> Path:
     out = Path(out)
     plot_pk(results.seeds[0].metrics, out / "pk.png")
     plot_radar(results.seeds[0].metrics, out / "radar.png")
+    plot_weights(results.seeds[0].weights, out / "weights.png")
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text(render_demo_report(results), encoding="utf-8")
     return out / "report.md"

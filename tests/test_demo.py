@@ -62,12 +62,22 @@ def test_reduced_demo(tmp_path):
     # the synthetic 3DSRBench: baselines incl. the text-only prior, under every metric
     for text in ("| text-only prior |", "### FlipEval (common", "### FlipEval + CircularEval"):
         assert text in report, text
+    # the diagnosis: 3DR-FT's weights by prior kind and which question kinds moved
+    assert "## Diagnosis" in report and "weights.png" in report
+    assert set(seed.by_kind) == set(MODELS)
+    kinds = set(seed.by_kind["sft"]["original"])
+    assert kinds and kinds <= {"scene", "prior", "counter_prior"}
+    n_test = sum(v["n"] for v in seed.by_kind["sft"]["original"].values())
+    w = seed.weights["groups"]
+    assert w["all"]["tokens"] == sum(w[k]["tokens"] for k in w if k != "all")
+    assert sum(w[k]["paper_loss_share"] for k in w if k != "all") == pytest.approx(1.0)
     pngs = re.findall(r"\]\((\w+\.png)\)", report)
     assert {"pk.png", "topdown.png"} <= set(pngs)
     for png in pngs:  # every plot the report shows exists
         raw = (tmp_path / "demo" / png).read_bytes()
         assert raw[:4] == b"\x89PNG" and len(raw) > 5000, png
     refs = load_references(root / "real3dqa")
+    assert n_test == refs[refs.rotation_deg == 0].question_id.nunique()  # every test question
     for m in seed.metrics:
         again = score_predictions(refs, load_predictions(root / "predictions" /
                                                          f"{m['model']}.jsonl"),

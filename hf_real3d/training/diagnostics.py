@@ -1,0 +1,114 @@
+"""What 3DR-FT's reweighting does to a model's training signal, measured before training.
+
+:func:`token_weights` runs a model (full and text-only) and the blind reference over
+question rows and returns the weights both 3DR-FT variants would give: ``paper`` per answer
+token (blind log-prob / the model's text-only log-prob, clipped as in training) and
+``official`` per question (1 / the model's text-only answer loss). :func:`weight_summary`
+groups them by a row field (e.g. ``prior_kind``): mean weight, share of tokens up- or
+down-weighted, share of the total loss weight each group receives against its share of
+tokens (what plain SFT gives it), and histograms. This is the diagnosis when 3DR-FT does
+not beat SFT: which questions the weights lean on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from hf_real3d.modeling.data import SceneBank, collator_for
+from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES
+from hf_real3d.training.losses import paper_weights, token_logprobs
+
+__all__ = ["token_weights", "weight_summary"]
+
+
+def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence[dict], *,
+                  group_field: str = "prior_kind", clip: float | None = 10.0,
+                  eps: float = 1e-4, batch_size: int = 64) -> pd.DataFrame:
+    """One row per answer token of ``rows``: ``question_id``, ``group`` (the row's
+    ``group_field``), ``eos`` (the end-of-answer token, which training keeps at weight 1 by
+    default), ``paper`` (the token weight) and ``official`` (its question's factor).
+
+    ``model`` is the model 3DR-FT would fine-tune (its text-only pass drops the 3D inputs, as
+    ``ReweightedTrainer`` does by default); ``blind_model`` the blind reference.
+    """
+    if not rows:
+        raise ValueError("token_weights: no rows given")
+    missing = [i for i, r in enumerate(rows) if group_field not in r]
+    if missing:
+        raise ValueError(f"token_weights: row {missing[0]} has no {group_field!r} field; pass "
+                         "group_field= one the rows carry")
+    collator = collator_for(model, tokenizer, bank)
+    eos = tokenizer.eos_token_id
+    out = []
+    model.eval()
+    blind_model.eval()
+    with torch.no_grad():
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            enc = collator(chunk)
+            labels = enc.pop("labels")
+            text = {k: v for k, v in enc.items() if k not in SCENE_INPUT_NAMES}
+            text_logp, mask = token_logprobs(model(**text).logits, labels)
+            blind_logp, _ = token_logprobs(
+                blind_model(input_ids=enc["input_ids"],
+                            attention_mask=enc["attention_mask"]).logits, labels)
+            w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip,
+                              nan_policy="zero")
+            n_tok = mask.sum(1).clamp_min(1)
+            factor = 1.0 / (-(text_logp.sum(1)) / n_tok).clamp_min(eps)
+            is_eos = labels[:, 1:].eq(eos)
+            for i, r in enumerate(chunk):
+                m = mask[i]
+                k = int(m.sum())
+                out.append(pd.DataFrame({
+                    "question_id": [int(r["question_id"])] * k,
+                    "group": [str(r[group_field])] * k,
+                    "eos": is_eos[i][m].numpy(), "paper": w[i][m].numpy(),
+                    "official": [float(factor[i])] * k}))
+    return pd.concat(out, ignore_index=True)
+
+
+def weight_summary(weights: pd.DataFrame, *, clip: float | None = 10.0,
+                   bins: int = 20) -> dict[str, Any]:
+    """Per group (and ``all``), from :func:`token_weights`: ``tokens``, ``paper_mean``,
+    ``up_share`` / ``down_share`` (tokens weighted above / below 1), ``clipped_share``,
+    ``token_share`` (the group's share of answer tokens: its share of the loss under SFT),
+    ``paper_loss_share`` (its share of the summed paper weights), ``official_mean`` and
+    ``official_loss_share`` (per question); plus histograms of log10 paper weights (answer
+    content tokens, ``eos`` excluded; from 1e-3, lower ones in the first bin, to the clip)
+    and of log10 official factors."""
+    content = weights[~weights.eos]
+    per_q = weights.drop_duplicates("question_id")
+    hi = clip if clip is not None else float(max(content.paper.max(), 1.0))
+    # weights span orders of magnitude: log10 bins from 1e-3 (and below) to the clip
+    edges = np.linspace(-3.0, np.log10(hi), bins + 1)
+    log_f = np.log10(per_q.official.clip(lower=1e-6))
+    f_edges = np.linspace(np.floor(log_f.min()), np.ceil(log_f.max()) + 1e-9, bins + 1) \
+        if len(per_q) else np.linspace(0, 1, bins + 1)
+    total_w, total_t = content.paper.sum(), len(content)
+    total_f = per_q.official.sum()
+    groups: dict[str, Any] = {}
+    for name, g in [("all", content), *sorted(content.groupby("group"))]:
+        q = per_q if name == "all" else per_q[per_q.group == name]
+        groups[str(name)] = {
+            "tokens": int(len(g)), "questions": int(len(q)),
+            "paper_mean": float(g.paper.mean()) if len(g) else None,
+            "up_share": float((g.paper > 1).mean()) if len(g) else None,
+            "down_share": float((g.paper < 1).mean()) if len(g) else None,
+            "clipped_share": float((g.paper >= hi - 1e-6).mean()) if len(g) else None,
+            "token_share": float(len(g) / total_t) if total_t else None,
+            "paper_loss_share": float(g.paper.sum() / total_w) if total_w > 0 else None,
+            "official_mean": float(q.official.mean()) if len(q) else None,
+            "official_loss_share": float(q.official.sum() / total_f) if total_f > 0 else None,
+            "paper_log10_hist": np.histogram(np.log10(g.paper.clip(1e-3, hi)),
+                                             edges)[0].tolist(),
+            "official_log10_hist": np.histogram(
+                np.log10(q.official.clip(lower=1e-6)), f_edges)[0].tolist(),
+        }
+    return {"paper_log10_edges": edges.tolist(), "official_log10_edges": f_edges.tolist(),
+            "clip": clip, "groups": groups}
