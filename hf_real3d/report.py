@@ -169,7 +169,27 @@ def diagnosis_section(results: Any) -> list[str]:
                "| | " + " | ".join(kinds) + " |", "|---" * (len(kinds) + 1) + "|"]
         md += [f"| {name} | " + " | ".join(v[k] for k in kinds) + " |"
                for name, v in rows.items()]
-        md += ["", "![3DR-FT weights by question kind](weights.png)", ""]
+
+        def share(x: dict, k: str, unit: str) -> float | None:
+            n = x["groups"].get(k, {}).get(unit)
+            return n / x["groups"]["all"][unit] if n else None
+
+        def emphasis(key: str, unit: str) -> str:  # loss-weight share over its unit share
+            parts = []
+            for k in kinds[1:]:
+                r = [x["groups"][k][key] / share(x, k, unit) for x in w
+                     if x["groups"].get(k, {}).get(key) is not None and share(x, k, unit)]
+                parts.append(f"{k} x{mean_std(r, 2)}")
+            return ", ".join(parts)
+
+        md += ["", "Emphasis against SFT (share of the loss weight / share of answer tokens, "
+               "for `official` of questions; 1 = as SFT): `paper` "
+               + emphasis("paper_loss_share", "tokens") + "; `official` "
+               + emphasis("official_loss_share", "questions") + ". The paper weight is a "
+               "ratio of two surprises, so it is near 1 where the control's text-only pass is "
+               "as surprised as the blind model, and large only where the control guesses from "
+               "text what the blind model does not.", "",
+               "![3DR-FT weights by question kind](weights.png)", ""]
     names = [n for n in ("sft", "sft_more", "3drft_paper", "3drft_official", "blind")
              if n in seeds[0].by_kind]
     for subset, title in (("original", "original test set"), ("filtered", "filtered set")):
