@@ -27,16 +27,10 @@ bound_openmp_spinning()  # before anything imports torch (the demo, training, VL
 
 from transformers import HfArgumentParser  # noqa: E402
 
-from hf_real3d import hub  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
-from hf_real3d.lmms import write_lmms_tasks  # noqa: E402
+from hf_real3d._io import no_gc  # noqa: E402
 from hf_real3d.predictions import named_files, prediction_pairs  # noqa: E402
-from hf_real3d.real3dqa import build as r3_build  # noqa: E402
-from hf_real3d.real3dqa import draw as r3_draw  # noqa: E402
-from hf_real3d.real3dqa import evaluate as r3_eval  # noqa: E402
-from hf_real3d.srbench import evaluate as srb_eval  # noqa: E402
-from hf_real3d.synth import SynthConfig, srbench_build, srbench_gen  # noqa: E402
-from hf_real3d.synth import build as synth_build  # noqa: E402
+from hf_real3d.synth.config import SRBenchConfig, SynthConfig  # noqa: E402
 
 __all__ = ["main", "COMMANDS", "Command"]
 
@@ -170,9 +164,9 @@ class Build3DSRBenchOptions(_Publishing):
                      "synthetic_uncommon).")
     tsv: str | None = help_field("Official VLMEvalKit TSV for the `real` config.", default=None)
     scenes: int = help_field("Synthetic scenes to render (0: none).",
-                        default=srbench_gen.SRBenchConfig.scenes)
+                        default=SRBenchConfig.scenes)
     questions_per_scene: int = help_field("Question slots per synthetic scene.",
-                                     default=srbench_gen.SRBenchConfig.questions_per_scene)
+                                     default=SRBenchConfig.questions_per_scene)
     seed: int = help_field("Random seed of the synthetic scenes.", default=0)
     workers: int = help_field("Render worker processes.", default=2)
     export_tsv: bool = help_field("Also write VLMEvalKit TSVs of the synthetic configs.",
@@ -215,6 +209,9 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_synth(o: SynthOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.synth import build as synth_build
+
     summary = synth_build.build_benchmark(o.out, o.config(), write_scenes=not o.no_scenes,
                                           workers=o.workers)
     _print_summary(summary)
@@ -231,9 +228,15 @@ def cmd_demo(cfg: Any) -> None:
 
 
 def cmd_evaluate(o: EvaluateOptions) -> None:
-    report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
-                                    leo_compatible=o.reproduce_official,
-                                    allow_missing=o.allow_missing)
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa import evaluate as r3_eval
+
+    # a one-shot command that builds millions of acyclic objects (parsed prediction rows):
+    # the cyclic collector would rescan them again and again
+    with no_gc(freeze=True):
+        report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
+                                        leo_compatible=o.reproduce_official,
+                                        allow_missing=o.allow_missing)
     print(report.table)
     for r in report.results:
         for w in r.get("warnings", []):
@@ -244,6 +247,9 @@ def cmd_evaluate(o: EvaluateOptions) -> None:
 
 
 def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa import build as r3_build
+
     summary = r3_build.build_real3dqa(
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
@@ -257,6 +263,9 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
 
 
 def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa import build as r3_build
+
     rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub)
     print(json.dumps(rep["rotations"], indent=2))
     if "url" in rep:
@@ -264,6 +273,9 @@ def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
 
 
 def cmd_draw(o: DrawOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa import draw as r3_draw
+
     note = r3_draw.draw_question(o.sqa3d, o.scenes, o.question_id, o.out, split=o.split,
                                  n_viewpoints=o.viewpoints)
     if note:
@@ -272,8 +284,11 @@ def cmd_draw(o: DrawOptions) -> None:
 
 
 def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.synth import srbench_build
+
     summary = srbench_build.build_srbench_folder(
-        o.out, srbench_gen.SRBenchConfig(seed=o.seed, scenes=o.scenes,
+        o.out, SRBenchConfig(seed=o.seed, scenes=o.scenes,
                                          questions_per_scene=o.questions_per_scene),
         tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub,
         license=o.license)
@@ -281,6 +296,10 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 
 
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.srbench import evaluate as srb_eval
+    from hf_real3d.synth import srbench_build
+
     md = srb_eval.evaluate_dataset(
         o.dataset, o.out, configs=o.configs, predictions=o.predictions, models=o.model,
         prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes))
@@ -288,6 +307,9 @@ def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
 
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d import hub
+
     for url in hub.publish_metrics(o.namespace, private=o.private, token=o.token):
         print(url)
 
@@ -316,6 +338,9 @@ class LmmsTasksOptions:
 
 
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.lmms import write_lmms_tasks
+
     names = write_lmms_tasks(o.out, real3dqa=o.real3dqa, srbench=o.srbench,
                              max_new_tokens=o.max_new_tokens)
     print(f"wrote {len(names)} lmms-eval task(s) to {o.out}: {', '.join(names)}")

@@ -63,19 +63,23 @@ def _bad_item(values: Sequence, what: str) -> MetricInputError:
 
 def _flatten(values: Sequence, what: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(item index, position in item, flat strings) of strings or lists of strings."""
-    vals = list(values)
+    vals = values if isinstance(values, list) else list(values)
     n = len(vals)
     kinds = set(map(type, vals))
     if kinds <= {str}:
         return np.arange(n), np.zeros(n, dtype=np.int64), vals
     if not kinds <= {str, list, tuple, np.ndarray}:
         raise _bad_item(vals, what)
-    sizes = np.fromiter((1 if type(v) is str else len(v) for v in vals), np.int64, count=n)
-    if (sizes == 0).any():
+    if str in kinds:  # a mix: wrap the single strings
+        vals = [[v] if type(v) is str else v for v in vals]
+    sizes = np.fromiter(map(len, vals), np.int64, count=n)
+    if n and sizes.min() == 0:
         raise _bad_item(vals, what)
-    flat = list(chain.from_iterable([v] if type(v) is str else v for v in vals))
+    flat = list(chain.from_iterable(vals))
     if not set(map(type, flat)) <= {str}:
         raise _bad_item(vals, what)
+    if len(flat) == n:  # one string per item (the common case)
+        return np.arange(n), np.zeros(n, dtype=np.int64), flat
     item = np.repeat(np.arange(n), sizes)
     pos = np.arange(len(item)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     return item, pos, flat

@@ -8,26 +8,28 @@ and scoring predictions (EM, refined EM, P_k, VRS).
 * :mod:`.evaluate` scores prediction tables against references.
 """
 
-from hf_real3d.real3dqa.build import CITATION, build_real3dqa, import_release
-from hf_real3d.real3dqa.evaluate import (
-    ModelScores,
-    load_folder_references,
-    load_references,
-    score_predictions,
-)
-from hf_real3d.real3dqa.filtering import FilterResult, filter_questions, judge_predictions
-from hf_real3d.real3dqa.release import (
-    DEBIASED_FILE,
-    RELEASE_VIEWPOINTS,
-    ReleaseData,
-    read_release,
-)
-from hf_real3d.real3dqa.rotation import (
-    RotationResult,
-    rotate_record,
-    rotate_records,
-    viewpoint_angles,
-)
+from hf_real3d._lazy import lazy_exports
+
+_LAZY = {
+    "CITATION": "hf_real3d.real3dqa.build",
+    "build_real3dqa": "hf_real3d.real3dqa.build",
+    "import_release": "hf_real3d.real3dqa.build",
+    "ModelScores": "hf_real3d.real3dqa.evaluate",
+    "load_folder_references": "hf_real3d.real3dqa.evaluate",
+    "load_references": "hf_real3d.real3dqa.evaluate",
+    "score_predictions": "hf_real3d.real3dqa.evaluate",
+    "FilterResult": "hf_real3d.real3dqa.filtering",
+    "filter_questions": "hf_real3d.real3dqa.filtering",
+    "judge_predictions": "hf_real3d.real3dqa.filtering",
+    "DEBIASED_FILE": "hf_real3d.real3dqa.release",
+    "RELEASE_VIEWPOINTS": "hf_real3d.real3dqa.release",
+    "ReleaseData": "hf_real3d.real3dqa.release",
+    "read_release": "hf_real3d.real3dqa.release",
+    "RotationResult": "hf_real3d.real3dqa.rotation",
+    "rotate_record": "hf_real3d.real3dqa.rotation",
+    "rotate_records": "hf_real3d.real3dqa.rotation",
+    "viewpoint_angles": "hf_real3d.real3dqa.rotation",
+}
 
 __all__ = [
     "CITATION",
@@ -49,3 +51,7 @@ __all__ = [
     "score_predictions",
     "viewpoint_angles",
 ]
+
+# build and filtering load datasets and the Hub client: only on use, so that scoring
+# (``hf-real3d evaluate``) imports what it needs and no more
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

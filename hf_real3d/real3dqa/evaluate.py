@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path, write_json
-from hf_real3d.hub import load_local
 from hf_real3d.predictions import load_model_predictions
 from hf_real3d.real3dqa.release import (
     DEBIASED_FILE,
@@ -57,6 +56,10 @@ def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
     ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
     ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept."""
     folder = Path(folder)
+
+    # the datasets library (through hub) only for built folders: scoring against a release
+    # folder does not pay for importing it
+    from hf_real3d.hub import load_local
 
     def load(config: str) -> pd.DataFrame | None:
         if not (folder / config).is_dir():

@@ -3,8 +3,6 @@ questions, and 3DSRBench-style renders. One producer of data among others: nothi
 outside ``synth/``, the demo and the CLI imports it."""
 
 from hf_real3d._lazy import lazy_exports
-from hf_real3d.synth.questions import generate_questions, sample_situation
-from hf_real3d.synth.rooms import generate_room
 
 __all__ = [
     "SynthConfig",
@@ -16,9 +14,14 @@ __all__ = [
     "sample_situation",
 ]
 
-_LAZY = {name: "hf_real3d.synth.build" for name in
-         ("SynthConfig", "build_benchmark", "generate_scene_records", "generate_split")}
+_LAZY = {"SynthConfig": "hf_real3d.synth.config",
+         "generate_room": "hf_real3d.synth.rooms",
+         "generate_questions": "hf_real3d.synth.questions",
+         "sample_situation": "hf_real3d.synth.questions",
+         **{name: "hf_real3d.synth.build" for name in
+            ("build_benchmark", "generate_scene_records", "generate_split")}}
 
-# the builder writes dataset folders (datasets, the Hub client): loaded on first use, so
-# that the 3DSRBench render workers, which import hf_real3d.synth.srbench_gen, start fast
+# the builder writes dataset folders (datasets, the Hub client) and the generators need
+# SciPy: loaded on first use, so that the 3DSRBench render workers, which import
+# hf_real3d.synth.srbench_gen, and the CLI, which reads SynthConfig's defaults, start fast
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -20,7 +20,7 @@ import collections
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -39,64 +39,13 @@ from hf_real3d.hub import (
 )
 from hf_real3d.scene import Scene, read_scannet, write_scannet
 from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
+from hf_real3d.synth.config import SPLITS, SynthConfig
 from hf_real3d.synth.questions import generate_questions, sample_situation
 from hf_real3d.synth.rooms import generate_room
 
 __all__ = ["SynthConfig", "build_benchmark", "generate_split", "generate_scene_records"]
 
-SPLITS = ("train", "val", "test")
 _SPLIT_CODE = {"train": 1, "val": 2, "test": 3}
-
-
-@dataclass
-class SynthConfig:
-    """Sizes and knobs of the synthetic benchmark (defaults: about SQA3D's test size)."""
-
-    seed: int = 0
-    scenes: dict[str, int] = field(default_factory=lambda: {"train": 200, "val": 20, "test": 40})
-    questions_per_scene: dict[str, int] = field(
-        default_factory=lambda: {"train": 100, "val": 100, "test": 88})
-    questions_per_situation: int = 5
-    guessable_fraction: float = 0.5
-    # share of usual-colour categories (whiteboard, refrigerator, ...) given another colour:
-    # their colour questions become counter-prior
-    counter_prior_rate: float = 0.3
-    # share of question slots asking about such an object (counter-prior questions), taken
-    # from the slots left after the guessable ones
-    counter_prior_fraction: float = 0.1
-    n_objects: tuple[int, int] = (10, 30)
-    margin_deg: float = 15.0
-    point_spacing: float = 0.1
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.counter_prior_rate <= 1.0:
-            raise ValueError(
-                f"Expected counter_prior_rate in [0, 1] but got {self.counter_prior_rate}")
-        if not 0.0 <= self.counter_prior_fraction <= 1.0:
-            raise ValueError(
-                f"Expected counter_prior_fraction in [0, 1] but got "
-                f"{self.counter_prior_fraction}")
-        if not 0.0 <= self.guessable_fraction <= 1.0:
-            raise ValueError(
-                f"Expected guessable_fraction in [0, 1] but got {self.guessable_fraction}")
-        for split in self.scenes:
-            if split not in SPLITS:
-                raise ValueError(f"Expected splits among {SPLITS} but got {split!r}")
-            if self.scenes[split] < 0 or self.questions_per_scene.get(split, 0) < 0:
-                raise ValueError(f"split {split!r}: sizes must be non-negative")
-        lo, hi = self.n_objects
-        if not 1 <= lo <= hi:
-            raise ValueError(f"Expected 1 <= n_objects[0] <= n_objects[1] but got {self.n_objects}")
-        self.n_objects = (int(lo), int(hi))
-
-    def scene_ids(self) -> dict[str, list[str]]:
-        """Scene ids per split, numbered consecutively across train, val, test."""
-        out, k = {}, 0
-        for split in SPLITS:
-            n = self.scenes.get(split, 0)
-            out[split] = [f"synth{k + i:04d}_00" for i in range(n)]
-            k += n
-        return out
 
 
 def generate_scene_records(

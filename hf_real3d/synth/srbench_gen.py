@@ -29,25 +29,12 @@ from hf_real3d.choices import LETTERS
 from hf_real3d.scene import Scene
 from hf_real3d.srbench.format import CATEGORIES, flip_expand, mirrored_answer
 from hf_real3d.synth.catalog import CATALOG
+from hf_real3d.synth.config import SRBenchConfig
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 
 __all__ = ["SRBenchConfig", "generate_srbench", "answer_text", "mirror_world", "World",
            "srbench_scene"]
-
-
-@dataclass
-class SRBenchConfig:
-    seed: int = 0
-    scenes: int = 150
-    questions_per_scene: int = 10
-    views_per_scene: int = 2
-    width: int = 512
-    height: int = 512
-    height_margin: float = 0.2  # m between tops for height_higher
-    distance_margin: float = 0.4  # m for closer/farther comparisons
-    angle_margin: float = 20.0  # degrees from any decision boundary
-    categories: tuple[str, ...] = tuple(CATEGORIES)
 
 
 @dataclass
