@@ -146,7 +146,9 @@ def _fast_rows(rows: list, key: str, file_deg: int | None) -> pd.DataFrame | Non
     else:
         ids = [_int_id(q) for q in qids]
     default = file_deg if file_deg is not None else 0
-    degs = [r.get("rotation_deg", r.get("rotation")) for r in rows]
+    degs = [r.get("rotation_deg") for r in rows]
+    if None in degs:  # a row without rotation_deg may say rotation
+        degs = [r.get("rotation") if d is None else d for r, d in zip(rows, degs)]
     if set(map(type, degs)) <= {type(None)}:
         deg = np.full(len(rows), default, dtype=np.int64)
     elif set(map(type, degs)) <= {int, type(None)}:

@@ -49,8 +49,8 @@ def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:
     if tr.is_world_process_zero():
         with open(out, "w") as f:
             json.dump(results, f)
-    end_distributed()
 
 
 if __name__ == "__main__":
     main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    end_distributed()  # after main: its trainers (and their DDP reducers) are gone
