@@ -25,13 +25,14 @@ def main() -> int:
         rows += [json.loads(line[6:]) for line in proc.stdout.splitlines()
                  if line.startswith("BENCH ")]
     print()
-    print(f"| {'benchmark':<44} | {'value':>10} | {'unit':<6} | {'ratio':>7} | "
+    w = max([len("benchmark"), *(len(r["name"]) for r in rows)])
+    print(f"| {'benchmark':<{w}} | {'value':>10} | {'unit':<6} | {'ratio':>7} | "
           f"{'target':<12} | ok |")
-    print(f"|{'-' * 46}|{'-' * 12}|{'-' * 8}|{'-' * 9}|{'-' * 14}|----|")
+    print(f"|{'-' * (w + 2)}|{'-' * 12}|{'-' * 8}|{'-' * 9}|{'-' * 14}|----|")
     for r in rows:
         ok = {True: "yes", False: "NO", None: ""}[r.get("ok")]
         ratio = f"{r['ratio']:.3f}" if "ratio" in r else ""
-        print(f"| {r['name']:<44} | {r['value']:>10} | {r['unit']:<6} | {ratio:>7} | "
+        print(f"| {r['name']:<{w}} | {r['value']:>10} | {r['unit']:<6} | {ratio:>7} | "
               f"{r.get('target', ''):<12} | {ok:<2} |")
     if failed:
         print(f"failed: {failed}")

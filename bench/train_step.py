@@ -1,12 +1,13 @@
 """Training step time of 3DR-FT against SFT, measured in the same run.
 
 Tiny Llama language model (hidden 128, 2 layers, ~500-word vocabulary), 64 text tokens,
-batch 64, 24 3D tokens. Target (training issue): with the blind model's log-probs
+batch 64, the default SceneLM inputs (question reader over label, direction and colour
+words). Target (training issue): with the blind model's log-probs
 precomputed, 3DR-FT / SFT <= 1.40 for 'paper' and for 'official' (each needs one extra
 no-grad text-only pass of the current model). Also reported: 'paper' with a live frozen
 reference model instead of the precomputed column.
 
-    python bench/train_step.py [--steps 30]
+    python bench/train_step.py [--steps 30] [--scenes 30] [--questions 80]
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from _common import report  # noqa: E402
 from datasets import Dataset  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
-from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows, train_tokenizer  # noqa: E402
-from hf_real3d.modeling.data import default_tokenizer_corpus  # noqa: E402
+from hf_real3d.modeling import SceneBank, qa_rows, train_tokenizer  # noqa: E402
+from hf_real3d.modeling.data import collator_for, default_tokenizer_corpus  # noqa: E402
 from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
 from hf_real3d.training import (  # noqa: E402
     ReweightedConfig,
@@ -50,16 +51,20 @@ class StepTimer(TrainerCallback):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--scenes", type=int, default=30, help="synthetic training rooms")
+    ap.add_argument("--questions", type=int, default=80, help="questions per room")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    cfg = SynthConfig(seed=0, scenes={"train": 30}, questions_per_scene={"train": 80})
+    cfg = SynthConfig(seed=0, scenes={"train": args.scenes},
+                      questions_per_scene={"train": args.questions})
     scenes, recs = generate_split(cfg, "train")
     tok = train_tokenizer(default_tokenizer_corpus(recs), vocab_size=500)
     bank = SceneBank.from_scenes(scenes)
+    bank.tokenize_labels(tok)  # the default SceneLM reads label words
     ds = Dataset.from_list(qa_rows(recs))
     sargs = ScriptArguments(hidden_size=128, num_layers=2)
     blind = build_model(sargs, tok, blind=True)
-    col = SceneQACollator(tok, bank, max_length=64)
+    col = collator_for(blind, tok, bank, max_length=64)
     ds_col = precompute_blind_logprobs(ds, blind, col)
     results = {}
     # SFT runs first and last; the faster of the two is the baseline (warm-up effects)
@@ -70,9 +75,8 @@ def main() -> None:
         for name, mode, data, ref in runs:
             torch.manual_seed(0)
             model = build_model(sargs, tok, blind=False)
-            c = SceneQACollator(tok, bank, max_length=64,
-                                blind_logprob_column="blind_logprobs"
-                                if data is ds_col else None)
+            c = collator_for(model, tok, bank, max_length=64,
+                             blind_logprob_column="blind_logprobs" if data is ds_col else None)
             targs = ReweightedConfig(output_dir=f"{tmp}/{name}", reweighting=mode,
                                      per_device_train_batch_size=64, max_steps=args.steps,
                                      logging_steps=1000, save_strategy="no", use_cpu=True,
