@@ -12,7 +12,22 @@ import pandas as pd
 
 from hf_real3d.scoring import answer_correctness
 
-__all__ = ["flips", "accuracy_by", "Finding", "findings"]
+__all__ = ["flips", "accuracy_by", "original_correct", "Finding", "findings"]
+
+
+def original_correct(refs: pd.DataFrame, pred: pd.DataFrame, ids: Sequence[int] | None = None
+                     ) -> tuple[list[int], np.ndarray]:
+    """(question ids, refined-EM correctness) of one model's original-view answers, for
+    ``ids`` (default: every original-view reference); a missing prediction is an error."""
+    orig = refs[refs.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
+    ids = list(orig.index) if ids is None else list(ids)
+    p = pred[pred.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
+    missing = [q for q in ids if q not in p.index]
+    if missing:
+        raise ValueError(f"no original-view prediction for question {missing[0]} "
+                         f"(and {len(missing) - 1} more)")
+    ok = answer_correctness(p.prediction.loc[ids].tolist(), orig.answers.loc[ids].tolist())[1]
+    return ids, ok
 
 
 def flips(refs: pd.DataFrame, preds: Mapping[str, pd.DataFrame], kept: set[int], *,
@@ -23,18 +38,11 @@ def flips(refs: pd.DataFrame, preds: Mapping[str, pd.DataFrame], kept: set[int],
     ``refs``: reference rows (question_id, rotation_deg, answers); ``preds``: prediction
     tables by model name, each covering every original-view question.
     """
-    orig = refs[refs.rotation_deg == 0].set_index("question_id")
-
-    def correct(name: str) -> np.ndarray:
-        p = preds[name]
-        p = p[p.rotation_deg == 0].set_index("question_id").loc[orig.index]
-        return answer_correctness(p.prediction.tolist(), orig.answers.tolist())[1]
-
-    ref_ok = correct(base)
-    in_kept = np.array([q in kept for q in orig.index])
+    ids, ref_ok = original_correct(refs, preds[base])
+    in_kept = np.array([q in kept for q in ids])
     out = {}
     for name in others:
-        new = correct(name)
+        new = original_correct(refs, preds[name], ids)[1]
         r2w, w2r = ref_ok & ~new, ~ref_ok & new
         out[name] = {"right_to_wrong": int(r2w.sum()),
                      "right_to_wrong_filtered_out": int((r2w & ~in_kept).sum()),
@@ -48,16 +56,11 @@ def accuracy_by(refs: pd.DataFrame, pred: pd.DataFrame, groups: Mapping[int, str
     """Refined EM of one model's original-view answers per group: ``groups`` maps question
     id to a label (e.g. ``prior_kind`` or the question type); ``keep`` limits to a subset
     (e.g. the filtered set). Returns ``{label: {"n": count, "em_refined": percent}}``."""
-    orig = refs[refs.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
-    ids = [q for q in orig.index if q in groups and (keep is None or q in keep)]
+    orig = refs.loc[refs.rotation_deg == 0, "question_id"].drop_duplicates()
+    ids = [q for q in orig if q in groups and (keep is None or q in keep)]
     if not ids:
         return {}
-    p = pred[pred.rotation_deg == 0].drop_duplicates("question_id").set_index("question_id")
-    missing = [q for q in ids if q not in p.index]
-    if missing:
-        raise ValueError(f"accuracy_by: no original-view prediction for question {missing[0]} "
-                         f"(and {len(missing) - 1} more)")
-    ok = answer_correctness(p.prediction.loc[ids].tolist(), orig.answers.loc[ids].tolist())[1]
+    ids, ok = original_correct(refs, pred, ids)
     labels = np.array([groups[q] for q in ids], dtype=object)
     return {str(g): {"n": int((labels == g).sum()),
                      "em_refined": float(ok[labels == g].mean() * 100)}
