@@ -21,7 +21,7 @@ import torch
 
 from hf_real3d.modeling.data import SceneBank, collator_for
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES
-from hf_real3d.training.losses import paper_weights, token_logprobs
+from hf_real3d.training.losses import paper_weights, per_sample_nll, token_logprobs
 
 __all__ = ["token_weights", "weight_summary"]
 
@@ -44,7 +44,8 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
                          "group_field= one the rows carry")
     collator = collator_for(model, tokenizer, bank)
     eos = tokenizer.eos_token_id
-    out = []
+    cols: dict[str, list] = {"question_id": [], "group": [], "eos": [], "paper": [],
+                             "official": []}
     model.eval()
     blind_model.eval()
     with torch.no_grad():
@@ -53,24 +54,23 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
             enc = collator(chunk)
             labels = enc.pop("labels")
             text = {k: v for k, v in enc.items() if k not in SCENE_INPUT_NAMES}
-            text_logp, mask = token_logprobs(model(**text).logits, labels)
+            text_logits = model(**text).logits
+            text_logp, mask = token_logprobs(text_logits, labels)
             blind_logp, _ = token_logprobs(
                 blind_model(input_ids=enc["input_ids"],
                             attention_mask=enc["attention_mask"]).logits, labels)
             w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip,
                               nan_policy="zero")
-            n_tok = mask.sum(1).clamp_min(1)
-            factor = 1.0 / (-(text_logp.sum(1)) / n_tok).clamp_min(eps)
-            is_eos = labels[:, 1:].eq(eos)
-            for i, r in enumerate(chunk):
-                m = mask[i]
-                k = int(m.sum())
-                out.append(pd.DataFrame({
-                    "question_id": [int(r["question_id"])] * k,
-                    "group": [str(r[group_field])] * k,
-                    "eos": is_eos[i][m].numpy(), "paper": w[i][m].numpy(),
-                    "official": [float(factor[i])] * k}))
-    return pd.concat(out, ignore_index=True)
+            # as official_loss: 1 / the text-only answer loss, floored at eps
+            factor = 1.0 / per_sample_nll(text_logits, labels).clamp_min(eps)
+            per_row = mask.sum(1).numpy()
+            cols["question_id"].append(np.repeat([int(r["question_id"]) for r in chunk],
+                                                 per_row))
+            cols["group"].append(np.repeat([str(r[group_field]) for r in chunk], per_row))
+            cols["eos"].append(labels[:, 1:].eq(eos)[mask].numpy())
+            cols["paper"].append(w[mask].numpy())
+            cols["official"].append(np.repeat(factor.numpy(), per_row))
+    return pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
 
 
 def weight_summary(weights: pd.DataFrame, *, clip: float | None = 10.0,
