@@ -1,4 +1,5 @@
-"""Dataclass fields with help text, for options parsed by ``HfArgumentParser``."""
+"""Dataclass fields with help text, for options parsed with ``HfArgumentParser``'s rules
+(``hf_real3d._argparse.DataclassParser`` for the CLI, ``HfArgumentParser`` for recipes)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The ``hf-real3d`` command line.
 
-Each command is one options dataclass (every field has ``help``), parsed by
-``transformers.HfArgumentParser``, and one library call. Flags are written
+Each command is one options dataclass (every field has ``help``), parsed with
+``transformers.HfArgumentParser``'s rules (by :class:`hf_real3d._argparse.DataclassParser`,
+which does not import transformers), and one library call. Flags are written
 ``--field_name`` or ``--field-name``. Every prediction input is ``NAME=FILE[,FILE...]``.
 
 Errors are one line on stderr with exit code 2 (``--debug`` shows the traceback); Ctrl-C
@@ -25,8 +26,7 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before anything imports torch (the demo, training, VLMs)
 
-from transformers import HfArgumentParser  # noqa: E402
-
+from hf_real3d._argparse import DataclassParser  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
 from hf_real3d._io import no_gc  # noqa: E402
 from hf_real3d.predictions import named_files, prediction_pairs  # noqa: E402
@@ -407,12 +407,11 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
     options_cls = cmd.options()
     doc = options_cls.__doc__ if options_cls.__doc__ and not options_cls.__doc__.startswith(
         options_cls.__name__ + "(") else ""
-    parser = HfArgumentParser(options_cls, prog=f"hf-real3d {name}",
-                              description=textwrap.fill(f"{cmd.help}. {' '.join(doc.split())}",
-                                                        88),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    (options,) = parser.parse_args_into_dataclasses(args=rest)
-    return name, options
+    parser = DataclassParser(options_cls, prog=f"hf-real3d {name}",
+                             description=textwrap.fill(f"{cmd.help}. {' '.join(doc.split())}",
+                                                       88),
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    return name, parser.parse_into_dataclass(rest)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,9 +21,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial.transform import Rotation
+
+if TYPE_CHECKING:
+    from scipy.spatial.transform import Rotation
+
+
+def _rotation() -> type[Rotation]:
+    # scipy.spatial costs 0.15 s to import: paid by the commands that turn poses, not by
+    # every import of this module (hf-real3d evaluate against cached references)
+    from scipy.spatial.transform import Rotation
+
+    return Rotation
 
 __all__ = [
     "DIRECTIONS_4",
@@ -81,7 +92,7 @@ def _check_finite(values: Sequence[float], what: str, item: str | None) -> None:
 
 def quaternion_from_yaw(yaw: float) -> np.ndarray:
     """The yaw-only ``(x, y, z, w)`` quaternion for a rotation of ``yaw`` radians about z."""
-    return Rotation.from_euler("z", yaw).as_quat()
+    return _rotation().from_euler("z", yaw).as_quat()
 
 
 def yaw_from_quaternion(
@@ -117,7 +128,7 @@ def yaw_from_quaternion(
             f"{where}rotation quaternion is not yaw-only (x={q[0]:.4f}, y={q[1]:.4f}); "
             "SQA3D poses rotate about z only: fix the annotation or drop the item"
         )
-    return float(Rotation.from_quat(q / norm).as_euler("ZYX")[0])
+    return float(_rotation().from_quat(q / norm).as_euler("ZYX")[0])
 
 
 def yaws_from_quaternions(quats: np.ndarray, items: Sequence[str], *,
@@ -140,7 +151,7 @@ def yaws_from_quaternions(quats: np.ndarray, items: Sequence[str], *,
 
 def facing_from_yaw(yaw: float) -> np.ndarray:
     """Unit vector the agent faces: ``R(yaw) @ (-1, 0, 0)``."""
-    return Rotation.from_euler("z", yaw).apply(_AGENT_FORWARD_LOCAL)
+    return _rotation().from_euler("z", yaw).apply(_AGENT_FORWARD_LOCAL)
 
 
 def yaw_from_facing(direction: Sequence[float]) -> float:
@@ -219,7 +230,7 @@ class Pose:
 
     def _world_from_ego(self) -> Rotation:
         # ego x (forward) = facing = R(yaw) @ (-1,0,0) = R(yaw + pi) @ (1,0,0)
-        return Rotation.from_euler("z", self.yaw + math.pi)
+        return _rotation().from_euler("z", self.yaw + math.pi)
 
     def to_ego(self, points: np.ndarray) -> np.ndarray:
         """World points (N, 3) or (3,) -> egocentric (x forward, y left, z up)."""
