@@ -18,6 +18,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,9 @@ __all__ = [
     "prediction_pairs",
     "load_predictions",
     "load_model_predictions",
+    "PredictionColumns",
+    "read_prediction_columns",
+    "read_model_prediction_columns",
     "load_srbench_predictions",
 ]
 
@@ -87,14 +93,66 @@ def _int_id(qid: object) -> object:
     return qid
 
 
-def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
-    """Rows ``question_id``, ``rotation_deg``, ``prediction`` from one Real-3DQA predictions
-    file: JSONL or JSON rows with ``question_id`` and one answer key of
-    :data:`PREDICTION_KEYS` (``prediction``; the official ``response_pred``; ``pred``,
-    ``pred_answer``, ``output`` or ``answer`` as 3D-LLM eval scripts write them), or a JSON
-    object ``{question_id: answer}``. The viewpoint: ``rotation_deg`` / ``rotation`` in the
-    row, else the file name (``rotation_90``, ``_90``), else 0; ids of the id x 100 + suffix
-    scheme are resolved later against the references."""
+@dataclass
+class PredictionColumns:
+    """One model's Real-3DQA predictions as columns (what :func:`load_predictions` returns
+    as a DataFrame): ids (int64, or object when some id is not a whole number), viewpoints
+    in degrees (int64), the answers (a string or a list of candidate strings per row) and
+    the optional ``log_prob`` column (None when no row has one)."""
+
+    question_id: np.ndarray
+    rotation_deg: np.ndarray
+    prediction: list
+    log_prob: list | None
+    name: str
+    official: bool = False
+
+    def __len__(self) -> int:
+        return len(self.prediction)
+
+    def to_frame(self) -> pd.DataFrame:
+        df = pd.DataFrame({"question_id": self.question_id, "rotation_deg": self.rotation_deg,
+                           "prediction": self.prediction,
+                           "log_prob": self.log_prob if self.log_prob is not None
+                           else [None] * len(self)})
+        df.attrs["name"] = self.name
+        df.attrs["official"] = self.official
+        return df
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, name: str | None = None) -> PredictionColumns:
+        """Columns of a predictions DataFrame (``question_id``, ``prediction``, optional
+        ``rotation_deg`` and ``log_prob``)."""
+        missing = [c for c in ("question_id", "prediction") if c not in df.columns]
+        if missing:
+            raise ValueError(f"predictions table lacks column(s) {missing}; expected "
+                             "question_id, prediction and optionally rotation_deg, log_prob")
+        qid = df.question_id.to_numpy()
+        if qid.dtype.kind not in "iu":
+            qid = np.asarray(qid, dtype=object)
+        deg = df.rotation_deg.to_numpy() if "rotation_deg" in df.columns else \
+            np.zeros(len(df), np.int64)
+        log_prob = df.log_prob.tolist() if "log_prob" in df.columns else None
+        if log_prob is not None and all(v is None or v != v for v in log_prob):
+            log_prob = None
+        return cls(qid, np.asarray(deg, dtype=np.int64), df.prediction.tolist(), log_prob,
+                   name or df.attrs.get("name", "model"), bool(df.attrs.get("official")))
+
+    @classmethod
+    def concat(cls, parts: list[PredictionColumns], name: str) -> PredictionColumns:
+        ids = [p.question_id for p in parts]
+        if not all(i.dtype.kind in "iu" for i in ids):
+            ids = [i.astype(object) for i in ids]
+        log_prob = None
+        if any(p.log_prob is not None for p in parts):
+            log_prob = [v for p in parts for v in (p.log_prob or [None] * len(p))]
+        return cls(np.concatenate(ids), np.concatenate([p.rotation_deg for p in parts]),
+                   [v for p in parts for v in p.prediction], log_prob, name,
+                   any(p.official for p in parts))
+
+
+def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
+    """:func:`load_predictions` as columns (no DataFrame: what ``hf-real3d evaluate`` uses)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
@@ -121,48 +179,64 @@ def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
         raise FormatError(f"{path}: expected a non-empty list of prediction rows")
     first = rows[0] if isinstance(rows[0], dict) else {}
     key = next((k for k in PREDICTION_KEYS if k in first), "prediction")
-    official = key == "response_pred"
     file_deg = _deg_from_name(path)
-    df = _fast_rows(rows, key, file_deg)
-    if df is None:  # something is off: the row-by-row pass names the first bad row
-        df = pd.DataFrame(_checked_rows(rows, key, file_deg, path, where))
-    df.attrs["name"] = path.stem
-    df.attrs["official"] = official
-    return df
+    cols = _fast_rows(rows, key, file_deg)
+    if cols is None:  # something is off: the row-by-row pass names the first bad row
+        cols = _checked_rows(rows, key, file_deg, path, where)
+    qid, deg, pred, log_prob = cols
+    if log_prob is not None and all(v is None for v in log_prob):
+        log_prob = None
+    return PredictionColumns(qid, deg, pred, log_prob, path.stem, key == "response_pred")
 
 
-def _fast_rows(rows: list, key: str, file_deg: int | None) -> pd.DataFrame | None:
-    """Columns pulled out of well-formed rows in a few passes (1M rows in about a second);
-    None when any row needs the row-by-row checks."""
+def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
+    """Rows ``question_id``, ``rotation_deg``, ``prediction`` from one Real-3DQA predictions
+    file: JSONL or JSON rows with ``question_id`` and one answer key of
+    :data:`PREDICTION_KEYS` (``prediction``; the official ``response_pred``; ``pred``,
+    ``pred_answer``, ``output`` or ``answer`` as 3D-LLM eval scripts write them), or a JSON
+    object ``{question_id: answer}``. The viewpoint: ``rotation_deg`` / ``rotation`` in the
+    row, else the file name (``rotation_90``, ``_90``), else 0; ids of the id x 100 + suffix
+    scheme are resolved later against the references."""
+    return read_prediction_columns(path).to_frame()
+
+
+def _ids(qids: list) -> np.ndarray:
+    if set(map(type, qids)) <= {int}:
+        try:
+            return np.array(qids, dtype=np.int64)
+        except OverflowError:
+            pass
+    return np.array([_int_id(q) for q in qids], dtype=object)
+
+
+def _fast_rows(rows: list, key: str, file_deg: int | None) -> tuple | None:
+    """Columns pulled out of well-formed rows in a few C-level passes (1M rows in a few
+    tenths of a second); None when any row needs the row-by-row checks."""
     try:
-        qids = [r["question_id"] for r in rows]
-        preds = [r[key] for r in rows]
+        qids = list(map(itemgetter("question_id"), rows))
+        preds = list(map(itemgetter(key), rows))
+        degs = list(map(dict.get, rows, repeat("rotation_deg")))
+        log_prob = list(map(dict.get, rows, repeat("log_prob")))
     except (KeyError, TypeError):
         return None
     if not set(map(type, preds)) <= {str}:
         return None
-    if set(map(type, qids)) <= {int}:
-        ids = np.asarray(qids, dtype=np.int64)
-    else:
-        ids = [_int_id(q) for q in qids]
     default = file_deg if file_deg is not None else 0
-    degs = [r.get("rotation_deg") for r in rows]
     if None in degs:  # a row without rotation_deg may say rotation
         degs = [r.get("rotation") if d is None else d for r, d in zip(rows, degs)]
-    if set(map(type, degs)) <= {type(None)}:
+    kinds = set(map(type, degs))
+    if kinds <= {type(None)}:
         deg = np.full(len(rows), default, dtype=np.int64)
-    elif set(map(type, degs)) <= {int, type(None)}:
+    elif kinds <= {int, type(None)}:
         deg = np.array([default if d is None else d for d in degs], dtype=np.int64)
     else:
         return None
-    log_prob = [r.get("log_prob") for r in rows]
-    return pd.DataFrame({"question_id": ids, "rotation_deg": deg, "prediction": preds,
-                         "log_prob": log_prob})
+    return _ids(qids), deg, preds, log_prob
 
 
 def _checked_rows(rows: list, key: str, file_deg: int | None, path: Path,
-                  where: list[str] | None) -> list[dict]:
-    out = []
+                  where: list[str] | None) -> tuple:
+    qids, degs, preds, log_prob = [], [], [], []
     for i, r in enumerate(rows):
         at = where[i] if where else f"row {i}"
         if not isinstance(r, dict) or "question_id" not in r:
@@ -186,19 +260,25 @@ def _checked_rows(rows: list, key: str, file_deg: int | None, path: Path,
         if whole is None:
             raise FormatError(f"{path}: {at}: question_id {r['question_id']}: rotation_deg "
                               f"{deg!r} is not a whole number of degrees")
-        out.append({"question_id": _int_id(r["question_id"]), "rotation_deg": whole,
-                    "prediction": pred, "log_prob": r.get("log_prob")})
-    return out
+        qids.append(r["question_id"])
+        degs.append(whole)
+        preds.append(pred)
+        log_prob.append(r.get("log_prob"))
+    return _ids(qids), np.array(degs, dtype=np.int64), preds, log_prob
+
+
+def read_model_prediction_columns(spec: str) -> PredictionColumns:
+    """``[NAME=]FILE[,FILE...]`` -> one model's predictions as columns, named NAME (default:
+    the first file's stem)."""
+    name, files = parse_prediction_spec(spec)
+    parts = [read_prediction_columns(f) for f in files]
+    return PredictionColumns.concat(parts, name or parts[0].name)
 
 
 def load_model_predictions(spec: str) -> pd.DataFrame:
     """``[NAME=]FILE[,FILE...]`` -> one Real-3DQA predictions table named NAME (default:
     the first file's stem)."""
-    name, files = parse_prediction_spec(spec)
-    frames = [load_predictions(f) for f in files]
-    df = pd.concat(frames, ignore_index=True)
-    df.attrs["name"] = name or frames[0].attrs["name"]
-    return df
+    return read_model_prediction_columns(spec).to_frame()
 
 
 def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:

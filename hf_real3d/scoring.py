@@ -23,6 +23,7 @@ from hf_real3d.answers import normalize_answer
 __all__ = [
     "expected_p_at_least",
     "degenerate_predictions",
+    "degenerate_counts",
     "MetricInputError",
     "answer_correctness",
     "em_scores",
@@ -577,25 +578,34 @@ def degenerate_predictions(predictions: Sequence, em: Sequence[bool],
     answering: mostly empty (refined EM counts an empty answer right under the LEO rule),
     one answer for nearly everything, or refined EM far above EM with long answers (an
     answer list that contains the reference as a substring)."""
-    n = len(predictions)
+    if not len(predictions):
+        return []
+    texts = predictions if set(map(type, predictions)) <= {str} else \
+        [p if isinstance(p, str) else " ".join(p) for p in predictions]
+    codes, uniq = pd.factorize(np.asarray(texts, dtype=object))
+    return degenerate_counts(np.bincount(codes, minlength=len(uniq)), list(uniq), em,
+                             em_refined)
+
+
+def degenerate_counts(counts: np.ndarray, texts: Sequence[str], em: Sequence[bool],
+                      em_refined: Sequence[bool]) -> list[str]:
+    """:func:`degenerate_predictions` from each distinct answer's text and count (every
+    figure is computed once per distinct answer, weighted by its count)."""
+    counts = np.asarray(counts)
+    n = int(counts.sum())
     if not n:
         return []
-    texts = predictions if all(type(p) is str for p in predictions) else \
-        [p if isinstance(p, str) else " ".join(p) for p in predictions]
-    # every figure below is computed once per distinct answer, weighted by its count
-    codes, uniq = pd.factorize(np.asarray(texts, dtype=object))
-    counts = np.bincount(codes, minlength=len(uniq))
     out = []
-    empty = counts[[not s.strip() for s in uniq]].sum() / n
+    empty = counts[[not s.strip() for s in texts]].sum() / n
     if empty >= 0.5:
         out.append(f"{empty:.0%} of the predictions are empty (under leo_compatible an empty "
                    "prediction counts as refined-correct)")
-    folded = pd.Series(counts).groupby([s.strip().lower() for s in uniq]).sum()
+    folded = pd.Series(counts).groupby([s.strip().lower() for s in texts]).sum()
     top, count = folded.idxmax(), int(folded.max())
     if n >= 20 and count / n >= 0.9 and top:
         out.append(f"{count / n:.0%} of the predictions are the same answer {top!r}")
     gap = (np.mean(em_refined) - np.mean(em)) * 100
-    words = float(np.dot(counts, [len(s.split()) for s in uniq]) / n)
+    words = float(np.dot(counts, [len(s.split()) for s in texts]) / n)
     if gap >= 20 and words >= 4:
         out.append(f"refined EM is {gap:.0f} points above EM and predictions average "
                    f"{words:.1f} words: refined EM accepts a reference found inside a longer "

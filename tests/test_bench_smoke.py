@@ -22,3 +22,28 @@ def test_train_step_bench_runs(tmp_path):
                                          "3DR-FT official / SFT step time",
                                          "3DR-FT paper with live reference / SFT"]
     assert all(r["value"] > 0 for r in rows)
+
+
+def test_official_baseline_cleans_as_the_library_does():
+    # the bench restates the official script's cleaning (re.sub with pattern strings, its
+    # cost); it must give the library's normalisation, string for string
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from _official_vrs import clean_answer
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    from hf_real3d.answers import normalize_answer
+
+    texts = ["The chair on my LEFT ", "2", "a table", "mat2 is  there", "none", "tv oclock",
+             "backwards.  Go", "23 chairs", "rigth, behine the chai", "o'  clock", "an apple"]
+    assert [clean_answer(t) for t in texts] == [normalize_answer(t) for t in texts]
+    assert clean_answer(texts) == [normalize_answer(t) for t in texts]
+
+
+@pytest.mark.slow
+def test_evaluate_e2e_bench_runs(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "bench/evaluate_e2e.py"), "--groups", "3000"],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+    assert len(rows) == 3 and all(r["identical"] for r in rows), rows

@@ -173,7 +173,7 @@ def test_release_references_are_cached_and_never_stale(real_dir, tmp_path, monke
     monkeypatch.setattr(r3_eval, "read_release", lambda f: calls.append(f) or real_read(f))
     first = load_references(rel)
     again = load_references(rel)
-    assert len(calls) == 1 and len(list((tmp_path / "cache").glob("*.parquet"))) == 1
+    assert len(calls) == 1 and len(list((tmp_path / "cache").glob("*.npz"))) == 1
     pd.testing.assert_frame_equal(first, again)
     assert again.attrs["report"] == first.attrs["report"]
     # an edit (another answer in rotation_90) must be seen
@@ -218,3 +218,37 @@ def test_read_json_parses_what_json_does_and_names_the_line(tmp_path):
     f.write_text('[\n{"a": 1},\n{"a": }\n]')
     with pytest.raises(FormatError, match="line 3, column 7"):
         read_json(f)
+
+
+def test_columns_and_frames_score_alike(real_dir, tmp_path, release_refs):
+    """score_predictions on DataFrames (the public tables) and on columns (what the CLI
+    reads) give the same metrics and aligned rows."""
+    from hf_real3d.predictions import read_model_prediction_columns
+    from hf_real3d.real3dqa import evaluate as r3_eval
+
+    files = _official_files(real_dir, tmp_path, wrong_ids={22060200003501, 220602000035})
+    spec = "m=" + ",".join(files)
+    cols = read_model_prediction_columns(spec)
+    frame = pd.concat([load_predictions(f) for f in files], ignore_index=True)
+    a = score_predictions(r3_eval.reference_columns(real_dir / "real3dqa"), cols,
+                          allow_missing=True)
+    b = score_predictions(release_refs, frame, name="m", allow_missing=True)
+    assert a.metrics == b.metrics and a.metrics["rotation"]["p_at_least_4"] < 100
+    pd.testing.assert_frame_equal(a.rows, b.rows)
+    wrong = a.rows[~a.rows.em_refined]
+    assert sorted(map(tuple, wrong[["question_id", "rotation_deg"]].values.tolist())) == \
+        [(220602000035, 0), (220602000035, 90), (220602000035, 180)]  # 180 keeps the id
+    assert list(a.rows.columns) == ["question_id", "rotation_deg", "prediction", "log_prob",
+                                    "answers", "question_type", "in_debiased", "in_rotation",
+                                    "em", "em_refined"]
+    assert r3_eval.ReferenceColumns.from_frame(release_refs).to_frame().equals(release_refs)
+
+
+def test_unreadable_reference_cache_is_rebuilt(real_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_REAL3D_CACHE", str(tmp_path / "cache"))
+    first = load_references(real_dir / "real3dqa")
+    (table,) = (tmp_path / "cache").glob("*.npz")
+    table.write_bytes(b"not a zip file")
+    again = load_references(real_dir / "real3dqa")
+    pd.testing.assert_frame_equal(first, again)
+    assert table.stat().st_size > 1000  # written again

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path, write_json
-from hf_real3d.predictions import load_model_predictions
+from hf_real3d.predictions import PredictionColumns, read_model_prediction_columns
 from hf_real3d.real3dqa.release import (
     DEBIASED_FILE,
     RELEASE_VIEWPOINTS,
@@ -40,7 +40,7 @@ from hf_real3d.scoring import (
     MetricInputError,
     answer_correctness,
     bootstrap_ci,
-    degenerate_predictions,
+    degenerate_counts,
     vrs,
 )
 from hf_real3d.sqa3d import read_split, split_paths
@@ -48,7 +48,8 @@ from hf_real3d.sqa3d import read_split, split_paths
 logger = logging.getLogger(__name__)
 
 __all__ = ["load_references", "reference_cache_dir", "load_folder_references",
-           "score_predictions", "ModelScores", "EvaluationReport", "evaluate_files"]
+           "score_predictions", "ModelScores", "EvaluationReport", "evaluate_files",
+           "ReferenceColumns", "reference_columns"]
 
 
 def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
@@ -89,7 +90,75 @@ def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
 
 REF_COLUMNS = ["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
                "in_rotation"]
-_CACHE_FORMAT = 1  # bump when the reference table or the release reader changes
+_CACHE_FORMAT = 2  # bump when the reference table or the release reader changes
+
+
+@dataclass
+class ReferenceColumns:
+    """A reference table as columns, answers and question types dictionary-encoded (what
+    scoring works on; :meth:`to_frame` gives the :data:`REF_COLUMNS` DataFrame)."""
+
+    question_id: np.ndarray  # int64, or object for ids that are not whole numbers
+    rotation_deg: np.ndarray  # int64
+    answer_code: np.ndarray  # row -> answer_vocab index
+    answer_vocab: list[list[str]]  # distinct answer lists
+    type_code: np.ndarray  # row -> type_vocab index (-1: none)
+    type_vocab: list[str]
+    in_debiased: np.ndarray
+    in_rotation: np.ndarray
+    report: dict[str, Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self.question_id)
+
+    def question_types(self) -> np.ndarray:
+        return np.asarray([*self.type_vocab, ""], dtype=object)[self.type_code]
+
+    def to_frame(self) -> pd.DataFrame:
+        df = pd.DataFrame({
+            "question_id": self.question_id, "rotation_deg": self.rotation_deg,
+            "answers": [list(self.answer_vocab[c]) for c in self.answer_code.tolist()],
+            "question_type": self.question_types().tolist(),
+            "in_debiased": self.in_debiased, "in_rotation": self.in_rotation})
+        if self.report is not None:
+            df.attrs["report"] = self.report
+        return df
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame) -> ReferenceColumns:
+        missing = [c for c in REF_COLUMNS if c not in df.columns]
+        if missing:
+            raise ValueError(f"reference table lacks column(s) {missing}; expected {REF_COLUMNS} "
+                             "(as load_references returns)")
+        keys = [(a,) if isinstance(a, str) else tuple(a) for a in df.answers.tolist()]
+        codes, vocab = pd.factorize(pd.Series(keys, dtype=object))
+        tcodes, tvocab = pd.factorize(df.question_type.astype(object).fillna("").to_numpy())
+        qid = df.question_id.to_numpy()
+        return cls(qid if qid.dtype.kind in "iu" else np.asarray(qid, dtype=object),
+                   df.rotation_deg.to_numpy().astype(np.int64),
+                   codes.astype(np.int64), [list(v) for v in vocab],
+                   tcodes.astype(np.int64), [str(t) for t in tvocab],
+                   df.in_debiased.to_numpy(bool), df.in_rotation.to_numpy(bool),
+                   df.attrs.get("report"))
+
+    # the cache: arrays in one .npz, vocabularies and report in a .json beside it
+    _ARRAYS = ("question_id", "rotation_deg", "answer_code", "type_code", "in_debiased",
+               "in_rotation")
+
+    def save(self, table: Path, meta: Path) -> None:
+        write_json(meta, {"answer_vocab": self.answer_vocab, "type_vocab": self.type_vocab,
+                          "report": self.report})
+        with atomic_path(table) as tmp:  # the table last: its presence means both are whole
+            with open(tmp, "wb") as f:
+                np.savez(f, **{k: getattr(self, k) for k in self._ARRAYS})
+
+    @classmethod
+    def load(cls, table: Path, meta: Path) -> ReferenceColumns:
+        m = json.loads(meta.read_text())
+        with np.load(table, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in cls._ARRAYS}
+        return cls(**arrays, answer_vocab=m["answer_vocab"], type_vocab=m["type_vocab"],
+                   report=m["report"])
 
 
 def reference_cache_dir() -> Path:
@@ -113,16 +182,14 @@ def _release_key(src: Path) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
-def _release_references(src: Path, cache: bool) -> pd.DataFrame:
+def _release_references(src: Path, cache: bool) -> ReferenceColumns:
     key = _release_key(src)
-    table = reference_cache_dir() / f"real3dqa-references-{key}.parquet"
+    table = reference_cache_dir() / f"real3dqa-references-{key}.npz"
     meta = table.with_suffix(".json")
     if cache and table.is_file() and meta.is_file():
         try:
-            df = pd.read_parquet(table)
-            df.attrs["report"] = json.loads(meta.read_text())
-            return df
-        except (OSError, ValueError) as err:  # unreadable cache: rebuild it
+            return ReferenceColumns.load(table, meta)
+        except (OSError, ValueError, KeyError, TypeError) as err:  # unreadable: rebuild it
             logger.warning("ignoring unreadable reference cache %s (%s)", table, err)
     data = read_release(src)
     rot = pd.DataFrame(data.rotations)
@@ -136,16 +203,35 @@ def _release_references(src: Path, cache: bool) -> pd.DataFrame:
     df = merged[REF_COLUMNS].reset_index(drop=True)
     df["rotation_deg"] = df.rotation_deg.astype(np.int64)
     df.attrs["report"] = data.report
+    refs = ReferenceColumns.from_frame(df)
     if cache:
-        try:  # the table last: its presence means both files are complete
-            table.parent.mkdir(parents=True, exist_ok=True)
-            write_json(meta, data.report)
-            with atomic_path(table) as tmp:
-                df.to_parquet(tmp, index=False)
+        try:
+            refs.save(table, meta)
         except OSError as err:  # a read-only cache is not an error: the next run re-reads
             logger.warning("could not cache the parsed references in %s (%s)", table.parent,
                            err)
-    return df
+    return refs
+
+
+def reference_columns(source: str | os.PathLike, split: str = "test", *,
+                      cache: bool = True) -> ReferenceColumns:
+    """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses)."""
+    src = Path(source)
+    if (src / "rotation_0.json").is_file():
+        return _release_references(src, cache)
+    if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
+        return ReferenceColumns.from_frame(load_folder_references(src))
+    if split_paths(src, split)[0].is_file():
+        recs = read_split(src, split)
+        return ReferenceColumns.from_frame(pd.DataFrame({
+            "question_id": [r.question_id for r in recs], "rotation_deg": 0,
+            "answers": [r.answers for r in recs],
+            "question_type": [r.qtype for r in recs],
+            "in_debiased": False, "in_rotation": False,
+        }))
+    raise FileNotFoundError(
+        f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
+        f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
 
 
 def load_references(source: str | os.PathLike, split: str = "test", *,
@@ -156,63 +242,105 @@ def load_references(source: str | os.PathLike, split: str = "test", *,
     A release folder is parsed and validated once; the table is then kept under
     :func:`reference_cache_dir`, keyed by each file's path, size and times, so later
     evaluations against the same files skip the JSON (``cache=False`` always re-reads)."""
-    src = Path(source)
-    if (src / "rotation_0.json").is_file():
-        return _release_references(src, cache)
-    if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
-        return load_folder_references(src)
-    if split_paths(src, split)[0].is_file():
-        recs = read_split(src, split)
-        return pd.DataFrame({
-            "question_id": [r.question_id for r in recs], "rotation_deg": 0,
-            "answers": [r.answers for r in recs],
-            "question_type": [r.qtype for r in recs],
-            "in_debiased": False, "in_rotation": False,
-        })
-    raise FileNotFoundError(
-        f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
-        f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
+    return reference_columns(source, split, cache=cache).to_frame()
 
 
-def _align(refs: pd.DataFrame, preds: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:
-    qid = preds.question_id.to_numpy()
-    if preds.question_id.dtype == object and all(isinstance(q, str) for q in qid[:50]):
+def _first_index(codes: np.ndarray, n: int) -> np.ndarray:
+    """For codes 0..n-1: the first row holding each code."""
+    first = np.empty(n, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
+def _answer_key(p: str | list) -> str:
+    return p if isinstance(p, str) else "\x1f".join(p)
+
+
+@dataclass
+class _Aligned:
+    rows: np.ndarray  # the prediction rows kept (repeats dropped), in file order
+    ref: np.ndarray  # each kept row's reference row
+    question_id: np.ndarray  # ids with the x100+suffix scheme resolved
+    rotation_deg: np.ndarray
+    repeats: int  # identical repeated predictions dropped
+
+
+def _align(refs: ReferenceColumns, preds: PredictionColumns, name: str) -> _Aligned:
+    qid, deg = preds.question_id, preds.rotation_deg
+    if qid.dtype == object and all(isinstance(q, str) for q in qid[:50]):
         try:
-            preds = preds.assign(question_id=preds.question_id.astype(np.int64))
-        except ValueError:
+            qid = qid.astype(np.int64)
+        except (ValueError, OverflowError):
             pass
+    ref_ids = refs.question_id
     # id x 100 + suffix scheme (the official rotated files): map back to the base id and
     # viewpoint, for ids that are not base ids themselves but id // 100 is one
-    qid = preds.question_id.to_numpy()
-    ref_ids = refs.question_id.to_numpy()
     if qid.dtype.kind in "iu" and ref_ids.dtype.kind in "iu":
-        sfx, head, tail = suffixed_ids(qid, np.unique(ref_ids))
+        sfx, head, tail = suffixed_ids(qid, pd.unique(ref_ids))
         sfx &= np.isin(tail, list(SUFFIX_DEG))
         if sfx.any():
-            deg = preds.rotation_deg.to_numpy().copy()
+            deg = deg.copy()
             deg[sfx] = [SUFFIX_DEG[t] for t in tail[sfx].tolist()]
-            preds = preds.assign(question_id=np.where(sfx, head, qid), rotation_deg=deg)
+            qid = np.where(sfx, head, qid)
+    # one integer key per (question_id, rotation_deg), shared by references and predictions
+    nr = len(refs)
+    both = np.concatenate([ref_ids, qid]) if ref_ids.dtype == qid.dtype else \
+        np.concatenate([ref_ids.astype(object), qid.astype(object)])
+    qcodes, quniq = pd.factorize(both)
+    dcodes, duniq = pd.factorize(np.concatenate([refs.rotation_deg, deg]))
+    keys = qcodes.astype(np.int64) * len(duniq) + dcodes
+    ref_keys, pred_keys = keys[:nr], keys[nr:]
     # the official de-biased and rotation_0 files both answer the shared questions at 0
     # degrees: the same answer twice is one prediction; two different ones are an error
-    key = preds.prediction
-    if pd.api.types.infer_dtype(key, skipna=False) != "string":  # lists of candidates
-        key = key.map(lambda p: p if isinstance(p, str) else "\x1f".join(p))
-    same = preds.assign(_key=key).duplicated(["question_id", "rotation_deg", "_key"])
-    preds = preds[~same.to_numpy()]
-    dup = preds.duplicated(["question_id", "rotation_deg"])
-    if dup.any():
-        r = preds[dup].iloc[0]
-        raise MetricInputError(f"{name}: duplicate prediction for question_id {r.question_id} "
-                               f"at rotation {r.rotation_deg} with different answers; keep one "
-                               "row per (question_id, rotation_deg)")
-    merged = preds.merge(refs, on=["question_id", "rotation_deg"], how="left", indicator=True)
-    unknown = merged[merged["_merge"] == "left_only"]
-    if len(unknown):
-        r = unknown.iloc[0]
+    pcodes, puniq = pd.factorize(pred_keys)
+    repeat = np.ones(len(pcodes), dtype=bool)
+    repeat[_first_index(pcodes, len(puniq))] = False
+    drop = np.zeros(len(pcodes), dtype=bool)
+    if repeat.any():
+        first = _first_index(pcodes, len(puniq))
+        for i in np.flatnonzero(repeat).tolist():
+            j = int(first[pcodes[i]])
+            if _answer_key(preds.prediction[i]) == _answer_key(preds.prediction[j]):
+                drop[i] = True
+            else:
+                raise MetricInputError(
+                    f"{name}: duplicate prediction for question_id {qid[i]} at rotation "
+                    f"{deg[i]} with different answers; keep one row per (question_id, "
+                    "rotation_deg)")
+    rows = np.flatnonzero(~drop)
+    index = pd.Index(ref_keys)
+    if not index.is_unique:
+        raise MetricInputError("the reference table repeats a (question_id, rotation_deg) row; "
+                               "build it again with load_references")
+    ref = index.get_indexer(pred_keys[rows])
+    unknown = ref < 0
+    if unknown.any():
+        i = int(rows[np.argmax(unknown)])
         raise MetricInputError(
-            f"{name}: {len(unknown)} prediction(s) match no reference, e.g. question_id "
-            f"{r.question_id} at rotation {r.rotation_deg}; check the ids and viewpoints")
-    return merged.drop(columns="_merge"), int(same.sum())
+            f"{name}: {int(unknown.sum())} prediction(s) match no reference, e.g. question_id "
+            f"{qid[i]} at rotation {deg[i]}; check the ids and viewpoints")
+    return _Aligned(rows, ref.astype(np.int64), qid[rows], deg[rows], int(drop.sum()))
+
+
+def _correctness(refs: ReferenceColumns, preds: PredictionColumns, al: _Aligned,
+                 leo_compatible: bool) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(EM, refined EM) per aligned row, each distinct (prediction, answers) pair matched
+    once; and the prediction counts per distinct answer (for the degenerate checks)."""
+    texts = preds.prediction
+    if not set(map(type, texts)) <= {str}:
+        texts = [_answer_key(p) for p in texts]
+    codes, uniq = pd.factorize(np.asarray(texts, dtype=object)[al.rows])
+    first = _first_index(codes, len(uniq))
+    pair = codes.astype(np.int64) * len(refs.answer_vocab) + refs.answer_code[al.ref]
+    pcodes, puniq = pd.factorize(pair)
+    pfirst = _first_index(pcodes, len(puniq))
+    cand = [preds.prediction[i] for i in al.rows[first[codes[pfirst]]].tolist()]
+    answers = [refs.answer_vocab[c] for c in refs.answer_code[al.ref[pfirst]].tolist()]
+    em, ref = answer_correctness(cand, answers, leo_compatible=leo_compatible)
+    uniq_texts = [p if isinstance(p, str) else " ".join(p)
+                  for p in (preds.prediction[i] for i in al.rows[first].tolist())]
+    counts = np.bincount(codes, minlength=len(uniq))
+    return em[pcodes], ref[pcodes], {"counts": counts, "texts": uniq_texts}
 
 
 @dataclass
@@ -222,112 +350,140 @@ class ModelScores:
     rows: pd.DataFrame  # aligned rows with em / em_refined columns
 
 
-def _subset_scores(df: pd.DataFrame, refs_subset: pd.DataFrame, what: str,
-                   allow_missing: bool, notices: list[str]) -> dict[str, Any] | None:
-    """EM / refined EM over every reference row of a subset; rows without a prediction are
-    counted wrong when ``allow_missing``, else the figure is not computed (a notice says
-    why)."""
-    if not len(refs_subset):
+def _subset_scores(refs: ReferenceColumns, mask: np.ndarray, have: np.ndarray,
+                   em: np.ndarray, em_r: np.ndarray, what: str, allow_missing: bool,
+                   notices: list[str]) -> dict[str, Any] | None:
+    """EM / refined EM over every reference row of a subset (``mask``); rows without a
+    prediction are counted wrong when ``allow_missing``, else the figure is not computed (a
+    notice says why)."""
+    idx = np.flatnonzero(mask)
+    if not len(idx):
         return None
-    keys = ["question_id", "rotation_deg"]
-    full = refs_subset[[*keys, "question_type"]].merge(
-        df[[*keys, "em", "em_refined"]], how="left", on=keys)
-    present = full.em.notna().to_numpy()
+    present = have[idx]
     n_missing = int((~present).sum())
     if n_missing and (not allow_missing or not present.any()):
-        q, d = full.loc[~present, keys].iloc[0]
+        i = int(idx[np.argmin(present)])
         notices.append(f"{what} EM / refined EM not computed: predictions missing for "
-                       f"{n_missing} of {len(full)} rows, e.g. question_id {q} at rotation {d}"
+                       f"{n_missing} of {len(idx)} rows, e.g. question_id "
+                       f"{refs.question_id[i]} at rotation {refs.rotation_deg[i]}"
                        + ("" if present.any() and allow_missing else
                           " (pass allow_missing to count missing rows as wrong)"))
         return None
     if n_missing:
-        notices.append(f"{what}: {n_missing} of {len(full)} rows have no prediction and are "
+        notices.append(f"{what}: {n_missing} of {len(idx)} rows have no prediction and are "
                        "counted wrong")
-    full = full.assign(em=full.em.fillna(False).astype(bool),
-                       em_refined=full.em_refined.fillna(False).astype(bool))
-    out = {"em": float(full.em.mean() * 100), "em_refined": float(full.em_refined.mean() * 100),
-           "n": len(full), "missing": n_missing,
-           "em_refined_ci": bootstrap_ci(full.em_refined.to_numpy())}
-    grouped = full.groupby("question_type")[["em", "em_refined"]]
-    per, sizes = grouped.mean() * 100, grouped.size()
-    out["per_type"] = {str(t): {"em": float(r.em), "em_refined": float(r.em_refined),
-                                "n": int(sizes[t])}
-                       for t, r in per.iterrows() if str(t)}
+    e, r = em[idx], em_r[idx]  # missing rows are False
+    out = {"em": float(e.mean() * 100), "em_refined": float(r.mean() * 100),
+           "n": len(idx), "missing": n_missing, "em_refined_ci": bootstrap_ci(r)}
+    t = refs.type_code[idx]
+    ok = t >= 0
+    m = len(refs.type_vocab)
+    n_t = np.bincount(t[ok], minlength=m)
+    e_t = np.bincount(t[ok], weights=e[ok], minlength=m)
+    r_t = np.bincount(t[ok], weights=r[ok], minlength=m)
+    out["per_type"] = {name: {"em": float(e_t[c] / n_t[c] * 100),
+                              "em_refined": float(r_t[c] / n_t[c] * 100), "n": int(n_t[c])}
+                       for name, c in sorted((n, c) for c, n in enumerate(refs.type_vocab))
+                       if name and n_t[c]}
     return out
 
 
+def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_compatible: bool,
+           allow_missing: bool) -> tuple[dict[str, Any], _Aligned, np.ndarray, np.ndarray]:
+    """The metrics of one model, and its aligned rows with their (EM, refined EM)."""
+    al = _align(refs, preds, name)
+    em, ref, dist = _correctness(refs, preds, al, leo_compatible)
+    notices: list[str] = []
+    if al.repeats:
+        notices.append(f"{al.repeats} repeated predictions (same question, "
+                       "viewpoint and answer, e.g. in both the de-biased and rotation_0 files) "
+                       "counted once")
+    metrics: dict[str, Any] = {
+        "model": name, "predictions": len(al.rows),
+        "warnings": degenerate_counts(dist["counts"], dist["texts"], em, ref),
+        "notices": notices}
+    # per reference row: its prediction's correctness (False where none)
+    have = np.zeros(len(refs), dtype=bool)
+    have[al.ref] = True
+    em_ref = np.zeros(len(refs), dtype=bool)
+    em_ref[al.ref] = em
+    ok_ref = np.zeros(len(refs), dtype=bool)
+    ok_ref[al.ref] = ref
+    orig = refs.rotation_deg == 0
+    for key, mask in (("original", orig), ("debiased", orig & refs.in_debiased)):
+        if key == "debiased" and not refs.in_debiased.any():
+            continue
+        what = "original-view" if key == "original" else "de-biased"
+        s = _subset_scores(refs, mask, have, em_ref, ok_ref, what, allow_missing, notices)
+        if s:
+            metrics[key] = s
+    rot_rows = np.flatnonzero(refs.in_rotation)
+    if len(rot_rows):
+        n_pred_vps = len(np.unique(al.rotation_deg[refs.in_rotation[al.ref]]))
+        if n_pred_vps < 2:
+            notices.append("P_k and VRS not computed: the predictions cover "
+                           f"{n_pred_vps} viewpoint(s) of the rotation groups (the references "
+                           f"have {len(np.unique(refs.rotation_deg[rot_rows]))})")
+        else:
+            n_missing = int((~have[rot_rows]).sum())
+            if n_missing and not allow_missing:
+                notices.append(f"P_k and VRS not computed: predictions missing for {n_missing} "
+                               f"of {len(rot_rows)} rotation rows (pass allow_missing to count "
+                               "them wrong)")
+            else:
+                if n_missing:
+                    notices.append(f"rotations: {n_missing} of {len(rot_rows)} rows have no "
+                                   "prediction and are counted wrong")
+                correct = ok_ref[rot_rows]
+                gid, rdeg = refs.question_id[rot_rows], refs.rotation_deg[rot_rows]
+                metrics["rotation"] = vrs(correct, gid, rdeg, incomplete="drop", ci=True)
+                types = refs.type_code[rot_rows]
+                per_type = {}
+                for qt, c in sorted((n, c) for c, n in enumerate(refs.type_vocab)):
+                    m = types == c
+                    if not qt or not m.any():
+                        continue
+                    v = vrs(correct[m], gid[m], rdeg[m], incomplete="drop")
+                    if not v["groups"]:
+                        continue
+                    n_vp = len(v["viewpoints"])
+                    per_type[str(qt)] = {"vrs": v["vrs"], "p_at_least_1": v["p_at_least_1"],
+                                         f"p_at_least_{n_vp}": v[f"p_at_least_{n_vp}"],
+                                         "groups": v["groups"]}
+                metrics["rotation"]["per_type"] = per_type
+    if not any(k in metrics for k in ("original", "debiased", "rotation")):
+        raise MetricInputError(f"{name}: no figure could be computed: " + "; ".join(notices))
+    return metrics, al, em, ref
+
+
 def score_predictions(
-    refs: pd.DataFrame,
-    preds: pd.DataFrame,
+    refs: pd.DataFrame | ReferenceColumns,
+    preds: pd.DataFrame | PredictionColumns,
     *,
     name: str | None = None,
     leo_compatible: bool = False,
     allow_missing: bool = False,
 ) -> ModelScores:
-    """EM / EM_R on the whole reference set and its subsets, P_k and VRS on rotations."""
-    name = name or preds.attrs.get("name", "model")
-    df, n_merged = _align(refs, preds, name)
-    em, ref = answer_correctness(df.prediction.tolist(), df.answers.tolist(),
-                                 leo_compatible=leo_compatible)
-    df = df.assign(em=em, em_refined=ref)
-    notices: list[str] = []
-    if n_merged:
-        notices.append(f"{n_merged} repeated predictions (same question, "
-                       "viewpoint and answer, e.g. in both the de-biased and rotation_0 files) "
-                       "counted once")
-    metrics: dict[str, Any] = {"model": name, "predictions": len(df),
-                               "warnings": degenerate_predictions(df.prediction.tolist(), em,
-                                                                  ref), "notices": notices}
-    orig_refs = refs[refs.rotation_deg == 0]
-    orig = df[df.rotation_deg == 0]
-    for key, mask in (("original", None), ("debiased", "in_debiased")):
-        if mask and not refs[mask].any():
-            continue
-        sub_refs = orig_refs if mask is None else orig_refs[orig_refs[mask]]
-        what = "original-view" if mask is None else "de-biased"
-        s = _subset_scores(orig, sub_refs, what, allow_missing, notices)
-        if s:
-            metrics[key] = s
-    rot_refs = refs[refs.in_rotation]
-    rot = df[df.in_rotation]
-    if len(rot_refs):
-        if rot.rotation_deg.nunique() < 2:
-            notices.append("P_k and VRS not computed: the predictions cover "
-                           f"{rot.rotation_deg.nunique()} viewpoint(s) of the rotation groups "
-                           f"(the references have {rot_refs.rotation_deg.nunique()})")
-        else:
-            keys = ["question_id", "rotation_deg"]
-            full = rot_refs[keys].merge(rot[[*keys, "em_refined"]], how="left", on=keys)
-            n_missing = int(full.em_refined.isna().sum())
-            if n_missing and not allow_missing:
-                notices.append(f"P_k and VRS not computed: predictions missing for {n_missing} "
-                               f"of {len(full)} rotation rows (pass allow_missing to count "
-                               "them wrong)")
-            else:
-                if n_missing:
-                    notices.append(f"rotations: {n_missing} of {len(full)} rows have no "
-                                   "prediction and are counted wrong")
-                correct = full.em_refined.fillna(False).astype(bool).to_numpy()
-                metrics["rotation"] = vrs(correct, full.question_id.tolist(),
-                                          full.rotation_deg.tolist(), incomplete="drop",
-                                          ci=True)
-                types = rot_refs.question_type.to_numpy()
-                per_type = {}
-                for qt in sorted(set(types.tolist()) - {""}):
-                    m = types == qt
-                    v = vrs(correct[m], full.question_id[m].tolist(),
-                            full.rotation_deg[m].tolist(), incomplete="drop")
-                    if not v["groups"]:
-                        continue
-                    per_type[str(qt)] = {"vrs": v["vrs"], "p_at_least_1": v["p_at_least_1"],
-                                         f"p_at_least_{len(v['viewpoints'])}":
-                                         v[f"p_at_least_{len(v['viewpoints'])}"],
-                                         "groups": v["groups"]}
-                metrics["rotation"]["per_type"] = per_type
-    if not any(k in metrics for k in ("original", "debiased", "rotation")):
-        raise MetricInputError(f"{name}: no figure could be computed: " + "; ".join(notices))
-    return ModelScores(name, metrics, df)
+    """EM / EM_R on the whole reference set and its subsets, P_k and VRS on rotations.
+
+    ``refs`` as :func:`load_references` (or :func:`reference_columns`) returns it; ``preds``
+    as :func:`hf_real3d.predictions.load_predictions` (or ``read_prediction_columns``)."""
+    if isinstance(refs, pd.DataFrame):
+        refs = ReferenceColumns.from_frame(refs)
+    if isinstance(preds, pd.DataFrame):
+        preds = PredictionColumns.from_frame(preds)
+    name = name or preds.name
+    metrics, al, em, ref = _score(refs, preds, name, leo_compatible, allow_missing)
+    rows = pd.DataFrame({
+        "question_id": al.question_id, "rotation_deg": al.rotation_deg,
+        "prediction": [preds.prediction[i] for i in al.rows.tolist()],
+        "log_prob": [preds.log_prob[i] for i in al.rows.tolist()] if preds.log_prob is not None
+        else [None] * len(al.rows),
+        "answers": [list(refs.answer_vocab[c]) for c in refs.answer_code[al.ref].tolist()],
+        "question_type": refs.question_types()[al.ref].tolist(),
+        "in_debiased": refs.in_debiased[al.ref], "in_rotation": refs.in_rotation[al.ref],
+        "em": em, "em_refined": ref})
+    return ModelScores(name, metrics, rows)
 
 
 @dataclass
@@ -342,14 +498,14 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
                    allow_missing: bool = False) -> EvaluationReport:
     """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
     write ``metrics.json``, ``report.md`` and the plots under ``out``."""
-    refs = load_references(dataset)
-    results = [score_predictions(refs, load_model_predictions(spec),
-                                 leo_compatible=leo_compatible,
-                                 allow_missing=allow_missing).metrics
-               for spec in predictions]
+    refs = reference_columns(dataset)
+    results = []
+    for spec in predictions:
+        preds = read_model_prediction_columns(spec)
+        results.append(_score(refs, preds, preds.name, leo_compatible, allow_missing)[0])
     notes = []
-    if "report" in refs.attrs:
-        rot = refs.attrs["report"]["rotations"]
+    if refs.report:
+        rot = refs.report["rotations"]
         notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
                      f"complete; incomplete groups are left out of P_k/VRS: "
                      f"{rot['incomplete_groups']}")
