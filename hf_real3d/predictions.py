@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +168,9 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
                                   f"({err.msg})") from None
             where.append(f"line {n}")
     else:
+        typed = _typed_rows(path)
+        if typed is not None:
+            return typed
         rows = read_json(path)
         where = None
     if isinstance(rows, dict) and "predictions" in rows:
@@ -187,6 +190,66 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
     if log_prob is not None and all(v is None for v in log_prob):
         log_prob = None
     return PredictionColumns(qid, deg, pred, log_prob, path.stem, key == "response_pred")
+
+
+_DECODER = None
+
+
+def _decoder():
+    """A msgspec decoder for a JSON list of prediction rows that keeps only the fields read
+    (skipping ``response_gt`` and the rest without building them); None without msgspec."""
+    global _DECODER
+    if _DECODER is None:
+        try:
+            # optional speed-up: 3x faster than parsing every row into a dict
+            import msgspec
+        except ImportError:  # pragma: no cover - a dependency; read_json gives the same rows
+            _DECODER = False
+            return None
+        Answer = str | list[str] | msgspec.UnsetType  # noqa: N806
+        fields = [("question_id", int | str), *((k, Answer, msgspec.UNSET) for k in
+                                                PREDICTION_KEYS),
+                  ("rotation_deg", int | msgspec.UnsetType, msgspec.UNSET),
+                  ("rotation", int | msgspec.UnsetType, msgspec.UNSET),
+                  ("log_prob", float | None | msgspec.UnsetType, msgspec.UNSET)]
+        row = msgspec.defstruct("PredictionRow", fields, array_like=False)
+        _DECODER = (msgspec, msgspec.json.Decoder(list[row]))
+    return _DECODER or None
+
+
+def _typed_rows(path: Path) -> PredictionColumns | None:
+    """The columns of a well-formed JSON list of rows, decoded by type; None when the file
+    is anything else (a mapping, a wrapper object, a bad row: the general reader then
+    parses it and names what is wrong)."""
+    dec = _decoder()
+    if dec is None:
+        return None
+    msgspec, decoder = dec
+    try:
+        rows = decoder.decode(path.read_bytes())
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if not rows:
+        return None
+    unset = msgspec.UNSET
+    key = next((k for k in PREDICTION_KEYS if getattr(rows[0], k) is not unset), None)
+    if key is None:
+        return None
+    preds = list(map(attrgetter(key), rows))
+    if not set(map(type, preds)) <= {str, list}:  # a row without the first row's key
+        return None
+    file_deg = _deg_from_name(path)
+    default = file_deg if file_deg is not None else 0
+    degs = list(map(attrgetter("rotation_deg"), rows))
+    if unset in degs:
+        degs = [r.rotation if d is unset else d for r, d in zip(rows, degs)]
+        degs = [default if d is unset else d for d in degs]
+    log_prob = list(map(attrgetter("log_prob"), rows))
+    log_prob = None if set(map(type, log_prob)) <= {type(unset), type(None)} else \
+        [None if v is unset else v for v in log_prob]
+    qids = list(map(attrgetter("question_id"), rows))
+    return PredictionColumns(_ids(qids), np.array(degs, dtype=np.int64), preds, log_prob,
+                             path.stem, key == "response_pred")
 
 
 def load_predictions(path: str | os.PathLike) -> pd.DataFrame:

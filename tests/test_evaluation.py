@@ -252,3 +252,36 @@ def test_unreadable_reference_cache_is_rebuilt(real_dir, tmp_path, monkeypatch):
     again = load_references(real_dir / "real3dqa")
     pd.testing.assert_frame_equal(first, again)
     assert table.stat().st_size > 1000  # written again
+
+
+def test_typed_and_general_prediction_readers_agree(tmp_path, monkeypatch):
+    """JSON lists are decoded by type (msgspec) when they are well-formed; the general
+    reader gives the same columns, and takes over (naming the bad row) otherwise."""
+    from hf_real3d import predictions as P
+
+    cases = {
+        "a.json": [{"question_id": 1, "answer": "x", "rotation_deg": 90, "log_prob": -1.5},
+                   {"question_id": "2", "answer": ["y", "z"], "response_gt": ["y"]}],
+        "d_rot180.json": [{"question_id": 1, "pred": "x", "rotation": 270},
+                          {"question_id": 2, "pred": "x"}],
+        "official_90.json": [{"question_id": 22060200003501, "response_pred": "left",
+                              "response_gt": ["left"]}],
+        "mapping.json": {"7": "x"},
+        "floats.json": [{"question_id": 1, "prediction": "x", "rotation_deg": 90.0}],
+    }
+    typed_ok = {"a.json", "d_rot180.json", "official_90.json"}
+    for name, rows in cases.items():
+        f = tmp_path / name
+        f.write_text(json.dumps(rows))
+        assert (P._typed_rows(f) is not None) == (name in typed_ok), name
+        typed = P.read_prediction_columns(f)
+        monkeypatch.setattr(P, "_DECODER", False)  # as without msgspec
+        general = P.read_prediction_columns(f)
+        monkeypatch.setattr(P, "_DECODER", None)
+        pd.testing.assert_frame_equal(typed.to_frame(), general.to_frame(), check_dtype=False)
+        assert typed.official == general.official == (name == "official_90.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"question_id": 1, "prediction": "x"},
+                               {"question_id": 2, "prediction": 3}]))
+    with pytest.raises(ValueError, match=r"row 1: question_id 2: prediction 3 is not a string"):
+        P.read_prediction_columns(bad)
