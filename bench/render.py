@@ -1,8 +1,11 @@
 """Render speed (512x512) and the time to build the default synthetic 3DSRBench splits.
 
-Targets (3DSRBench issue): report images per second at 512x512; the default synthetic
-split (a few hundred questions per viewpoint kind) builds in under 5 minutes. Baseline in
-the same run: one process rendering the frames of a single scene (no per-scene process).
+Targets: report images per second at 512x512 (3DSRBench issue); the default synthetic
+split (a few hundred questions per viewpoint kind) builds in at most 6x the time of
+rendering its frames alone, measured in the same run (one process rendering the frames
+of a single scene), so rooms, questions, PNG encoding and writing cost at most 5x the
+rendering. (The 3DSRBench issue's "under 5 minutes" depends on the machine; issue 13 asks
+for ratios.)
 
     python bench/render.py [--scenes 90]
 """
@@ -49,8 +52,10 @@ def main() -> None:
     print(f"synthetic 3DSRBench: {args.scenes} scenes, {n} questions per viewpoint kind, "
           f"{build:.1f} s")
     report("render 512x512 images per second", 1 / per, "img/s", ms_per_frame=round(per * 1e3))
-    report("synthetic 3DSRBench default build", build, "s", baseline=per * max(frames, 1),
-           target="< 300 s", ok=build < 300, questions_per_kind=n)
+    base = per * max(frames, 1)
+    report("synthetic 3DSRBench build / rendering alone", build / base, "x", target="<= 6x",
+           ok=build / base <= 6, seconds=round(build, 1), baseline_seconds=round(base, 1),
+           questions_per_kind=n)
 
 
 if __name__ == "__main__":

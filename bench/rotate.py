@@ -1,8 +1,10 @@
 """Rotation speed: 3,519 synthetic questions into 3 extra viewpoints.
 
-Target (Real-3DQA issue): under 5 s on the 2-core machine. Baseline in the same run:
-recomputing the 3,519 original answers only (one viewpoint), so the ratio shows the cost
-per extra viewpoint.
+Target, as a per-question cost (issue 13: the Real-3DQA issue's "under 5 s" read 6.2 s on
+one 2-core machine and 3.6 s on another): under 0.355 ms per question and viewpoint (5 s
+for 3,519 x 4). Printed beside it, the ratio to a baseline measured in the same run:
+recomputing the 3,519 original answers only (one viewpoint). Both runs follow a warm-up
+on 100 questions (lazy imports, caches).
 
     python bench/rotate.py
 """
@@ -25,6 +27,7 @@ def main() -> None:
     scenes, records = generate_split(cfg, "test")
     records = records[:3519]
     by_id = {s.scene_id: s for s in scenes}
+    rotate_records(records[:100], by_id, n_viewpoints=4)  # warm-up
     t0 = time.perf_counter()
     rotate_records(records, by_id, n_viewpoints=1)
     base = time.perf_counter() - t0
@@ -34,8 +37,12 @@ def main() -> None:
     s = res.stats()
     print(f"rotate {len(records)} questions x 4 viewpoints: {dt:.2f} s "
           f"(1 viewpoint: {base:.2f} s); kept {s['kept']}, excluded {s['excluded']}")
-    report("rotate 3519 questions into 4 viewpoints", dt, "s", baseline=base, target="< 5 s",
-           ok=dt < 5.0, kept=s["kept"], excluded=s["excluded"])
+    per_q = dt / (len(records) * 4) * 1e3
+    print(f"  {per_q:.3f} ms per question and viewpoint; x{dt / base:.2f} the 1-viewpoint run")
+    report("rotate 3519 questions x 4 viewpoints, per question+viewpoint", per_q, "ms",
+           target="< 0.355 ms", ok=per_q < 0.355, seconds=round(dt, 2),
+           one_viewpoint_seconds=round(base, 2), x_one_viewpoint=round(dt / base, 2),
+           kept=s["kept"], excluded=s["excluded"])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Generation speed and peak memory of the default synthetic benchmark.
 
-Target (foundation issue): the default benchmark (260 scenes, ~25k questions, ScanNet
-files written) builds in under 60 s on the 2-core machine. Baseline in the same run: the
-same build with one worker process.
+Target, as a ratio measured in the same run (the foundation issue's "under 60 s on the
+2-core machine" depends on the machine; issue 13 asks for ratios): the default benchmark
+(260 scenes, ~25k questions, ScanNet files written) built with 2 workers takes at most
+0.75x the same build with one worker process (the build uses both cores). Seconds and
+questions per second are printed too.
 
     python bench/synth.py [--quick]
 """
@@ -42,8 +44,9 @@ def main() -> None:
     print(f"  1 worker : {one:6.1f} s  {n / one:8.0f} questions/s")
     print(f"  2 workers: {two:6.1f} s  {n / two:8.0f} questions/s  (x{one / two:.2f})")
     print(f"  peak memory: {peak_rss_mib():.0f} MiB")
-    report("synth default build (2 workers)", two, "s", baseline=one, target="< 60 s",
-           ok=two < 60 if not args.quick else None, questions_per_s=round(n / two))
+    report("synth default build, 2 workers / 1 worker", two / one, "x", target="<= 0.75x",
+           ok=two / one <= 0.75 if not args.quick else None, seconds=round(two, 1),
+           baseline_seconds=round(one, 1), questions_per_s=round(n / two))
     report("synth peak memory", peak_rss_mib(), "MiB")
 
 
