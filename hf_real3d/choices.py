@@ -122,6 +122,13 @@ def extract_choice(
     return ChoiceResult(None, "unparsed")
 
 
+def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
+    """For codes 0..n-1: the first row holding each code."""
+    first = np.empty(n, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
 def extract_choices(
     answers: Sequence[str],
     options: Sequence[Sequence[str]],
@@ -147,32 +154,32 @@ def extract_choices(
     n_opts = np.fromiter(map(len, options), np.int64, count=n)
     a_codes, a_uniq = pd.factorize(arr)
     key = a_codes.astype(np.int64) * (len(LETTERS) + 1) + n_opts
-    ukey, inv = np.unique(key, return_inverse=True)
+    kcodes, ukey = pd.factorize(key)  # hashing, not sorting: first-seen order
     u_letter = np.array([_rule_letter(a_uniq[k // (len(LETTERS) + 1)],
-                                      _letters(int(k % (len(LETTERS) + 1)))) for k in ukey],
-                        dtype=object)
-    letters = u_letter[inv] if n else np.zeros(0, dtype=object)
-    undecided = pd.isna(letters)
-    rules = np.where(undecided, "", "letter").astype(object)
-    rest = np.flatnonzero(undecided)
+                                      _letters(int(k % (len(LETTERS) + 1))))
+                         for k in ukey.tolist()], dtype=object)
+    letters = u_letter[kcodes] if n else np.zeros(0, dtype=object)
+    rest = np.flatnonzero(pd.isna(letters))
+    stats = {"letter": n - len(rest), "text": 0, "judge": 0, "unparsed": 0}
     if judge is not None:  # the judge sees each row's own question
         for i in rest.tolist():
             r = extract_choice(answers[i], tuple(options[i]),
                                question=questions[i] if questions else "", judge=judge)
-            letters[i], rules[i] = r.letter, r.rule
+            letters[i] = r.letter
+            stats[r.rule or "unparsed"] += 1
     elif len(rest):
         # the option-text rule once per distinct (answer, options) among the undecided rows
-        opt_codes, opt_uniq = pd.factorize(pd.Series(
-            [tuple(options[i]) for i in rest.tolist()], dtype=object))
+        opt_codes, opt_uniq = pd.factorize(np.asarray(
+            ["\x1f".join(options[i]) for i in rest.tolist()], dtype=object))
         pair = a_codes[rest].astype(np.int64) * (len(opt_uniq) + 1) + opt_codes
-        upair, pinv = np.unique(pair, return_inverse=True)
-        res = [extract_choice(a_uniq[p // (len(opt_uniq) + 1)], opt_uniq[p % (len(opt_uniq) + 1)])
-               for p in upair.tolist()]
-        letters[rest] = np.array([r.letter for r in res], dtype=object)[pinv]
-        rules[rest] = np.array([r.rule for r in res], dtype=object)[pinv]
-    names, counts = np.unique(rules.astype(str), return_counts=True)
-    got = dict(zip(names.tolist(), counts.tolist()))
-    stats = {k: int(got.get(k, 0)) for k in ("letter", "text", "judge", "unparsed")}
+        pcodes, upair = pd.factorize(pair)
+        res = [extract_choice(a_uniq[p // (len(opt_uniq) + 1)],
+                              tuple(options[int(rest[f])]))
+               for p, f in zip(upair.tolist(), _first_rows(pcodes, len(upair)).tolist())]
+        letters[rest] = np.array([r.letter for r in res], dtype=object)[pcodes]
+        per_pair = np.bincount(pcodes, minlength=len(upair))
+        for r, c in zip(res, per_pair.tolist()):
+            stats[r.rule or "unparsed"] += c
     return letters.tolist(), stats
 
 
