@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hf_real3d.scoring import first_rows
+
 __all__ = [
     "LETTERS",
     "extract_choice",
@@ -122,13 +124,6 @@ def extract_choice(
     return ChoiceResult(None, "unparsed")
 
 
-def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
-    """For codes 0..n-1: the first row holding each code."""
-    first = np.empty(n, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    return first
-
-
 def extract_choices(
     answers: Sequence[str],
     options: Sequence[Sequence[str]],
@@ -175,7 +170,7 @@ def extract_choices(
         pcodes, upair = pd.factorize(pair)
         res = [extract_choice(a_uniq[p // (len(opt_uniq) + 1)],
                               tuple(options[int(rest[f])]))
-               for p, f in zip(upair.tolist(), _first_rows(pcodes, len(upair)).tolist())]
+               for p, f in zip(upair.tolist(), first_rows(pcodes, len(upair)).tolist())]
         letters[rest] = np.array([r.letter for r in res], dtype=object)[pcodes]
         per_pair = np.bincount(pcodes, minlength=len(upair))
         for r, c in zip(res, per_pair.tolist()):

@@ -37,6 +37,7 @@ __all__ = [
     "flip_circular_eval",
     "chance_accuracy",
     "bootstrap_ci",
+    "first_rows",
 ]
 
 
@@ -387,6 +388,13 @@ def factorize(values: Sequence) -> tuple[np.ndarray, list]:
     return codes.astype(np.int64, copy=False), list(keys)
 
 
+def first_rows(codes: np.ndarray, n: int) -> np.ndarray:
+    """For integer codes 0..n-1 (each present): the first row holding each code."""
+    first = np.empty(n, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
 def _all_correct(ok: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
     return np.bincount(codes, weights=~ok, minlength=n_groups) == 0
 
@@ -409,9 +417,7 @@ def _group_category(group_codes: np.ndarray, n: int, cats: Sequence | None, what
     if cats is None:
         return None
     cats = np.asarray(list(cats), dtype=object)
-    first = np.full(n, -1)
-    first[group_codes[::-1]] = np.arange(len(group_codes))[::-1]
-    gc = cats[first]
+    gc = cats[first_rows(group_codes, n)]
     bad = gc[group_codes] != cats
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -41,6 +41,7 @@ from hf_real3d.scoring import (
     answer_correctness,
     bootstrap_ci,
     degenerate_counts,
+    first_rows,
     vrs,
 )
 from hf_real3d.sqa3d import read_split, split_paths
@@ -245,13 +246,6 @@ def load_references(source: str | os.PathLike, split: str = "test", *,
     return reference_columns(source, split, cache=cache).to_frame()
 
 
-def _first_index(codes: np.ndarray, n: int) -> np.ndarray:
-    """For codes 0..n-1: the first row holding each code."""
-    first = np.empty(n, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    return first
-
-
 def _answer_key(p: str | list) -> str:
     return p if isinstance(p, str) else "\x1f".join(p)
 
@@ -293,11 +287,11 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, name: str) -> _Alig
     # the official de-biased and rotation_0 files both answer the shared questions at 0
     # degrees: the same answer twice is one prediction; two different ones are an error
     pcodes, puniq = pd.factorize(pred_keys)
+    first = first_rows(pcodes, len(puniq))
     repeat = np.ones(len(pcodes), dtype=bool)
-    repeat[_first_index(pcodes, len(puniq))] = False
+    repeat[first] = False
     drop = np.zeros(len(pcodes), dtype=bool)
     if repeat.any():
-        first = _first_index(pcodes, len(puniq))
         for i in np.flatnonzero(repeat).tolist():
             j = int(first[pcodes[i]])
             if _answer_key(preds.prediction[i]) == _answer_key(preds.prediction[j]):
@@ -330,10 +324,10 @@ def _correctness(refs: ReferenceColumns, preds: PredictionColumns, al: _Aligned,
     if not set(map(type, texts)) <= {str}:
         texts = [_answer_key(p) for p in texts]
     codes, uniq = pd.factorize(np.asarray(texts, dtype=object)[al.rows])
-    first = _first_index(codes, len(uniq))
+    first = first_rows(codes, len(uniq))
     pair = codes.astype(np.int64) * len(refs.answer_vocab) + refs.answer_code[al.ref]
     pcodes, puniq = pd.factorize(pair)
-    pfirst = _first_index(pcodes, len(puniq))
+    pfirst = first_rows(pcodes, len(puniq))
     cand = [preds.prediction[i] for i in al.rows[first[codes[pfirst]]].tolist()]
     answers = [refs.answer_vocab[c] for c in refs.answer_code[al.ref[pfirst]].tolist()]
     em, ref = answer_correctness(cand, answers, leo_compatible=leo_compatible)
