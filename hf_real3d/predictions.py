@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -107,6 +108,11 @@ class PredictionColumns:
     name: str
     official: bool = False
 
+    def __post_init__(self) -> None:
+        # a log_prob column with no value (None or NaN in every row) is no column
+        if self.log_prob is not None and all(v is None or v != v for v in self.log_prob):
+            self.log_prob = None
+
     def __len__(self) -> int:
         return len(self.prediction)
 
@@ -133,8 +139,6 @@ class PredictionColumns:
         deg = df.rotation_deg.to_numpy() if "rotation_deg" in df.columns else \
             np.zeros(len(df), np.int64)
         log_prob = df.log_prob.tolist() if "log_prob" in df.columns else None
-        if log_prob is not None and all(v is None or v != v for v in log_prob):
-            log_prob = None
         return cls(qid, np.asarray(deg, dtype=np.int64), df.prediction.tolist(), log_prob,
                    name or df.attrs.get("name", "model"), bool(df.attrs.get("official")))
 
@@ -186,10 +190,7 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
     cols = _fast_rows(rows, key, file_deg)
     if cols is None:  # something is off: the row-by-row pass names the first bad row
         cols = _checked_rows(rows, key, file_deg, path, where)
-    qid, deg, pred, log_prob = cols
-    if log_prob is not None and all(v is None for v in log_prob):
-        log_prob = None
-    return PredictionColumns(qid, deg, pred, log_prob, path.stem, key == "response_pred")
+    return PredictionColumns(*cols, path.stem, key == "response_pred")
 
 
 _DECODER = None
@@ -209,9 +210,8 @@ def _decoder():
         Answer = str | list[str] | msgspec.UnsetType  # noqa: N806
         fields = [("question_id", int | str), *((k, Answer, msgspec.UNSET) for k in
                                                 PREDICTION_KEYS),
-                  ("rotation_deg", int | msgspec.UnsetType, msgspec.UNSET),
-                  ("rotation", int | msgspec.UnsetType, msgspec.UNSET),
-                  ("log_prob", float | None | msgspec.UnsetType, msgspec.UNSET)]
+                  ("rotation_deg", int | None, None), ("rotation", int | None, None),
+                  ("log_prob", float | None, None)]
         row = msgspec.defstruct("PredictionRow", fields, array_like=False)
         _DECODER = (msgspec, msgspec.json.Decoder(list[row]))
     return _DECODER or None
@@ -238,18 +238,11 @@ def _typed_rows(path: Path) -> PredictionColumns | None:
     preds = list(map(attrgetter(key), rows))
     if not set(map(type, preds)) <= {str, list}:  # a row without the first row's key
         return None
-    file_deg = _deg_from_name(path)
-    default = file_deg if file_deg is not None else 0
-    degs = list(map(attrgetter("rotation_deg"), rows))
-    if unset in degs:
-        degs = [r.rotation if d is unset else d for r, d in zip(rows, degs)]
-        degs = [default if d is unset else d for d in degs]
-    log_prob = list(map(attrgetter("log_prob"), rows))
-    log_prob = None if set(map(type, log_prob)) <= {type(unset), type(None)} else \
-        [None if v is unset else v for v in log_prob]
-    qids = list(map(attrgetter("question_id"), rows))
-    return PredictionColumns(_ids(qids), np.array(degs, dtype=np.int64), preds, log_prob,
-                             path.stem, key == "response_pred")
+    deg = _degrees(list(map(attrgetter("rotation_deg"), rows)),
+                   lambda: list(map(attrgetter("rotation"), rows)), _deg_from_name(path))
+    return PredictionColumns(_ids(list(map(attrgetter("question_id"), rows))), deg, preds,
+                             list(map(attrgetter("log_prob"), rows)), path.stem,
+                             key == "response_pred")
 
 
 def load_predictions(path: str | os.PathLike) -> pd.DataFrame:
@@ -284,17 +277,24 @@ def _fast_rows(rows: list, key: str, file_deg: int | None) -> tuple | None:
         return None
     if not set(map(type, preds)) <= {str}:
         return None
+    deg = _degrees(degs, lambda: list(map(dict.get, rows, repeat("rotation"))), file_deg)
+    return None if deg is None else (_ids(qids), deg, preds, log_prob)
+
+
+def _degrees(degs: list, rotations: Callable[[], list], file_deg: int | None) -> \
+        np.ndarray | None:
+    """The viewpoint column: each row's ``rotation_deg``, else its ``rotation`` (asked for
+    only when some row lacks ``rotation_deg``), else the file name's, else 0; None when a
+    value is not an integer (the row-by-row reader then says which)."""
+    if None in degs:
+        degs = [r if d is None else d for d, r in zip(degs, rotations())]
     default = file_deg if file_deg is not None else 0
-    if None in degs:  # a row without rotation_deg may say rotation
-        degs = [r.get("rotation") if d is None else d for r, d in zip(rows, degs)]
     kinds = set(map(type, degs))
     if kinds <= {type(None)}:
-        deg = np.full(len(rows), default, dtype=np.int64)
-    elif kinds <= {int, type(None)}:
-        deg = np.array([default if d is None else d for d in degs], dtype=np.int64)
-    else:
-        return None
-    return _ids(qids), deg, preds, log_prob
+        return np.full(len(degs), default, dtype=np.int64)
+    if kinds <= {int, type(None)}:
+        return np.array([default if d is None else d for d in degs], dtype=np.int64)
+    return None
 
 
 def _checked_rows(rows: list, key: str, file_deg: int | None, path: Path,

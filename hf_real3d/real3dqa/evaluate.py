@@ -259,7 +259,19 @@ class _Aligned:
     repeats: int  # identical repeated predictions dropped
 
 
-def _align(refs: ReferenceColumns, preds: PredictionColumns, name: str) -> _Aligned:
+def _answer_codes(preds: PredictionColumns) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's distinct-answer code (a list of candidates keyed by its joined strings)
+    and the first row holding each code."""
+    texts = preds.prediction
+    if not set(map(type, texts)) <= {str}:
+        texts = [_answer_key(p) for p in texts]
+    codes, uniq = pd.factorize(np.asarray(texts, dtype=object))
+    return codes.astype(np.int64), first_rows(codes, len(uniq))
+
+
+def _align(refs: ReferenceColumns, preds: PredictionColumns, answers: np.ndarray,
+           name: str) -> _Aligned:
+    """Each prediction row's reference row; ``answers``: the rows' answer codes."""
     qid, deg = preds.question_id, preds.rotation_deg
     if qid.dtype == object and all(isinstance(q, str) for q in qid[:50]):
         try:
@@ -290,17 +302,14 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, name: str) -> _Alig
     first = first_rows(pcodes, len(puniq))
     repeat = np.ones(len(pcodes), dtype=bool)
     repeat[first] = False
-    drop = np.zeros(len(pcodes), dtype=bool)
-    if repeat.any():
-        for i in np.flatnonzero(repeat).tolist():
-            j = int(first[pcodes[i]])
-            if _answer_key(preds.prediction[i]) == _answer_key(preds.prediction[j]):
-                drop[i] = True
-            else:
-                raise MetricInputError(
-                    f"{name}: duplicate prediction for question_id {qid[i]} at rotation "
-                    f"{deg[i]} with different answers; keep one row per (question_id, "
-                    "rotation_deg)")
+    same = answers == answers[first[pcodes]]
+    clash = repeat & ~same
+    if clash.any():
+        i = int(np.argmax(clash))
+        raise MetricInputError(
+            f"{name}: duplicate prediction for question_id {qid[i]} at rotation {deg[i]} "
+            "with different answers; keep one row per (question_id, rotation_deg)")
+    drop = repeat & same
     rows = np.flatnonzero(~drop)
     index = pd.Index(ref_keys)
     if not index.is_unique:
@@ -317,24 +326,22 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, name: str) -> _Alig
 
 
 def _correctness(refs: ReferenceColumns, preds: PredictionColumns, al: _Aligned,
-                 leo_compatible: bool) -> tuple[np.ndarray, np.ndarray, dict]:
+                 answers: tuple[np.ndarray, np.ndarray],
+                 leo_compatible: bool) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(EM, refined EM) per aligned row, each distinct (prediction, answers) pair matched
-    once; and the prediction counts per distinct answer (for the degenerate checks)."""
-    texts = preds.prediction
-    if not set(map(type, texts)) <= {str}:
-        texts = [_answer_key(p) for p in texts]
-    codes, uniq = pd.factorize(np.asarray(texts, dtype=object)[al.rows])
-    first = first_rows(codes, len(uniq))
-    pair = codes.astype(np.int64) * len(refs.answer_vocab) + refs.answer_code[al.ref]
+    once; and the warnings of :func:`degenerate_counts`."""
+    codes, first = answers[0][al.rows], answers[1]
+    pair = codes * len(refs.answer_vocab) + refs.answer_code[al.ref]
     pcodes, puniq = pd.factorize(pair)
     pfirst = first_rows(pcodes, len(puniq))
-    cand = [preds.prediction[i] for i in al.rows[first[codes[pfirst]]].tolist()]
-    answers = [refs.answer_vocab[c] for c in refs.answer_code[al.ref[pfirst]].tolist()]
-    em, ref = answer_correctness(cand, answers, leo_compatible=leo_compatible)
-    uniq_texts = [p if isinstance(p, str) else " ".join(p)
-                  for p in (preds.prediction[i] for i in al.rows[first].tolist())]
-    counts = np.bincount(codes, minlength=len(uniq))
-    return em[pcodes], ref[pcodes], {"counts": counts, "texts": uniq_texts}
+    cand = [preds.prediction[i] for i in al.rows[pfirst].tolist()]
+    ref_answers = [refs.answer_vocab[c] for c in refs.answer_code[al.ref[pfirst]].tolist()]
+    em, ref = answer_correctness(cand, ref_answers, leo_compatible=leo_compatible)
+    em, ref = em[pcodes], ref[pcodes]
+    texts = [p if isinstance(p, str) else " ".join(p)
+             for p in (preds.prediction[i] for i in first.tolist())]
+    counts = np.bincount(codes, minlength=len(first))
+    return em, ref, degenerate_counts(counts, texts, em, ref)
 
 
 @dataclass
@@ -385,8 +392,9 @@ def _subset_scores(refs: ReferenceColumns, mask: np.ndarray, have: np.ndarray,
 def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_compatible: bool,
            allow_missing: bool) -> tuple[dict[str, Any], _Aligned, np.ndarray, np.ndarray]:
     """The metrics of one model, and its aligned rows with their (EM, refined EM)."""
-    al = _align(refs, preds, name)
-    em, ref, dist = _correctness(refs, preds, al, leo_compatible)
+    answers = _answer_codes(preds)
+    al = _align(refs, preds, answers[0], name)
+    em, ref, warnings = _correctness(refs, preds, al, answers, leo_compatible)
     notices: list[str] = []
     if al.repeats:
         notices.append(f"{al.repeats} repeated predictions (same question, "
@@ -394,7 +402,7 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
                        "counted once")
     metrics: dict[str, Any] = {
         "model": name, "predictions": len(al.rows),
-        "warnings": degenerate_counts(dist["counts"], dist["texts"], em, ref),
+        "warnings": warnings,
         "notices": notices}
     # per reference row: its prediction's correctness (False where none)
     have = np.zeros(len(refs), dtype=bool)
