@@ -161,7 +161,7 @@ def extract_choices(
             r = extract_choice(answers[i], tuple(options[i]),
                                question=questions[i] if questions else "", judge=judge)
             letters[i] = r.letter
-            stats[r.rule or "unparsed"] += 1
+            stats[r.rule] += 1
     elif len(rest):
         # the option-text rule once per distinct (answer, options) among the undecided rows
         opt_codes, opt_uniq = pd.factorize(np.asarray(
@@ -174,7 +174,7 @@ def extract_choices(
         letters[rest] = np.array([r.letter for r in res], dtype=object)[pcodes]
         per_pair = np.bincount(pcodes, minlength=len(upair))
         for r, c in zip(res, per_pair.tolist()):
-            stats[r.rule or "unparsed"] += c
+            stats[r.rule] += c
     return letters.tolist(), stats
 
 

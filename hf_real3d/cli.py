@@ -164,9 +164,9 @@ class Build3DSRBenchOptions(_Publishing):
                      "synthetic_uncommon).")
     tsv: str | None = help_field("Official VLMEvalKit TSV for the `real` config.", default=None)
     scenes: int = help_field("Synthetic scenes to render (0: none).",
-                        default=SRBenchConfig.scenes)
+                             default=SRBenchConfig.scenes)
     questions_per_scene: int = help_field("Question slots per synthetic scene.",
-                                     default=SRBenchConfig.questions_per_scene)
+                                          default=SRBenchConfig.questions_per_scene)
     seed: int = help_field("Random seed of the synthetic scenes.", default=0)
     workers: int = help_field("Render worker processes.", default=2)
     export_tsv: bool = help_field("Also write VLMEvalKit TSVs of the synthetic configs.",
@@ -289,7 +289,7 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 
     summary = srbench_build.build_srbench_folder(
         o.out, SRBenchConfig(seed=o.seed, scenes=o.scenes,
-                                         questions_per_scene=o.questions_per_scene),
+                             questions_per_scene=o.questions_per_scene),
         tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub,
         license=o.license)
     print(f"wrote {o.out}: {summary['counts']}")
