@@ -20,7 +20,7 @@ from collections import defaultdict
 from hf_real3d.answers import _RULES
 
 # the LEO cleaning rules as (pattern string, replacement) pairs, in the script's order (the
-# library keeps the same rules precompiled; tests/test_answers.py checks the two agree)
+# library keeps the same rules precompiled; tests/test_bench_smoke.py checks they agree)
 RULES = [(pat.pattern, rep) for pat, rep in _RULES]
 
 
