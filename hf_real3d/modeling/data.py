@@ -135,7 +135,7 @@ class SceneQACollator:
     ``ablation`` removes an input at inference: ``no_3d`` (drop the scene), ``shuffle_3d``
     (each row gets another scene), ``no_situation``, ``no_question``.
     ``blind_logprob_column``: a per-row list of the blind model's log-probs of the label
-    tokens, padded into a ``blind_logprobs`` tensor aligned with ``labels``.
+    tokens in answer order, packed into a tensor of that name (B, L) and ``<name>_mask``.
     """
 
     def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
@@ -197,7 +197,8 @@ class SceneQACollator:
         if self.question_mask:
             batch["question_mask"] = self._question_mask(rows, batch["input_ids"])
         if self.blind_col is not None:
-            batch["blind_logprobs"] = self._blind(rows, batch["labels"])
+            batch[self.blind_col], batch[f"{self.blind_col}_mask"] = \
+                self._blind(rows, batch["labels"])
         if self.ablation != "no_3d":
             scene_ids = [r["scene_id"] for r in rows]
             if self.ablation == "shuffle_3d":
@@ -266,20 +267,24 @@ class SceneQACollator:
             out.append(others[int(rng.integers(len(others)))] if others else sid)
         return out
 
-    def _blind(self, rows: Sequence[Mapping[str, Any]], labels: torch.Tensor) -> torch.Tensor:
-        out = torch.zeros(labels.shape, dtype=torch.float32)
-        for i, r in enumerate(rows):
+    def _blind(self, rows: Sequence[Mapping[str, Any]], labels: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The column's per-row log-probs, packed (B, L) with their mask, in answer order."""
+        n_ans = labels[:, 1:].ne(-100).sum(1).tolist()
+        width = max(n_ans, default=0)
+        out = torch.zeros(len(rows), width, dtype=torch.float32)
+        mask = torch.zeros(len(rows), width, dtype=torch.bool)
+        for i, (r, n) in enumerate(zip(rows, n_ans)):
             vals = r.get(self.blind_col)
-            # label tokens are predicted from the previous position: align to labels[:, 1:]
-            pos = (labels[i] != -100).nonzero().flatten()
-            if vals is None or len(vals) != len(pos):
+            if vals is None or len(vals) != n:
                 raise ValueError(
                     f"question_id {r.get('question_id', '?')}: column {self.blind_col!r} has "
-                    f"{0 if vals is None else len(vals)} log-probs but the row has {len(pos)} "
+                    f"{0 if vals is None else len(vals)} log-probs but the row has {n} "
                     "answer tokens; recompute it with precompute_blind_logprobs for this "
                     "tokenizer")
-            out[i, pos] = torch.tensor(vals, dtype=torch.float32)
-        return out
+            out[i, :n] = torch.tensor(vals, dtype=torch.float32)
+            mask[i, :n] = True
+        return out, mask
 
 
 def color_name(rgb: np.ndarray) -> str:

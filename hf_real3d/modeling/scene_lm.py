@@ -251,6 +251,21 @@ class SceneLM(PreTrainedModel):
         if isinstance(module, QuestionReader):
             module.reset_parameters()
 
+    scene_input_names = SCENE_INPUT_NAMES  # the keyword inputs that carry the scene
+
+    def text_only_inputs(self, inputs: dict, mode: str = "drop") -> dict:
+        """The keyword inputs of a text-only pass (3DR-FT): the 3D inputs dropped, or fed
+        with no information (``"zeroed"``: points and boxes 0, word ids -1, the object
+        mask kept so the sequence layout stays)."""
+        if mode == "drop":
+            return {k: v for k, v in inputs.items() if k not in SCENE_INPUT_NAMES}
+        if mode != "zeroed":
+            raise ValueError(f"Expected mode 'drop' or 'zeroed' for SceneLM but got {mode!r}")
+        ids = ("object_labels", "object_directions", "object_colors")
+        return {k: (torch.full_like(v, -1) if k in ids else torch.zeros_like(v))
+                if k in SCENE_INPUT_NAMES and k != "object_mask" else v
+                for k, v in inputs.items()}
+
     def get_input_embeddings(self):
         return self.lm.get_input_embeddings()
 

@@ -1,17 +1,44 @@
 """3D-reweighted fine-tuning (3DR-FT): pure losses, config, trainer."""
 
-from hf_real3d.training.blind import model_digest, precompute_blind_logprobs
+from hf_real3d.training.blind import (
+    BlindColumnCollator,
+    model_digest,
+    precompute_blind_logprobs,
+)
 from hf_real3d.training.losses import (
     official_loss,
+    official_loss_from_logprobs,
     paper_loss,
+    paper_loss_from_logprobs,
     paper_weights,
     per_sample_nll,
     token_logprobs,
 )
-from hf_real3d.training.trainer import REWEIGHTING, ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.routes import (
+    FusedHeadRoute,
+    HFModelRoute,
+    ModuleRoute,
+    TextOnlyInputError,
+    TokenScores,
+)
+from hf_real3d.training.trainer import (
+    REWEIGHTING,
+    ReweightedConfig,
+    ReweightedTrainer,
+    ReweightingArguments,
+)
 
 __all__ = [
+    "BlindColumnCollator",
+    "FusedHeadRoute",
+    "HFModelRoute",
+    "ModuleRoute",
     "REWEIGHTING",
+    "ReweightingArguments",
+    "TextOnlyInputError",
+    "TokenScores",
+    "official_loss_from_logprobs",
+    "paper_loss_from_logprobs",
     "ReweightedConfig",
     "ReweightedTrainer",
     "model_digest",

@@ -26,7 +26,8 @@ from __future__ import annotations
 import torch
 
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
-           "NonFiniteLossError", "NAN_POLICIES"]
+           "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
+           "NAN_POLICIES"]
 
 NAN_POLICIES = ("raise", "zero")
 
@@ -99,13 +100,50 @@ def paper_loss(logits: torch.Tensor, labels: torch.Tensor, blind_logp: torch.Ten
     ``fixed_weight_mask`` (B, T - 1): tokens that keep weight 1 (e.g. end-of-answer).
     """
     logp, mask = token_logprobs(logits, labels)
+    return paper_loss_from_logprobs(logp, mask, blind_logp, text_logp, num_items_in_batch,
+                                    eps=eps, clip=clip, fixed_weight_mask=fixed_weight_mask,
+                                    nan_policy=nan_policy)
+
+
+def paper_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, blind_logp: torch.Tensor,
+                             text_logp: torch.Tensor,
+                             num_items_in_batch: torch.Tensor | int | None = None, *,
+                             eps: float = 1e-4, clip: float | None = None,
+                             fixed_weight_mask: torch.Tensor | None = None,
+                             nan_policy: str = "raise", weight_grad: bool = False
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`paper_loss` from the full model's per-token log-probs ``logp`` (with gradient)
+    and their ``mask``, all (B, L) on the same token positions: the core every route shares
+    (logits, trl's fused head, a module adapter).
+
+    ``weight_grad=True`` lets the gradient flow through the weights' denominator
+    (``text_logp`` must then carry it): the reading under which Appendix E's blind term
+    ``w_j * log s_j = log p_blind`` is constant in the parameters.
+    """
     if nan_policy == "raise" and (torch.isnan(logp) & mask).any():
         raise _bad("the full model's log-prob (NaN logits?)", logp, mask)
-    w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip, nan_policy=nan_policy)
+    if weight_grad:
+        w = _paper_weights_with_grad(blind_logp, text_logp, mask, eps=eps, clip=clip)
+    else:
+        w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip,
+                          nan_policy=nan_policy)
     if fixed_weight_mask is not None:
         w = torch.where(fixed_weight_mask & mask, torch.ones_like(w), w)
     denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
-    return (w * -logp).sum() / denom, w
+    return (w * -logp.masked_fill(~mask, 0.0)).sum() / denom, w
+
+
+def _paper_weights_with_grad(blind_logp: torch.Tensor, text_logp: torch.Tensor,
+                             mask: torch.Tensor, *, eps: float, clip: float | None
+                             ) -> torch.Tensor:
+    """Paper weights whose denominator keeps its gradient (non-finite values give 0)."""
+    num = blind_logp.detach().float().clamp(max=0.0)
+    den = text_logp.float().clamp(max=-eps)
+    w = num / den
+    if clip is not None:
+        w = w.clamp(max=clip)
+    ok = torch.isfinite(w) & mask
+    return torch.where(ok, w, torch.zeros_like(w))
 
 
 def per_sample_nll(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -122,11 +160,26 @@ def official_loss(logits: torch.Tensor, text_logits: torch.Tensor, labels: torch
 
     A NaN full or text-only loss raises :class:`NonFiniteLossError` (``nan_policy="zero"``:
     that sample gets factor 0); an infinite text-only loss gives factor 0."""
-    _check_policy(nan_policy)
-    full = per_sample_nll(logits, labels)
-    has = labels[:, 1:].ne(-100).any(1)
+    logp, mask = token_logprobs(logits, labels)
     with torch.no_grad():
-        text = per_sample_nll(text_logits, labels)
+        text_logp, _ = token_logprobs(text_logits, labels)
+    return official_loss_from_logprobs(logp, mask, text_logp, num_sequences, eps=eps,
+                                       nan_policy=nan_policy)
+
+
+def official_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, text_logp: torch.Tensor,
+                                num_sequences: torch.Tensor | int | None = None, *,
+                                eps: float = 1e-4, nan_policy: str = "raise"
+                                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`official_loss` from per-token log-probs (B, L) of the full pass (with gradient)
+    and of the text-only pass, on the same positions ``mask``. A route that only has a
+    per-sample loss gives it as one "token" per sample: ``logp = -loss[:, None]``."""
+    _check_policy(nan_policy)
+    n_tok = mask.sum(1).clamp_min(1)
+    full = -(logp.masked_fill(~mask, 0.0).sum(1)) / n_tok
+    has = mask.any(1)
+    with torch.no_grad():
+        text = -(text_logp.detach().float().masked_fill(~mask, 0.0).sum(1)) / n_tok
         if nan_policy == "raise":
             for what, v in (("the full model's answer loss", full.detach()),
                             ("the text-only answer loss", text)):

@@ -1,4 +1,12 @@
-"""``ReweightedConfig`` and ``ReweightedTrainer``: 3DR-FT as a transformers ``Trainer``."""
+"""``ReweightedConfig`` and ``ReweightedTrainer``: 3DR-FT as a transformers ``Trainer``.
+
+One loss core (:meth:`ReweightingMixin.reweighted_loss`) serves every route
+(:mod:`hf_real3d.training.routes`): a Hugging Face model (SceneLM, a causal LM, a VLM taking
+3D as images), a plain module through a :class:`~hf_real3d.training.routes.ModuleRoute`,
+and trl's fused head (:class:`~hf_real3d.training.sft.ReweightedSFTTrainer`). The blind
+reference comes from a precomputed column, a frozen blind model (``ref_model``), or, for
+``official``, the policy itself without 3D.
+"""
 
 from __future__ import annotations
 
@@ -12,21 +20,29 @@ import torch
 from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
-from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES, causal_lm_loss
-from hf_real3d.training.losses import NAN_POLICIES, official_loss, paper_loss, token_logprobs
+from hf_real3d.training.losses import (
+    NAN_POLICIES,
+    official_loss_from_logprobs,
+    paper_loss_from_logprobs,
+)
+from hf_real3d.training.routes import (
+    TEXT_ONLY_MODES,
+    HFModelRoute,
+    TokenScores,
+    align_scores,
+    unwrap_model,
+)
 
-__all__ = ["ReweightedConfig", "ReweightedTrainer", "REWEIGHTING"]
+__all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin",
+           "REWEIGHTING"]
 
 REWEIGHTING = ("none", "paper", "official")
 
 
 @dataclass
-class ReweightedConfig(TrainingArguments):
-    """Training arguments for 3DR-FT.
-
-    Differs from ``TrainingArguments`` by the fields below, and by
-    ``remove_unused_columns=False`` (the collator reads raw QA rows).
-    """
+class ReweightingArguments:
+    """The 3DR-FT fields shared by :class:`ReweightedConfig` (transformers) and
+    :class:`~hf_real3d.training.sft.ReweightedSFTConfig` (trl)."""
 
     reweighting: str = field(default="paper", metadata={
         "help": "'none' (plain SFT), 'paper' (token weights = blind log-prob / current "
@@ -35,16 +51,27 @@ class ReweightedConfig(TrainingArguments):
         "help": "Upper bound of the 'paper' token weights (None: no clipping)."})
     epsilon: float = field(default=1e-4, metadata={
         "help": "Floor of the denominators (|text-only log-prob| or text-only loss)."})
+    weight_grad: bool = field(default=False, metadata={
+        "help": "'paper' only: let the gradient flow through the weights' denominator (the "
+                "policy's text-only log-prob), the reading under which the paper's Appendix E "
+                "blind term has zero derivative. Default: weights carry no gradient."})
     blind_logprob_column: str = field(default="blind_logprobs", metadata={
         "help": "Dataset column with the blind model's log-probs of the answer tokens "
-                "(precomputed once with precompute_blind_logprobs)."})
-    scene_input_names: list[str] = field(
-        default_factory=lambda: list(SCENE_INPUT_NAMES),
-        metadata={"help": "Model keyword arguments that carry the 3D input; the text-only "
-                          "pass removes them."})
+                "(precomputed once with precompute_blind_logprobs, or by the trainer from "
+                "ref_model when precompute_blind is set)."})
+    precompute_blind: bool = field(default=False, metadata={
+        "help": "With ref_model: compute its log-probs once into blind_logprob_column when the "
+                "trainer starts (as trl's precompute_ref_log_probs), then drop the model."})
+    scene_input_names: list[str] | None = field(default=None, metadata={
+        "help": "Model keyword arguments that carry the 3D input. Default: the model's own "
+                "(SceneLM) or the image/video inputs of transformers VLMs in the batch."})
     text_only_mode: str = field(default="drop", metadata={
-        "help": "How the text-only pass removes 3D: 'drop' the inputs or feed them 'zeroed' "
-                "(the names SceneLMConfig.blind_mode uses)."})
+        "help": "How the text-only pass removes 3D: 'drop' the inputs, feed them 'zeroed', or "
+                "'blind_batch' (a text_only_* batch the collator built without placeholders)."})
+    aux_loss: str = field(default="auto", metadata={
+        "help": "Auxiliary losses the model returns: 'auto' (outputs.aux_loss x "
+                "router_aux_loss_coef), 'from_model_loss' (the model's loss minus its "
+                "cross-entropy), or 'none'."})
     reweight_eos: bool = field(default=False, metadata={
         "help": "Apply the 'paper' weight to the end-of-answer token too. The blind model "
                 "predicts it almost surely, so its weight goes to ~0 and the model never "
@@ -57,64 +84,133 @@ class ReweightedConfig(TrainingArguments):
     init_from_blind: str | None = field(default=None, metadata={
         "help": "Start from the blind fine-tuned model's weights (a saved model folder), as "
                 "the paper's text suggests."})
+
+    def _check_reweighting(self) -> None:
+        if self.reweighting not in REWEIGHTING:
+            raise ValueError(f"Expected reweighting in {REWEIGHTING} but got {self.reweighting!r}")
+        if self.text_only_mode not in TEXT_ONLY_MODES:
+            raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
+                             f"{self.text_only_mode!r}")
+        if self.nan_policy not in NAN_POLICIES:
+            raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
+        if self.aux_loss not in ("auto", "from_model_loss", "none"):
+            raise ValueError("Expected aux_loss 'auto', 'from_model_loss' or 'none' but got "
+                             f"{self.aux_loss!r}")
+        if self.epsilon <= 0:
+            raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
+        if self.weight_grad and self.reweighting != "paper":
+            raise ValueError("weight_grad applies to reweighting='paper' only")
+
+
+@dataclass
+class ReweightedConfig(TrainingArguments, ReweightingArguments):
+    """Training arguments for 3DR-FT.
+
+    Differs from ``TrainingArguments`` by the fields of :class:`ReweightingArguments`, and
+    by ``remove_unused_columns=False`` (the collators read raw rows).
+    """
+
     remove_unused_columns: bool = field(default=False, metadata={
         "help": "Kept False: the collator needs the raw rows."})
 
     def __post_init__(self):
-        if self.reweighting not in REWEIGHTING:
-            raise ValueError(f"Expected reweighting in {REWEIGHTING} but got {self.reweighting!r}")
-        if self.text_only_mode not in ("drop", "zeroed"):
-            raise ValueError(f"Expected text_only_mode 'drop' or 'zeroed' but got "
-                             f"{self.text_only_mode!r}")
-        if self.nan_policy not in NAN_POLICIES:
-            raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
-        if self.epsilon <= 0:
-            raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
+        self._check_reweighting()
         super().__post_init__()
 
 
-class ReweightedTrainer(Trainer):
-    """A ``Trainer`` whose ``compute_loss`` is the 3DR-FT loss.
+def _tokenizer_of(processing_class: Any) -> Any:
+    """The tokenizer inside a processor (LLaVA, Qwen2-VL), or the tokenizer itself."""
+    return getattr(processing_class, "tokenizer", processing_class)
 
-    Model-agnostic: the 3D inputs are the model keyword arguments named in
-    ``args.scene_input_names``; the text-only pass drops (or zeroes) them. For
-    ``reweighting="paper"`` the blind model's log-probs come from the dataset column
-    ``args.blind_logprob_column`` (cheap) or from ``ref_model``, a frozen blind model run
-    under ``no_grad`` and prepared by the accelerator in evaluation mode (never the policy).
-    """
 
-    def __init__(self, model=None, args: ReweightedConfig | None = None, ref_model=None,
-                 **kwargs):
-        if args is None or not isinstance(args, ReweightedConfig):
-            raise TypeError("Expected args to be a ReweightedConfig")
+class ReweightingMixin:
+    """The 3DR-FT loss core and its set-up, shared by the transformers and trl trainers."""
+
+    args: Any
+
+    # --- set-up -----------------------------------------------------------------------
+    @staticmethod
+    def _check_model_inputs(model: Any, args: Any, ref_model: Any, processing_class: Any,
+                            peft_config: Any) -> Any:
+        """Checks made before the parent ``__init__``; returns the model (a PeftModel when
+        ``peft_config`` is given)."""
         if ref_model is not None and ref_model is model:
             raise ValueError("ref_model is the policy itself; pass a separate frozen copy of "
                              "the blind model (e.g. SceneLM.from_pretrained(blind_path))")
-        tok = kwargs.get("processing_class")
-        if tok is not None and model is not None:
-            n_emb = model.get_input_embeddings().num_embeddings
+        tok = _tokenizer_of(processing_class)
+        emb = getattr(unwrap_model(model), "get_input_embeddings", None)
+        if tok is not None and callable(emb) and hasattr(tok, "__len__"):
+            n_emb = emb().num_embeddings
             if len(tok) > n_emb:
                 raise ValueError(f"tokenizer has {len(tok)} tokens but the model's embedding has "
                                  f"{n_emb} rows; resize the embeddings or use the model's "
                                  "tokenizer")
         if args.init_from_blind:
-            self._load_blind_weights(model, args.init_from_blind)
-        super().__init__(model=model, args=args, **kwargs)
-        if args.reweighting == "paper":
-            cols = getattr(self.train_dataset, "column_names", None) or []
-            if ref_model is None and args.blind_logprob_column not in cols:
-                raise ValueError(
-                    f"reweighting='paper' needs the blind model's log-probs: add the column "
-                    f"{args.blind_logprob_column!r} with precompute_blind_logprobs, or pass "
-                    "ref_model (a frozen blind model)")
+            ReweightingMixin._load_blind_weights(model, args.init_from_blind)
+        if peft_config is not None:
+            from peft import PeftModel, get_peft_model
+
+            if isinstance(model, PeftModel):
+                raise ValueError("model is already a PeftModel and a peft_config was passed too; "
+                                 "merge the adapter first (model.merge_and_unload()) or pass one "
+                                 "of the two")
+            model = get_peft_model(model, peft_config)
+        return model
+
+    def _setup_reweighting(self, ref_model: Any, route: Any) -> None:
+        args = self.args
+        self.route = route if route is not None else HFModelRoute(
+            text_only_mode=args.text_only_mode, scene_input_names=args.scene_input_names,
+            aux_loss=args.aux_loss)
         self.ref_model = None
         if ref_model is not None:
             ref_model.eval()
             for p in ref_model.parameters():
                 p.requires_grad_(False)
-            self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+            if args.precompute_blind and args.reweighting == "paper":
+                self._precompute_column(ref_model)
+                ref_model = None
+            else:
+                self.ref_model = self._prepare_reference(ref_model)
+        if args.reweighting == "paper" and self.ref_model is None:
+            cols = getattr(self.train_dataset, "column_names", None) or []
+            if args.blind_logprob_column not in cols:
+                raise ValueError(
+                    f"reweighting='paper' needs the blind model's log-probs: add the column "
+                    f"{args.blind_logprob_column!r} with precompute_blind_logprobs, or pass "
+                    "ref_model (a frozen blind model)")
         self._stats: dict[str, list[float]] = collections.defaultdict(list)
         self._num_sequences: torch.Tensor | None = None
+
+    def _prepare_reference(self, ref_model: Any) -> Any:
+        """As trl prepares reference models: DeepSpeed / FSDP through trl's helpers, else the
+        accelerator in evaluation mode (no DDP wrapper, no gradients)."""
+        if getattr(self, "is_deepspeed_enabled", False):
+            from trl.models.utils import prepare_deepspeed
+
+            return prepare_deepspeed(ref_model, self.accelerator)
+        if getattr(self, "is_fsdp_enabled", False):
+            from trl.models.utils import prepare_fsdp
+
+            return prepare_fsdp(ref_model, self.accelerator)
+        return self.accelerator.prepare_model(ref_model, evaluation_mode=True)
+
+    def _precompute_column(self, ref_model: Any) -> None:
+        from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
+
+        col = self.args.blind_logprob_column
+        collate = self.data_collator
+        self.train_dataset = precompute_blind_logprobs(
+            self.train_dataset, ref_model, collate, column=col, route=self.route,
+            batch_size=max(1, self.args.per_device_train_batch_size))
+        if self.eval_dataset is not None and hasattr(self.eval_dataset, "map"):
+            self.eval_dataset = precompute_blind_logprobs(
+                self.eval_dataset, ref_model, collate, column=col, route=self.route,
+                batch_size=max(1, self.args.per_device_eval_batch_size))
+        if getattr(collate, "blind_col", "absent") is None:
+            collate.blind_col = col  # SceneQACollator packs the column itself
+        elif not hasattr(collate, "blind_col"):
+            self.data_collator = BlindColumnCollator(collate, col)
 
     @staticmethod
     def _load_blind_weights(model, path: str) -> None:
@@ -140,65 +236,117 @@ class ReweightedTrainer(Trainer):
         self._num_sequences = n
         return batch_samples, num_items
 
-    def _text_only(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        names = set(self.args.scene_input_names)
-        if self.args.text_only_mode == "drop":
-            return {k: v for k, v in inputs.items() if k not in names}
-        ids = ("object_labels", "object_directions", "object_colors")  # token ids: -1 = none
-        return {k: (torch.full_like(v, -1) if k in ids else torch.zeros_like(v))
-                if k in names and k != "object_mask" else v for k, v in inputs.items()}
-
     # --- loss -------------------------------------------------------------------------
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+    def _eos_id(self) -> int | None:
+        tok = _tokenizer_of(getattr(self, "processing_class", None))
+        return getattr(tok, "eos_token_id", None)
+
+    def reweighted_loss(self, model, inputs, num_items_in_batch=None
+                        ) -> tuple[torch.Tensor, TokenScores]:
+        """The 3DR-FT loss of one micro-batch (before the data-parallel rescaling) and the
+        full pass's scores."""
+        args = self.args
         inputs = dict(inputs)
-        labels = inputs.pop("labels")
-        blind_col = inputs.pop("blind_logprobs", None)
-        outputs = model(**inputs)
-        logits = outputs.logits
-        mode = self.args.reweighting
+        col = args.blind_logprob_column
+        blind_col = inputs.pop(col, None)
+        blind_col_mask = inputs.pop(f"{col}_mask", None)
+        route = self.route
+        full = route(model, inputs, text_only=False)
+        mode = args.reweighting
+        if mode == "paper" and not full.per_token:
+            raise ValueError("reweighting='paper' needs token log-probs; this route gives a "
+                             "per-sample loss (use reweighting='official', or a ModuleRoute "
+                             "returning (log-probs, mask))")
+        mask = full.mask
         if mode == "none":
-            loss = causal_lm_loss(logits, labels, num_items_in_batch)
+            denom = num_items_in_batch if num_items_in_batch is not None and full.per_token \
+                else mask.sum().clamp_min(1)
+            loss = -(full.logp.masked_fill(~mask, 0.0)).sum() / denom
         else:
-            text_inputs = self._text_only(inputs)
-            with torch.no_grad():
-                text_logits = model(**text_inputs).logits
+            with torch.set_grad_enabled(args.weight_grad and model.training):
+                text = route(model, inputs, text_only=True)
+            text_logp = align_scores(text.logp, text.mask, mask, what="text-only pass")
             if mode == "paper":
                 if blind_col is not None:
-                    blind_logp = blind_col[:, 1:].to(logits.device)
+                    if blind_col_mask is None:
+                        raise ValueError(f"batch has {col!r} without {col + '_mask'!r}; collate "
+                                         "the column with BlindColumnCollator")
+                    blind_logp = align_scores(blind_col.to(mask.device),
+                                              blind_col_mask.to(mask.device).bool(), mask,
+                                              what=f"column {col!r}")
                 elif self.ref_model is not None:
                     with torch.no_grad():
-                        blind_logp = token_logprobs(self.ref_model(**text_inputs).logits,
-                                                    labels)[0]
+                        ref = route(self.ref_model, inputs, text_only=True)
+                    blind_logp = align_scores(ref.logp, ref.mask, mask,
+                                              what="reference model")
                 else:
-                    raise ValueError(f"batch lacks {self.args.blind_logprob_column!r} and no "
-                                     "ref_model was given")
-                text_logp, mask = token_logprobs(text_logits, labels)
+                    raise ValueError(f"batch lacks {col!r} and no ref_model was given")
                 fixed = None
-                eos = getattr(self.processing_class, "eos_token_id", None)
-                if not self.args.reweight_eos and eos is not None:
-                    fixed = labels[:, 1:].eq(eos)
-                loss, w = paper_loss(logits, labels, blind_logp, text_logp, num_items_in_batch,
-                                     eps=self.args.epsilon, clip=self.args.weight_clip,
-                                     fixed_weight_mask=fixed, nan_policy=self.args.nan_policy)
-                wv = w[mask]
+                eos = self._eos_id()
+                if not args.reweight_eos and eos is not None and full.tokens is not None:
+                    fixed = full.tokens.eq(eos)
+                loss, w = paper_loss_from_logprobs(
+                    full.logp, mask, blind_logp, text_logp, num_items_in_batch,
+                    eps=args.epsilon, clip=args.weight_clip, fixed_weight_mask=fixed,
+                    nan_policy=args.nan_policy, weight_grad=args.weight_grad)
+                wv = w[mask].detach()
+                self._stats["text_only_logprob"].append(float(text_logp[mask].mean())
+                                                        if mask.any() else 0.0)
             else:
                 global_seqs = num_items_in_batch is not None and model.training
-                loss, wv = official_loss(logits, text_logits, labels,
-                                         self._num_sequences if global_seqs else None,
-                                         eps=self.args.epsilon,
-                                         nan_policy=self.args.nan_policy)
+                loss, wv = official_loss_from_logprobs(
+                    full.logp, mask, text_logp, self._num_sequences if global_seqs else None,
+                    eps=args.epsilon, nan_policy=args.nan_policy)
             if len(wv):
                 self._stats["weight_mean"].append(float(wv.mean()))
                 self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
                 self._stats["weight_down_share"].append(float((wv < 1).float().mean()))
-        if self.args.average_tokens_across_devices and num_items_in_batch is not None \
+        if args.average_tokens_across_devices and num_items_in_batch is not None \
                 and model.training:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients
-        return (loss, outputs) if return_outputs else loss
+        if full.aux_loss is not None:
+            # a per-micro-batch mean: with num_items_in_batch the Trainer leaves gradient
+            # accumulation to the loss (as trl's SFTTrainer does for the MoE loss)
+            steps = self.current_gradient_accumulation_steps \
+                if num_items_in_batch is not None and model.training else 1
+            loss = loss + full.aux_loss / steps
+            self._stats["aux_loss"].append(float(full.aux_loss.detach()))
+        return loss, full
 
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+    def _merge_stats(self, logs: dict[str, float]) -> None:
         if self._stats and "loss" in logs:
             for k, v in self._stats.items():
                 logs[k] = round(sum(v) / len(v), 6)
             self._stats.clear()
+
+
+class ReweightedTrainer(ReweightingMixin, Trainer):
+    """A ``Trainer`` whose ``compute_loss`` is the 3DR-FT loss, for any route.
+
+    Args (beyond ``Trainer``'s):
+        ref_model: a frozen blind model for ``reweighting="paper"`` (run under ``no_grad``,
+            prepared for DeepSpeed / FSDP as trl prepares reference models; never the policy).
+        route: how the model gives its log-probs (:mod:`hf_real3d.training.routes`); default
+            ``HFModelRoute(args.text_only_mode, args.scene_input_names, args.aux_loss)``.
+        peft_config: a ``peft`` config; the model becomes a ``PeftModel`` and only the adapter
+            trains (the text-only pass runs with the adapter on).
+
+    ``processing_class`` may be a tokenizer or a processor (LLaVA, Qwen2-VL).
+    """
+
+    def __init__(self, model=None, args: ReweightedConfig | None = None, ref_model=None,
+                 route=None, peft_config=None, **kwargs):
+        if args is None or not isinstance(args, ReweightedConfig):
+            raise TypeError("Expected args to be a ReweightedConfig")
+        model = self._check_model_inputs(model, args, ref_model, kwargs.get("processing_class"),
+                                         peft_config)
+        super().__init__(model=model, args=args, **kwargs)
+        self._setup_reweighting(ref_model, route)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss, full = self.reweighted_loss(model, inputs, num_items_in_batch)
+        return (loss, full.outputs) if return_outputs else loss
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        self._merge_stats(logs)
         super().log(logs, start_time)
