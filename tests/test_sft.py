@@ -1,0 +1,131 @@
+"""3DR-FT on trl's SFTTrainer: conversational VLM data with images and prompt / completion
+text data, completion-only loss, trl's own metrics, and reweighting='none' = SFTTrainer."""
+
+import copy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from datasets import Dataset
+from PIL import Image
+from trl import SFTConfig, SFTTrainer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tiny_vlm import _tokenizer, build_tiny_llava  # noqa: E402
+
+from hf_real3d.training.sft import ReweightedSFTConfig, ReweightedSFTTrainer  # noqa: E402
+
+CHAT = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image> "
+        "{% else %}{{ c['text'] }} {% endif %}{% endfor %}{% if m['role'] == 'assistant' %}</s> "
+        "{% endif %}{% endfor %}{% if add_generation_prompt %}answer {% endif %}")
+WORDS = ["yes", "no", "left", "a", "right", "b"]
+
+
+def _vlm_rows(n=4):
+    rng = np.random.default_rng(0)
+    return [{"prompt": [{"role": "user", "content": [
+                {"type": "image"}, {"type": "text", "text": "which is left of the a"}]}],
+             "completion": [{"role": "assistant",
+                             "content": [{"type": "text", "text": WORDS[i % 6]}]}],
+             "images": [Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8))]}
+            for i in range(n)]
+
+
+def _common(tmp_path, **kw):
+    return dict(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4,
+                report_to="none", use_cpu=True, logging_steps=1, save_strategy="no",
+                max_length=None, learning_rate=0.1, lr_scheduler_type="constant", optim="sgd",
+                seed=0, disable_tqdm=True, **kw)
+
+
+def _llava():
+    model, proc = build_tiny_llava()
+    proc.chat_template = CHAT
+    return model, proc
+
+
+def test_none_and_equal_weights_reproduce_sfttrainer(tmp_path):
+    """One SGD step of plain SFTTrainer, of reweighting='none', and of 'paper' with a blind
+    reference equal to the policy (every weight 1: the fused-head route and the loss core
+    give SFT's loss) end at the same weights, on a conversational VLM dataset with images."""
+    finals, losses = {}, {}
+    for name in ("sft", "none", "paper_equal"):
+        model, proc = _llava()
+        ds = Dataset.from_list(_vlm_rows())
+        if name == "sft":
+            tr = SFTTrainer(model=model, args=SFTConfig(**_common(tmp_path)), train_dataset=ds,
+                            processing_class=proc)
+        else:
+            args = ReweightedSFTConfig(**_common(tmp_path), text_only_mode="zeroed",
+                                       reweighting="none" if name == "none" else "paper")
+            tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=ds,
+                                      processing_class=proc,
+                                      ref_model=copy.deepcopy(model) if name != "none" else None)
+        tr.train()
+        finals[name] = {k: v.clone() for k, v in model.state_dict().items()}
+        losses[name] = tr.state.log_history[0]["loss"]
+    assert losses["none"] == pytest.approx(losses["sft"], rel=1e-6)
+    assert losses["paper_equal"] == pytest.approx(losses["sft"], rel=1e-5)
+    start = _llava()[0].state_dict()
+    assert any(not torch.equal(finals["sft"][k], start[k]) for k in start)
+    for other in ("none", "paper_equal"):
+        for k in finals["sft"]:
+            assert torch.allclose(finals["sft"][k], finals[other][k], atol=1e-6), (other, k)
+
+
+def _text_setup():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = _tokenizer([])
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    policy = LlamaForCausalLM(cfg)
+    torch.manual_seed(1)
+    blind = LlamaForCausalLM(cfg)
+    rows = [{"prompt": "which is left of the a", "completion": f" {WORDS[i % 6]}"}
+            for i in range(8)]
+    return tok, policy, blind, Dataset.from_list(rows)
+
+
+@pytest.mark.parametrize("mode", ["paper", "official"])
+def test_prompt_completion_reweighted_logs_trl_metrics(mode, tmp_path):
+    tok, policy, blind, ds = _text_setup()
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    args = ReweightedSFTConfig(**{**_common(tmp_path), "max_steps": 2,
+                                  "per_device_train_batch_size": 4}, reweighting=mode)
+    tr = ReweightedSFTTrainer(model=policy, args=args, train_dataset=ds, processing_class=tok,
+                              ref_model=blind if mode == "paper" else None)
+    assert tr.args.completion_only_loss in (None, True)
+    tr.train()
+    logs = [h for h in tr.state.log_history if "loss" in h]
+    assert len(logs) == 2
+    for h in logs:
+        assert "entropy" in h and 0 <= h["mean_token_accuracy"] <= 1
+        assert abs(h["weight_mean"] - 1) > 1e-3
+    assert any(not torch.equal(before[k], v) for k, v in policy.state_dict().items())
+
+
+def test_precomputed_column_equals_live_reference(tmp_path):
+    tok, policy, blind, ds = _text_setup()
+    losses = []
+    for pre in (False, True):
+        model = copy.deepcopy(policy)
+        args = ReweightedSFTConfig(**_common(tmp_path), reweighting="paper",
+                                   precompute_blind=pre)
+        tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=ds,
+                                  processing_class=tok, ref_model=copy.deepcopy(blind))
+        assert (tr.ref_model is None) == pre
+        tr.train()
+        losses.append(tr.state.log_history[0]["loss"])
+    # the column was computed in other batches (other padding) than training's shuffled ones:
+    # equal up to float32 noise, which the blind / text-only ratio amplifies a little
+    assert losses[0] == pytest.approx(losses[1], rel=1e-4)
+
+
+def test_blind_batch_is_refused_for_trl_collators(tmp_path):
+    with pytest.raises(ValueError, match="blind_batch"):
+        ReweightedSFTConfig(**_common(tmp_path), text_only_mode="blind_batch")
