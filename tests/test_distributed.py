@@ -53,3 +53,21 @@ def test_two_processes_match_one(tmp_path):
         assert len(a[mode]["losses"]) == len(b[mode]["losses"]) == 5
         assert a[mode]["losses"] == pytest.approx(b[mode]["losses"], abs=1e-4), mode
         assert a[mode]["weight"] == pytest.approx(b[mode]["weight"], abs=1e-4), mode
+
+
+@pytest.mark.slow
+def test_fsdp2_two_processes_with_frozen_blind_reference(tmp_path):
+    """3DR-FT 'paper' with the policy and a frozen blind reference both sharded by FSDP2 over
+    two CPU processes (gloo): the same losses as one process, the reference unchanged and
+    without gradients."""
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    runs = {}
+    for n in (1, 2):
+        out = tmp_path / f"fsdp{n}.json"
+        _run([torchrun, "--nproc_per_node", str(n), "--master_port", "PORT",
+              str(HERE / "fsdp_train_script.py"), str(out)], tmp_path)
+        runs[n] = json.loads(out.read_text())
+    assert runs[2]["world_size"] == 2
+    assert runs[2]["sharded"] == ["FSDPLlamaForCausalLM", "FSDPLlamaForCausalLM"]
+    assert runs[2]["losses"] == pytest.approx(runs[1]["losses"], rel=1e-5)
+    assert runs[2]["ref_unchanged"] and not runs[2]["ref_grads"]

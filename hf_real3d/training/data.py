@@ -32,6 +32,25 @@ def _is_local(name: str) -> bool:
     return Path(name).exists() or name.startswith(("/", ".", "~")) or name.count("/") != 1
 
 
+def _offline() -> bool:
+    return any(os.environ.get(v, "").upper() in ("1", "TRUE", "YES", "ON")
+               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def _from_hub(name: str, config: str, **kw) -> Any:
+    """``load_dataset`` of a Hub id, with one line naming it when it cannot be had."""
+    hint = (f"build one with `hf-real3d synth --out {name}` or pass --dataset_name with a "
+            "folder built by hf-real3d")
+    if _offline():
+        raise FileNotFoundError(f"dataset_name {name!r}: no such folder here, and the Hub is "
+                                f"offline (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE); {hint}")
+    try:
+        return datasets.load_dataset(name, config, **kw)
+    except (ConnectionError, OSError) as err:
+        raise FileNotFoundError(f"dataset_name {name!r}: no such folder here, and the Hub "
+                                f"could not give it ({type(err).__name__}); {hint}") from None
+
+
 def load_split(name: str, config: str, split: str) -> datasets.Dataset:
     """One split of a question config, from a local folder (never a stale cached build) or
     a Hub dataset id."""
@@ -42,7 +61,7 @@ def load_split(name: str, config: str, split: str) -> datasets.Dataset:
                 f"{folder}: not a dataset folder (no README.md card); build one with "
                 f"`hf-real3d synth --out {folder}` or `hf-real3d build-real3dqa`")
         return load_local(folder, config, split)
-    return datasets.load_dataset(name, config, split=split)
+    return _from_hub(name, config, split=split)
 
 
 def load_scene_bank(name: str, config: str = "scenes", *, max_objects: int = 24,
@@ -51,7 +70,7 @@ def load_scene_bank(name: str, config: str = "scenes", *, max_objects: int = 24,
     if _is_local(name):
         ds = datasets.load_dataset(str(Path(name).expanduser()), config)
     else:
-        ds = datasets.load_dataset(name, config)
+        ds = _from_hub(name, config)
     bank = SceneBank(max_objects=max_objects, points_per_object=points_per_object)
     for split in ds.values():
         for row in split.with_format("numpy", columns=["points"], output_all_columns=True):

@@ -54,7 +54,8 @@ from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
            "train_3drft", "ensure_blind_model", "predict_dataset", "training_signature",
            "StaleModelError", "make_parser", "parse_recipe_args", "check_config", "run_recipe",
-           "write_jsonl", "TRAINING_INFO", "write_model_card", "end_distributed"]
+           "write_jsonl", "TRAINING_INFO", "write_model_card", "end_distributed", "ensure_dataset",
+           "DEFAULT_DATASET"]
 
 logger = logging.getLogger("hf_real3d.training")
 TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
@@ -132,8 +133,35 @@ def _log(msg: str) -> None:
 # --- data and model -------------------------------------------------------------------------
 
 
+DEFAULT_DATASET = ScriptArguments.dataset_name  # the embedded benchmark's default folder
+
+
+def ensure_dataset(name: str) -> str:
+    """The dataset folder to train on. The default (``data/synth``) is built here when it is
+    absent (``hf-real3d synth --out data/synth``, in a subprocess); the log says which. Any
+    other name is left to :func:`load_split`, whose error names it."""
+    if name != DEFAULT_DATASET:
+        return name
+    if (Path(name) / "README.md").is_file():
+        _log(f"dataset: {name} (the embedded default benchmark, found)")
+        return name
+    import subprocess
+
+    _log(f"dataset: {name} not found: building the embedded default benchmark "
+         f"(hf-real3d synth --out {name})")
+    cmd = [sys.executable, "-c", "import sys; from hf_real3d.cli import main; "
+           "sys.exit(main(sys.argv[1:]))", "synth", "--out", name]
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise FileNotFoundError(f"dataset {name}: building the default benchmark failed: "
+                                f"{done.stderr.strip().splitlines()[-1:]}")
+    return name
+
+
 def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData:
-    """Question splits and scenes from ``args.dataset_name``, tokenized for training."""
+    """Question splits and scenes from ``args.dataset_name``, tokenized for training (the
+    default dataset is built first when absent: :func:`ensure_dataset`)."""
+    ensure_dataset(args.dataset_name)
     train = load_split(args.dataset_name, args.dataset_config, args.dataset_train_split)
     if args.max_train_questions is not None:
         train = train.select(range(min(args.max_train_questions, len(train))))
