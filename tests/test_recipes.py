@@ -143,3 +143,36 @@ def test_recipe_missing_dataset_is_one_line_error(tmp_path):
     assert p.returncode == 2, p.stderr[-2000:]
     assert "Traceback" not in p.stderr
     assert "hf-real3d synth --out" in p.stderr.strip().splitlines()[-1]
+
+
+def test_recipe_missing_hub_style_name_is_one_line_error(tmp_path):
+    """An `org/name` that is neither a folder here nor reachable offline: one line naming it
+    (it used to end in a ConnectionError traceback blaming the Hub)."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    p = subprocess.run([sys.executable, str(ROOT / "recipes/3drft.py"), "--dataset_name",
+                        "someorg/missing", "--max_steps", "2"], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path, env=env)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert "'someorg/missing'" in last and "offline" in last
+
+
+@pytest.mark.slow
+def test_design_card_command_with_no_arguments_builds_the_default(tmp_path):
+    """`accelerate launch recipes/3drft.py` on a fresh checkout: the default data/synth is
+    built (one log line says so), both stages train, and the next run finds it."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               HF_DATASETS_CACHE=str(tmp_path / "cache"))
+    cmd = [str(Path(sys.executable).parent / "accelerate"), "launch", "--num_processes", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", str(ROOT / "recipes/3drft.py"),
+           "--max_steps", "2"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "data/synth not found: building the embedded default benchmark" in p.stderr
+    assert (tmp_path / "data/synth/README.md").is_file()
+    info = json.loads((tmp_path / "trainer_output" / TRAINING_INFO).read_text())
+    assert info["training"]["reweighting"] == "paper" and info["metrics"]["global_step"] == 2
+    p = subprocess.run([*cmd, "--output_dir", "again"], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path, env=env)
+    assert p.returncode == 0 and "(the embedded default benchmark, found)" in p.stderr
