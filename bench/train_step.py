@@ -7,6 +7,12 @@ precomputed, 3DR-FT / SFT <= 1.40 for 'paper' and for 'official' (each needs one
 no-grad text-only pass of the current model). Also reported: 'paper' with a live frozen
 reference model instead of the precomputed column.
 
+Per route (issue 20, point I), each against SFT on the same model and batch in the same run:
+'paper' with a precomputed column <= 1.4, 'official' (the policy's own text-only pass)
+<= 1.6, 'paper' with a frozen blind model <= 1.7. Routes: SceneLM (HF model route, object
+tokens) and a LLaVA (HF VLM route, 3D as one rendered image per question; hidden 128, 2
+layers, images zeroed in the text-only pass).
+
     python bench/train_step.py [--steps 30] [--scenes 30] [--questions 80]
 """
 
@@ -35,6 +41,13 @@ from hf_real3d.training import (  # noqa: E402
     precompute_blind_logprobs,
 )
 from hf_real3d.training.recipe import ScriptArguments, build_model  # noqa: E402
+from hf_real3d.training.routes import HFModelRoute  # noqa: E402
+from hf_real3d.training.vlm import VLMCollator  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from tiny_vlm import build_tiny_llava  # noqa: E402
+
+TARGETS = {"paper": 1.40, "official": 1.60, "paper+frozen ref": 1.70}
 
 
 class StepTimer(TrainerCallback):
@@ -86,15 +99,56 @@ def main() -> None:
                               processing_class=tok, ref_model=ref,
                               callbacks=[timer]).train()
             results[name] = statistics.median(timer.times[3:])  # skip warm-up steps
+    results["paper+frozen ref"] = results.pop("paper+live ref")
+    _report("SceneLM", results)
+    _report("LLaVA (VLM)", _vlm_times(args.steps, [r["question"] for r in qa_rows(recs)]))
+
+
+def _report(route: str, results: dict[str, float]) -> None:
     base = min(results["sft"], results["sft (again)"])
     for name, t in results.items():
-        print(f"{name:>16}: {t * 1000:7.1f} ms/step  ratio {t / base:.2f}")
-    for name in ("paper", "official"):
-        report(f"3DR-FT {name} / SFT step time", results[name] / base, "x", target="<= 1.40",
-               ok=results[name] / base <= 1.40, ms=round(results[name] * 1000, 1),
-               sft_ms=round(base * 1000, 1))
-    report("3DR-FT paper with live reference / SFT", results["paper+live ref"] / base, "x",
-           ms=round(results["paper+live ref"] * 1000, 1))
+        print(f"{route:>12} {name:>16}: {t * 1000:7.1f} ms/step  ratio {t / base:.2f}")
+    for name, target in TARGETS.items():
+        report(f"3DR-FT {name} / SFT step time, {route}", results[name] / base, "x",
+               target=f"<= {target:.2f}", ok=results[name] / base <= target,
+               ms=round(results[name] * 1000, 1), sft_ms=round(base * 1000, 1))
+
+
+def _vlm_times(steps: int, questions: list[str]) -> dict[str, float]:
+    """The same comparison on a LLaVA taking one image per question (batch 16)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    words = ["yes", "no", "left", "right", "a", "b"]
+    rows = [{"images": [Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8))],
+             "prompt": " ".join(q.split()[:12]), "answer": words[i % 6]}
+            for i, q in enumerate(questions[:16 * (steps + 4)])]
+    ds = Dataset.from_list(rows)
+    blind, proc = build_tiny_llava(seed=1, hidden=128, layers=2)
+    coll = VLMCollator(proc)
+    route = HFModelRoute("zeroed")
+    ds_col = precompute_blind_logprobs(ds, blind, coll, route=route, batch_size=16)
+    from hf_real3d.training import BlindColumnCollator
+
+    out = {}
+    runs = [("sft", "none", ds, None), ("paper", "paper", ds_col, None),
+            ("official", "official", ds, None), ("paper+frozen ref", "paper", ds, blind),
+            ("sft (again)", "none", ds, None)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, mode, data, ref in runs:
+            model, _ = build_tiny_llava(seed=0, hidden=128, layers=2)
+            targs = ReweightedConfig(output_dir=f"{tmp}/{name}", reweighting=mode,
+                                     text_only_mode="zeroed", per_device_train_batch_size=16,
+                                     max_steps=steps, logging_steps=1000, save_strategy="no",
+                                     use_cpu=True, disable_tqdm=True, dataloader_num_workers=0,
+                                     seed=0)
+            timer = StepTimer()
+            ReweightedTrainer(model=model, args=targs, train_dataset=data,
+                              data_collator=BlindColumnCollator(coll), processing_class=proc,
+                              ref_model=ref, callbacks=[timer]).train()
+            out[name] = statistics.median(timer.times[3:])
+    return out
 
 
 if __name__ == "__main__":

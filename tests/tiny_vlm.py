@@ -39,14 +39,14 @@ def save_tiny_vlm(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
-def build_tiny_llava(seed: int = 0):
+def build_tiny_llava(seed: int = 0, hidden: int = 32, layers: int = 1):
     """(LlavaForConditionalGeneration, LlavaProcessor), random weights, 32x32 images."""
     fast = _tokenizer(["<image>"])
     fast.chat_template = CHAT
     vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                               num_attention_heads=2, image_size=32, patch_size=16)
-    text = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64,
-                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+    text = LlamaConfig(vocab_size=len(fast), hidden_size=hidden, intermediate_size=2 * hidden,
+                       num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=2,
                        max_position_embeddings=256, pad_token_id=0, bos_token_id=2,
                        eos_token_id=3)
     cfg = LlavaConfig(vision_config=vision, text_config=text,
