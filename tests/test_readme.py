@@ -45,13 +45,17 @@ def test_readme_snippets(tmp_path, real_dir):
     env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2",
                PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     ran = []
+    from tiny_vlm import save_tiny_vlm
+
+    llava = save_tiny_vlm(tmp_path / "tiny_llava")
+    ns: dict = {}  # python blocks run in order in one namespace, as a reader pastes them
     with HubServer() as hub:
         hub_env = dict(env, HF_ENDPOINT=hub.url, HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
                        HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test",
                        HF_HUB_CACHE=str(tmp_path / "hubc"))
         for lang, block in _blocks():
             if lang == "python":
-                ns: dict = {}
+                block = block.replace('"path/to/llava"', repr(str(llava)))
                 cwd = os.getcwd()
                 os.chdir(tmp_path)
                 try:
@@ -90,7 +94,8 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "report/metrics.json").is_file()
     assert (tmp_path / "out/3drft/model.safetensors").is_file()
     assert (tmp_path / "srbench_report/report.md").is_file()
-    assert ran.count("python") == 3 and ran.count("accelerate-config") == 3, ran
+    assert ran.count("python") == 7 and ran.count("accelerate-config") == 4, ran
+    assert (tmp_path / "out/lora/adapter_model.safetensors").is_file()
 
 
 def test_readme_demo_table_is_rendered_from_results_json():
