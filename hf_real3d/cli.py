@@ -159,6 +159,15 @@ class DrawOptions(_SQA3DInputs):
 
 
 @dataclass
+class RenderViewsOptions:
+    """Adds the `views` config (a BEV with numbered objects + the agent's egocentric frame
+    per question and viewpoint) to a dataset folder with scenes, for VLM-based 3D-LLMs."""
+    dataset: str = help_field("Dataset folder with a `scenes` config (hf-real3d synth, "
+                              "build-real3dqa).")
+    size: int = help_field("Image side in pixels.", default=128)
+
+
+@dataclass
 class Build3DSRBenchOptions(_Publishing):
     out: str = help_field("Dataset folder to write (configs real, synthetic_common, "
                      "synthetic_uncommon).")
@@ -337,6 +346,14 @@ class LmmsTasksOptions:
     max_new_tokens: int = help_field("Generation length asked of the model.", default=16)
 
 
+def cmd_render_views(o: RenderViewsOptions) -> None:
+    from hf_real3d.views import add_views_config
+
+    counts = add_views_config(o.dataset, size=o.size)
+    print(f"wrote config views to {o.dataset}: " + ", ".join(f"{k} {v}" for k, v in
+                                                             counts.items()))
+
+
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.lmms import write_lmms_tasks
@@ -367,6 +384,8 @@ COMMANDS: dict[str, Command] = {
                                lambda: ImportReal3DQAOptions, cmd_import_real3dqa),
     "draw": Command("top-down PNG of a question from each viewpoint", lambda: DrawOptions,
                     cmd_draw),
+    "render-views": Command("add rendered views (BEV + egocentric frames) for VLMs",
+                            lambda: RenderViewsOptions, cmd_render_views),
     "build-3dsrbench": Command("3DSRBench dataset: official TSV and/or synthetic renders",
                                lambda: Build3DSRBenchOptions, cmd_build_3dsrbench),
     "evaluate-3dsrbench": Command("3DSRBench: vanilla/circular/flip accuracy + baselines",

@@ -30,7 +30,7 @@ import yaml
 from huggingface_hub import HfApi
 
 from hf_real3d import METRICS, metric_path
-from hf_real3d._io import FormatError, atomic_dir
+from hf_real3d._io import FormatError, atomic_dir, atomic_path
 from hf_real3d.scene import Scene, SceneObject
 from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import SQA3DRecord
@@ -338,6 +338,45 @@ def write_dataset_files(
         lines += ["", license_note]
     lines += ["", "## Citation", "", "```bibtex", citation.strip(), "```", ""]
     (root / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    return root
+
+
+def add_config(folder: str | os.PathLike, cfg: ConfigData, section: str = "") -> Path:
+    """Add (or replace) one config of an existing dataset folder: its shards, its entry in
+    the card's YAML ``configs:`` and a card section. The card is rewritten last and
+    atomically, so a failure leaves the folder's card as it was (new shards are removed)."""
+    root = Path(folder)
+    card = root / "README.md"
+    text = card.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
+        raise ValueError(f"{card}: no YAML header (---) to add config {cfg.name!r} to")
+    end = text.index("\n---\n", 4)
+    header = yaml.safe_load(text[4:end]) or {}
+    body = text[end + 5:]
+    sub = root / (cfg.data_dir or cfg.name)
+    old = set(sub.glob("*.parquet")) if sub.is_dir() else set()
+    try:
+        files = _write_config(cfg, root)
+        entries = [c for c in header.get("configs", []) if c.get("config_name") != cfg.name]
+        entries.append({"config_name": cfg.name, "data_files": files})
+        header["configs"] = entries
+        marker = f"## Config `{cfg.name}`"
+        if marker in body:
+            body = body[:body.index(marker)].rstrip() + "\n"
+        counts = ", ".join(f"{s}: {n}" for s, n in cfg.counts.items())
+        body = body.rstrip() + f"\n\n{marker}\n\n{cfg.description} ({counts} rows)\n" + \
+            (f"\n{section}\n" if section else "")
+        with atomic_path(card) as tmp:
+            Path(tmp).write_text("---\n" + yaml.safe_dump(header, sort_keys=False) + "---\n"
+                                 + body, encoding="utf-8")
+    except BaseException:
+        for f in set(sub.glob("*.parquet")) - old:
+            f.unlink()
+        raise
+    keep = {root / f for e in files for f in ([e["path"]] if isinstance(e["path"], str)
+                                              else e["path"])}
+    for f in old - keep:  # the replaced config's shards
+        f.unlink()
     return root
 
 
