@@ -24,6 +24,7 @@ whole groups), so ``--limit`` should keep whole groups to mean anything.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -83,6 +84,7 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
     if not real3dqa and not srbench:
         raise ValueError("Give real3dqa and/or srbench: a built dataset folder or a Hub id")
     tasks: dict[str, str] = {}
+    views = None
     if real3dqa:
         path = str(Path(real3dqa).resolve()) if Path(real3dqa).is_dir() else real3dqa
         have = _configs(real3dqa)
@@ -99,6 +101,8 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
         if have is not None and not {"rotations", "real3dqa"} & set(have):
             raise FileNotFoundError(f"{real3dqa}: no rotations/ or real3dqa/ config; build it "
                                     "with hf-real3d build-real3dqa or import-real3dqa")
+        if have is not None and "views" in have:  # documents carry the rendered views
+            views = {"path": path, "split": "test"}
     if srbench:
         path = str(Path(srbench).resolve()) if Path(srbench).is_dir() else srbench
         have = _configs(srbench)
@@ -115,4 +119,6 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
         for name, text in tasks.items():
             (tmp / f"{name}.yaml").write_text(text)
         shutil.copyfile(TASK_UTILS, tmp / "utils.py")
+        if views is not None:
+            (tmp / "views.json").write_text(json.dumps(views))
     return list(tasks)

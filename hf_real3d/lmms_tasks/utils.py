@@ -15,10 +15,35 @@ REAL3DQA_PROMPT = ("Situation: {situation}\nQuestion: {question}\n"
                    "Answer the question using a single word or phrase.")
 
 
+_VIEWS = None  # (question_id, rotation_deg) -> images, from the dataset's views config
+
+
+def _views():
+    """The views config named in ``views.json`` beside this file (written by
+    ``hf-real3d lmms-tasks`` when the dataset has one), loaded once."""
+    global _VIEWS
+    if _VIEWS is None:
+        import json
+        from pathlib import Path
+
+        spec = Path(__file__).with_name("views.json")
+        _VIEWS = {}
+        if spec.is_file():
+            import datasets
+
+            info = json.loads(spec.read_text())
+            ds = datasets.load_dataset(info["path"], "views", split=info.get("split", "test"))
+            for row in ds:
+                _VIEWS[(str(row["question_id"]), int(row["rotation_deg"]))] = row["images"]
+    return _VIEWS
+
+
 def real3dqa_doc_to_visual(doc):
-    """No image: the scene is a point cloud (``scene_id`` in the document); a 3D-LLM's
-    lmms-eval model wrapper reads it from the scenes config by that id."""
-    return []
+    """The question's rendered views (BEV + the agent's egocentric frame) when the dataset
+    has a views config; else none: the scene is a point cloud (``scene_id`` in the
+    document), which a 3D-LLM's lmms-eval model wrapper reads from the scenes config."""
+    key = (str(doc["question_id"]), int(doc.get("rotation_deg") or 0))
+    return [im.convert("RGB") for im in _views().get(key, [])]
 
 
 def real3dqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):

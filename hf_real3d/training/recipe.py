@@ -439,8 +439,8 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
     return summary
 
 
-def make_parser() -> HfArgumentParser:
-    parser = HfArgumentParser((ScriptArguments, ReweightedConfig))
+def make_parser(classes: tuple = (ScriptArguments, ReweightedConfig)) -> HfArgumentParser:
+    parser = HfArgumentParser(classes)
     parser.add_argument("--config", default=None, help="YAML file of arguments")
     return parser
 
@@ -478,11 +478,12 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
-def check_config(cfg: dict[str, Any], path: str = "config") -> None:
+def check_config(cfg: dict[str, Any], path: str = "config",
+                 classes: tuple = (ScriptArguments, ReweightedConfig)) -> None:
     """Reject unknown keys (naming the nearest valid one) and values of the wrong type,
     before anything is created."""
     hints: dict[str, Any] = {}
-    for cls in (ScriptArguments, ReweightedConfig):
+    for cls in classes:
         hints.update({f.name: typing.get_type_hints(cls)[f.name]
                       for f in dataclasses.fields(cls) if f.init})
     for key, value in cfg.items():
@@ -495,12 +496,13 @@ def check_config(cfg: dict[str, Any], path: str = "config") -> None:
                             f"{value!r} ({type(value).__name__})")
 
 
-def parse_recipe_args(argv=None, defaults: dict | None = None):
+def parse_recipe_args(argv=None, defaults: dict | None = None,
+                      classes: tuple = (ScriptArguments, ReweightedConfig)):
     """``(ScriptArguments, ReweightedConfig)`` from ``--config x.yaml`` plus flags
     (flags override the file), as trl's recipes do. YAML values are checked strictly
     (:func:`check_config`) before any argument object exists."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = make_parser()
+    parser = make_parser(classes)
     cfg: dict = dict(defaults or {})
     path = "config"
     if "--config" in argv:
@@ -512,7 +514,7 @@ def parse_recipe_args(argv=None, defaults: dict | None = None):
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a mapping of argument names to values")
         cfg.update(loaded)
-    check_config(cfg, path)
+    check_config(cfg, path, classes)
     parser.set_defaults(**cfg)
     parsed = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
     script_args, train_args, rest = parsed[0], parsed[1], parsed[-1]

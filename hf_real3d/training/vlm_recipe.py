@@ -1,0 +1,157 @@
+"""``recipes/3drft_vlm.py``: 3DR-FT of a Hugging Face VLM on a built dataset's rendered views.
+
+The questions (config ``sqa3d``) are joined with the ``views`` config on ``question_id`` and
+``rotation_deg`` (rendered first, with one log line, when the folder lacks it), so a VLM
+trains on the same questions as SceneLM: images ``[BEV, egocentric frame]``, prompt =
+situation + question, answer = the first accepted answer. The model is a local VLM folder
+(``model_name_or_path``, with its processor) or a small LLaVA built from config with a
+word-level tokenizer trained on the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import datasets
+
+from hf_real3d.training.data import load_split
+from hf_real3d.training.recipe import _log, ensure_dataset
+from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.vlm import VLMCollator
+
+__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "train_vlm"]
+
+
+@dataclass
+class VLMScriptArguments:
+    """Recipe arguments of ``recipes/3drft_vlm.py`` beyond the training ones."""
+
+    dataset_name: str = field(default="data/synth", metadata={
+        "help": "Dataset folder with the scenes config (hf-real3d synth); its views config is "
+                "rendered when absent."})
+    dataset_config: str = field(default="sqa3d", metadata={"help": "Config of the questions."})
+    dataset_train_split: str = field(default="train", metadata={"help": "Training split."})
+    model_name_or_path: str | None = field(default=None, metadata={
+        "help": "Local VLM folder (model + processor); default: a small LLaVA from config."})
+    blind_model_path: str | None = field(default=None, metadata={
+        "help": "Frozen blind VLM folder for reweighting='paper'."})
+    hidden_size: int = field(default=64, metadata={"help": "Width of the built LLaVA."})
+    num_layers: int = field(default=2, metadata={"help": "Layers of the built LLaVA."})
+    image_size: int = field(default=64, metadata={"help": "Side of the views given to it."})
+    max_train_questions: int | None = field(default=None, metadata={
+        "help": "Use only the first N training questions."})
+
+
+def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None
+             ) -> datasets.Dataset:
+    """Questions joined with their rendered views: ``images, prompt, answer``."""
+    qs = load_split(dataset_name, config, split)
+    if limit is not None:
+        qs = qs.select(range(min(limit, len(qs))))
+    try:
+        views = load_split(dataset_name, "views", split)
+    except ValueError:
+        from hf_real3d.views import add_views_config
+
+        _log(f"dataset: {dataset_name} has no views config: rendering it "
+             "(hf-real3d render-views)")
+        add_views_config(dataset_name)
+        views = load_split(dataset_name, "views", split)
+    index = {(q, int(r)): i for i, (q, r) in enumerate(zip(views["question_id"],
+                                                          views["rotation_deg"]))}
+    rot = qs["rotation_deg"] if "rotation_deg" in qs.column_names else [0] * len(qs)
+    picks, missing = [], []
+    for qid, r in zip(qs["question_id"], rot):
+        k = index.get((str(qid), int(r or 0)))
+        (missing if k is None else picks).append(qid if k is None else k)
+    if missing:
+        raise ValueError(f"{dataset_name}: question_id {missing[0]} (and {len(missing) - 1} "
+                         "more) has no rendered view; rerun hf-real3d render-views")
+    imgs = views.select(picks)["images"]
+    return datasets.Dataset.from_dict({
+        "question_id": [str(q) for q in qs["question_id"]], "images": imgs,
+        "prompt": [f"{s} {q}" for s, q in zip(qs["situation"], qs["question"])],
+        "answer": [a[0] for a in qs["answers"]]})
+
+
+def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
+    """A LLaVA (CLIP vision tower + Llama) from config, with a word-level tokenizer trained
+    on the prompts and answers, and its processor."""
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    from hf_real3d.modeling import train_tokenizer
+
+    tok = train_tokenizer(list(train["prompt"]) + list(train["answer"]))
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    patch = max(8, image_size // 4)
+    vision = CLIPVisionConfig(hidden_size=hidden, intermediate_size=2 * hidden,
+                              num_hidden_layers=1, num_attention_heads=2,
+                              image_size=image_size, patch_size=patch)
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden,
+                       num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = LlavaConfig(vision_config=vision, text_config=text,
+                      image_token_index=tok.convert_tokens_to_ids("<image>"),
+                      vision_feature_layer=-1)
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(cfg)
+    proc = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
+                                           crop_size={"height": image_size,
+                                                      "width": image_size}),
+        tokenizer=tok, patch_size=patch, vision_feature_select_strategy="full",
+        num_additional_image_tokens=0)
+    proc.image_token = "<image>"
+    return model, proc
+
+
+def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
+              ) -> ReweightedTrainer:
+    with training_args.main_process_first(desc="dataset"):
+        ensure_dataset(script_args.dataset_name)
+        train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
+                         script_args.dataset_train_split, limit=script_args.max_train_questions)
+    if script_args.model_name_or_path:
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        model = AutoModelForImageTextToText.from_pretrained(script_args.model_name_or_path)
+        proc = AutoProcessor.from_pretrained(script_args.model_name_or_path)
+    else:
+        model, proc = build_small_llava(train, script_args.hidden_size, script_args.num_layers,
+                                        script_args.image_size)
+    ref = None
+    if training_args.reweighting == "paper":
+        if not script_args.blind_model_path:
+            raise FileNotFoundError("reweighting='paper' needs blind_model_path (a blind VLM "
+                                    "folder); or use reweighting='official'")
+        from transformers import AutoModelForImageTextToText
+
+        ref = AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
+    _log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
+         f"{training_args.text_only_mode}) on {script_args.dataset_name} "
+         f"[{script_args.dataset_train_split}: {len(train)} questions with views]")
+    trainer = ReweightedTrainer(model=model, args=training_args, train_dataset=train,
+                                data_collator=VLMCollator(proc), processing_class=proc,
+                                ref_model=ref)
+    trainer.train()
+    trainer.save_model(training_args.output_dir)
+    if trainer.is_world_process_zero():
+        proc.save_pretrained(training_args.output_dir)
+    return trainer
+
+
+def parse_vlm_args(argv=None) -> tuple[VLMScriptArguments, ReweightedConfig]:
+    from hf_real3d.training.recipe import parse_recipe_args
+
+    return parse_recipe_args(argv, classes=(VLMScriptArguments, ReweightedConfig))
+
+
