@@ -125,11 +125,14 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
     """Render every question of ``configs`` (those the folder has) into the ``views``
     config of the dataset folder (keys ``question_id`` + ``rotation_deg``); returns the rows
     per split. Needs the folder's ``scenes`` config."""
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     from pathlib import Path
 
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     import datasets
     from tqdm.auto import tqdm
 
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     from hf_real3d.hub import ConfigData, add_config, scene_from_row
 
     root = Path(folder)
@@ -175,6 +178,7 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
 
 
 def _card_configs(root) -> list[dict[str, Any]]:
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     import yaml
 
     text = (root / "README.md").read_text(encoding="utf-8")

@@ -18,9 +18,9 @@ def test_train_step_bench_runs(tmp_path):
                        timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
-    assert [r["name"] for r in rows] == ["3DR-FT paper / SFT step time",
-                                         "3DR-FT official / SFT step time",
-                                         "3DR-FT paper with live reference / SFT"]
+    assert [r["name"] for r in rows] == [
+        f"3DR-FT {v} / SFT step time, {route}" for route in ("SceneLM", "LLaVA (VLM)")
+        for v in ("paper", "official", "paper+frozen ref")]
     assert all(r["value"] > 0 for r in rows)
 
 

@@ -82,7 +82,8 @@ def test_readme_snippets(tmp_path, real_dir):
                 if args[0] == "accelerate":
                     args = [str(BIN / "accelerate"), *args[1:]]
                     args = [str(ROOT / a) if a.startswith("recipes/") else a for a in args]
-                    args += ["--output_dir", "out/3drft", "--max_steps", "2",
+                    script = Path(next(a for a in args if a.endswith(".py"))).stem
+                    args += ["--output_dir", f"out/{script}", "--max_steps", "2",
                              "--hidden_size", "32", "--num_layers", "1"]
                 e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
                 p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,
@@ -96,6 +97,7 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "srbench_report/report.md").is_file()
     assert ran.count("python") == 7 and ran.count("accelerate-config") == 4, ran
     assert (tmp_path / "out/lora/adapter_model.safetensors").is_file()
+    assert (tmp_path / "out/3drft_vlm/model.safetensors").is_file()
 
 
 def test_readme_demo_table_is_rendered_from_results_json():

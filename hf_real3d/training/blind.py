@@ -47,6 +47,7 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
     fingerprint, the blind model's weights, the collator and the route, so a cached result
     is reused only for the same inputs.
     """
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     from hf_real3d.training.routes import HFModelRoute
 
     route = route if route is not None else HFModelRoute(text_only_mode=text_only_mode)

@@ -208,6 +208,7 @@ class HFModelRoute:
     def _aux(self, model: Any, outputs: Any, logits: torch.Tensor, labels: torch.Tensor
              ) -> torch.Tensor | None:
         if self.aux_loss == "from_model_loss":
+            # imported where used: an optional or heavy dependency, or an import cycle avoided
             from hf_real3d.modeling.scene_lm import causal_lm_loss
 
             if getattr(outputs, "loss", None) is None:

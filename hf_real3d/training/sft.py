@@ -70,6 +70,7 @@ class ReweightedSFTTrainer(ReweightingMixin, SFTTrainer):
             self._signature_columns = [*self._signature_columns, col]
 
     def _precompute_column(self, ref_model: Any) -> None:
+        # imported where used: an optional or heavy dependency, or an import cycle avoided
         from hf_real3d.training.blind import BlindColumnCollator
 
         super()._precompute_column(ref_model)

@@ -148,6 +148,7 @@ class ReweightingMixin:
         if args.init_from_blind:
             ReweightingMixin._load_blind_weights(model, args.init_from_blind)
         if peft_config is not None:
+            # imported where used: an optional or heavy dependency, or an import cycle avoided
             from peft import PeftModel, get_peft_model
 
             if isinstance(model, PeftModel):
@@ -186,16 +187,19 @@ class ReweightingMixin:
         """As trl prepares reference models: DeepSpeed / FSDP through trl's helpers, else the
         accelerator in evaluation mode (no DDP wrapper, no gradients)."""
         if getattr(self, "is_deepspeed_enabled", False):
+            # imported where used: an optional or heavy dependency, or an import cycle avoided
             from trl.models.utils import prepare_deepspeed
 
             return prepare_deepspeed(ref_model, self.accelerator)
         if getattr(self, "is_fsdp_enabled", False):
+            # imported where used: an optional or heavy dependency, or an import cycle avoided
             from trl.models.utils import prepare_fsdp
 
             return prepare_fsdp(ref_model, self.accelerator)
         return self.accelerator.prepare_model(ref_model, evaluation_mode=True)
 
     def _precompute_column(self, ref_model: Any) -> None:
+        # imported where used: an optional or heavy dependency, or an import cycle avoided
         from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
 
         col = self.args.blind_logprob_column

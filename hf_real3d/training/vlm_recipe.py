@@ -51,6 +51,7 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
     try:
         views = load_split(dataset_name, "views", split)
     except ValueError:
+        # imported where used: an optional or heavy dependency, or an import cycle avoided
         from hf_real3d.views import add_views_config
 
         _log(f"dataset: {dataset_name} has no views config: rendering it "
@@ -77,6 +78,7 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
 def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
     """A LLaVA (CLIP vision tower + Llama) from config, with a word-level tokenizer trained
     on the prompts and answers, and its processor."""
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     import torch
     from transformers import (
         CLIPImageProcessor,
@@ -87,6 +89,7 @@ def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_s
         LlavaProcessor,
     )
 
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     from hf_real3d.modeling import train_tokenizer
 
     tok = train_tokenizer(list(train["prompt"]) + list(train["answer"]))
@@ -121,6 +124,7 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
                          script_args.dataset_train_split, limit=script_args.max_train_questions)
     if script_args.model_name_or_path:
+        # imported where used: an optional or heavy dependency, or an import cycle avoided
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         model = AutoModelForImageTextToText.from_pretrained(script_args.model_name_or_path)
@@ -133,6 +137,7 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         if not script_args.blind_model_path:
             raise FileNotFoundError("reweighting='paper' needs blind_model_path (a blind VLM "
                                     "folder); or use reweighting='official'")
+        # imported where used: an optional or heavy dependency, or an import cycle avoided
         from transformers import AutoModelForImageTextToText
 
         ref = AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
@@ -150,6 +155,7 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
 
 
 def parse_vlm_args(argv=None) -> tuple[VLMScriptArguments, ReweightedConfig]:
+    # imported where used: an optional or heavy dependency, or an import cycle avoided
     from hf_real3d.training.recipe import parse_recipe_args
 
     return parse_recipe_args(argv, classes=(VLMScriptArguments, ReweightedConfig))
