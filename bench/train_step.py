@@ -36,6 +36,7 @@ from hf_real3d.modeling import SceneBank, qa_rows, train_tokenizer  # noqa: E402
 from hf_real3d.modeling.data import collator_for, default_tokenizer_corpus  # noqa: E402
 from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
 from hf_real3d.training import (  # noqa: E402
+    BlindColumnCollator,
     ReweightedConfig,
     ReweightedTrainer,
     precompute_blind_logprobs,
@@ -79,27 +80,15 @@ def main() -> None:
     blind = build_model(sargs, tok, blind=True)
     col = collator_for(blind, tok, bank, max_length=64)
     ds_col = precompute_blind_logprobs(ds, blind, col)
-    results = {}
-    # SFT runs first and last; the faster of the two is the baseline (warm-up effects)
-    runs = [("sft", "none", ds, None), ("paper", "paper", ds_col, None),
-            ("official", "official", ds, None), ("paper+live ref", "paper", ds, blind),
-            ("sft (again)", "none", ds, None)]
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, mode, data, ref in runs:
-            torch.manual_seed(0)
-            model = build_model(sargs, tok, blind=False)
-            c = collator_for(model, tok, bank, max_length=64,
-                             blind_logprob_column="blind_logprobs" if data is ds_col else None)
-            targs = ReweightedConfig(output_dir=f"{tmp}/{name}", reweighting=mode,
-                                     per_device_train_batch_size=64, max_steps=args.steps,
-                                     logging_steps=1000, save_strategy="no", use_cpu=True,
-                                     disable_tqdm=True, dataloader_num_workers=0, seed=0)
-            timer = StepTimer()
-            ReweightedTrainer(model=model, args=targs, train_dataset=data, data_collator=c,
-                              processing_class=tok, ref_model=ref,
-                              callbacks=[timer]).train()
-            results[name] = statistics.median(timer.times[3:])  # skip warm-up steps
-    results["paper+frozen ref"] = results.pop("paper+live ref")
+
+    def scenelm(data):
+        torch.manual_seed(0)
+        model = build_model(sargs, tok, blind=False)
+        return model, collator_for(model, tok, bank, max_length=64,
+                                   blind_logprob_column="blind_logprobs" if data is ds_col
+                                   else None), tok
+
+    results = _time_runs(ds, ds_col, blind, scenelm, steps=args.steps, batch=64)
     _report("SceneLM", results)
     _report("LLaVA (VLM)", _vlm_times(args.steps, [r["question"] for r in qa_rows(recs)]))
 
@@ -129,23 +118,33 @@ def _vlm_times(steps: int, questions: list[str]) -> dict[str, float]:
     coll = VLMCollator(proc)
     route = HFModelRoute("zeroed")
     ds_col = precompute_blind_logprobs(ds, blind, coll, route=route, batch_size=16)
-    from hf_real3d.training import BlindColumnCollator
 
-    out = {}
+    def llava(data):
+        model, _ = build_tiny_llava(seed=0, hidden=128, layers=2)
+        return model, BlindColumnCollator(coll), proc
+
+    return _time_runs(ds, ds_col, blind, llava, steps=steps, batch=16, text_only_mode="zeroed")
+
+
+def _time_runs(ds, ds_col, blind, make, *, steps: int, batch: int, **config) -> dict:
+    """Median step time (after 3 warm-up steps) of SFT, 3DR-FT paper with the column,
+    official, paper with the frozen blind model, and SFT again (the faster SFT is the
+    baseline: warm-up effects), each on a fresh model from ``make(data)``."""
     runs = [("sft", "none", ds, None), ("paper", "paper", ds_col, None),
             ("official", "official", ds, None), ("paper+frozen ref", "paper", ds, blind),
             ("sft (again)", "none", ds, None)]
+    out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, mode, data, ref in runs:
-            model, _ = build_tiny_llava(seed=0, hidden=128, layers=2)
+            model, collator, processing = make(data)
             targs = ReweightedConfig(output_dir=f"{tmp}/{name}", reweighting=mode,
-                                     text_only_mode="zeroed", per_device_train_batch_size=16,
-                                     max_steps=steps, logging_steps=1000, save_strategy="no",
-                                     use_cpu=True, disable_tqdm=True, dataloader_num_workers=0,
-                                     seed=0)
+                                     per_device_train_batch_size=batch, max_steps=steps,
+                                     logging_steps=1000, save_strategy="no", use_cpu=True,
+                                     disable_tqdm=True, dataloader_num_workers=0, seed=0,
+                                     **config)
             timer = StepTimer()
             ReweightedTrainer(model=model, args=targs, train_dataset=data,
-                              data_collator=BlindColumnCollator(coll), processing_class=proc,
+                              data_collator=collator, processing_class=processing,
                               ref_model=ref, callbacks=[timer]).train()
             out[name] = statistics.median(timer.times[3:])
     return out

@@ -347,7 +347,7 @@ class LmmsTasksOptions:
 
 
 def cmd_render_views(o: RenderViewsOptions) -> None:
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
+    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.views import add_views_config
 
     counts = add_views_config(o.dataset, size=o.size)

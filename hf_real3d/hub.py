@@ -341,18 +341,28 @@ def write_dataset_files(
     return root
 
 
+def card_header(folder: str | os.PathLike) -> tuple[dict[str, Any], str]:
+    """(YAML header, body) of a dataset folder's README card."""
+    card = Path(folder) / "README.md"
+    text = card.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
+        raise ValueError(f"{card}: no YAML header (---) with the dataset's configs")
+    end = text.index("\n---\n", 4)
+    return yaml.safe_load(text[4:end]) or {}, text[end + 5:]
+
+
+def card_configs(folder: str | os.PathLike) -> list[str]:
+    """The config names a dataset folder's card lists."""
+    return [c["config_name"] for c in card_header(folder)[0].get("configs", [])]
+
+
 def add_config(folder: str | os.PathLike, cfg: ConfigData, section: str = "") -> Path:
     """Add (or replace) one config of an existing dataset folder: its shards, its entry in
     the card's YAML ``configs:`` and a card section. The card is rewritten last and
     atomically, so a failure leaves the folder's card as it was (new shards are removed)."""
     root = Path(folder)
     card = root / "README.md"
-    text = card.read_text(encoding="utf-8")
-    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
-        raise ValueError(f"{card}: no YAML header (---) to add config {cfg.name!r} to")
-    end = text.index("\n---\n", 4)
-    header = yaml.safe_load(text[4:end]) or {}
-    body = text[end + 5:]
+    header, body = card_header(root)
     sub = root / (cfg.data_dir or cfg.name)
     old = set(sub.glob("*.parquet")) if sub.is_dir() else set()
     try:

@@ -15,12 +15,16 @@ cheap enough for every training question):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+import datasets
 import numpy as np
 from PIL import Image, ImageDraw
+from tqdm.auto import tqdm
 
 from hf_real3d.geometry import Pose
+from hf_real3d.hub import ConfigData, add_config, card_configs, scene_from_row
 from hf_real3d.scene import COLORS, Scene, SceneObject
 
 __all__ = ["bev_image", "ego_frame", "view_rows", "object_color", "EYE_HEIGHT"]
@@ -125,20 +129,10 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
     """Render every question of ``configs`` (those the folder has) into the ``views``
     config of the dataset folder (keys ``question_id`` + ``rotation_deg``); returns the rows
     per split. Needs the folder's ``scenes`` config."""
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    from pathlib import Path
-
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    import datasets
-    from tqdm.auto import tqdm
-
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    from hf_real3d.hub import ConfigData, add_config, scene_from_row
-
     root = Path(folder)
     if not (root / "README.md").is_file():
         raise FileNotFoundError(f"{root}: not a dataset folder (no README.md card)")
-    have = {c["config_name"] for c in _card_configs(root)}
+    have = set(card_configs(root))
     if "scenes" not in have:
         raise ValueError(f"{root}: no 'scenes' config to render views from (the official "
                          "release has no geometry; build with hf-real3d synth or "
@@ -176,12 +170,3 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
         "turned with each rotated viewpoint."))
     return dict(cfg.counts)
 
-
-def _card_configs(root) -> list[dict[str, Any]]:
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    import yaml
-
-    text = (root / "README.md").read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
-        return []
-    return (yaml.safe_load(text[4:text.index("\n---\n", 4)]) or {}).get("configs", [])

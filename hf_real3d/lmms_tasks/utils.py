@@ -23,14 +23,14 @@ def _views():
     ``hf-real3d lmms-tasks`` when the dataset has one), loaded once."""
     global _VIEWS
     if _VIEWS is None:
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
+        # this file runs inside lmms-eval: loaded on the first document that asks for views
         import json
         from pathlib import Path
 
         spec = Path(__file__).with_name("views.json")
         _VIEWS = {}
         if spec.is_file():
-            # imported where used: an optional or heavy dependency, or an import cycle avoided
+            # only tasks whose dataset has a views config load it
             import datasets
 
             info = json.loads(spec.read_text())

@@ -8,6 +8,8 @@ from typing import Any
 import torch
 from datasets.fingerprint import Hasher
 
+from hf_real3d.training.routes import HFModelRoute
+
 __all__ = ["precompute_blind_logprobs", "model_digest", "pad_logprobs", "BlindColumnCollator"]
 
 
@@ -47,9 +49,6 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
     fingerprint, the blind model's weights, the collator and the route, so a cached result
     is reused only for the same inputs.
     """
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    from hf_real3d.training.routes import HFModelRoute
-
     route = route if route is not None else HFModelRoute(text_only_mode=text_only_mode)
     blind_model.eval()
     device = _device_of(blind_model)

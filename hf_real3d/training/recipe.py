@@ -145,7 +145,7 @@ def ensure_dataset(name: str) -> str:
     if (Path(name) / "README.md").is_file():
         _log(f"dataset: {name} (the embedded default benchmark, found)")
         return name
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
+    # only the first run on a fresh checkout builds the data
     import subprocess
 
     _log(f"dataset: {name} not found: building the embedded default benchmark "

@@ -33,14 +33,16 @@ from typing import Any
 
 import torch
 
+from hf_real3d.modeling.scene_lm import causal_lm_loss
 from hf_real3d.training.losses import token_logprobs
 
 __all__ = ["TokenScores", "HFModelRoute", "FusedHeadRoute", "ModuleRoute", "align_scores",
            "unwrap_model", "TEXT_ONLY_PREFIX", "VISUAL_INPUT_NAMES", "TEXT_ONLY_MODES",
-           "TextOnlyInputError"]
+           "AUX_LOSS_MODES", "TextOnlyInputError"]
 
 TEXT_ONLY_PREFIX = "text_only_"
 TEXT_ONLY_MODES = ("drop", "zeroed", "blind_batch")
+AUX_LOSS_MODES = ("auto", "from_model_loss", "none")
 # keyword inputs that carry images or video in transformers' VLMs (3D as frames / BEV)
 VISUAL_INPUT_NAMES = ("pixel_values", "pixel_values_videos", "image_grid_thw", "video_grid_thw",
                       "image_sizes", "pixel_attention_mask", "image_attention_mask",
@@ -118,9 +120,16 @@ def _placeholder_ids(model: Any) -> dict[str, int]:
     return out
 
 
-def _strip(inputs: Mapping[str, Any], extra: Sequence[str]) -> dict[str, Any]:
-    return {k: v for k, v in inputs.items()
-            if not k.startswith(TEXT_ONLY_PREFIX) and k not in extra}
+def _router_loss(model: Any, outputs: Any) -> torch.Tensor | None:
+    """A MoE model's router loss as its own forward adds it: ``router_aux_loss_coef`` (of
+    the config or its text config; 1 when absent) x ``outputs.aux_loss``."""
+    if getattr(outputs, "aux_loss", None) is None:
+        return None
+    cfg = getattr(unwrap_model(model), "config", None)
+    coef = getattr(cfg, "router_aux_loss_coef", None)
+    if coef is None and cfg is not None and hasattr(cfg, "get_text_config"):
+        coef = getattr(cfg.get_text_config(), "router_aux_loss_coef", None)
+    return outputs.aux_loss * (1.0 if coef is None else coef)
 
 
 class HFModelRoute:
@@ -136,21 +145,18 @@ class HFModelRoute:
             keep ``outputs.loss`` minus the standard token-mean cross-entropy of its logits
             (a model whose ``forward`` adds auxiliary terms to its loss, as Ross3D does);
             ``"none"``.
-        ignore: batch keys that are not model inputs (e.g. the blind log-prob column).
     """
 
     def __init__(self, text_only_mode: str = "drop", scene_input_names: Sequence[str] | None = None,
-                 aux_loss: str = "auto", ignore: Sequence[str] = ()):
+                 aux_loss: str = "auto"):
         if text_only_mode not in TEXT_ONLY_MODES:
             raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
                              f"{text_only_mode!r}")
-        if aux_loss not in ("auto", "from_model_loss", "none"):
-            raise ValueError("Expected aux_loss 'auto', 'from_model_loss' or 'none' but got "
-                             f"{aux_loss!r}")
+        if aux_loss not in AUX_LOSS_MODES:
+            raise ValueError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {aux_loss!r}")
         self.text_only_mode = text_only_mode
         self.scene_input_names = None if scene_input_names is None else tuple(scene_input_names)
         self.aux_loss = aux_loss
-        self.ignore = tuple(ignore)
 
     # --- inputs -----------------------------------------------------------------------------
     def scene_names(self, model: Any, inputs: Mapping[str, Any]) -> tuple[str, ...]:
@@ -162,7 +168,7 @@ class HFModelRoute:
         return tuple(k for k in VISUAL_INPUT_NAMES if k in inputs)
 
     def full_inputs(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], torch.Tensor]:
-        base = _strip(inputs, self.ignore)
+        base = {k: v for k, v in inputs.items() if not k.startswith(TEXT_ONLY_PREFIX)}
         if "labels" not in base:
             raise ValueError("the batch has no 'labels': 3DR-FT scores the labelled answer "
                              "tokens (-100 elsewhere)")
@@ -208,19 +214,10 @@ class HFModelRoute:
     def _aux(self, model: Any, outputs: Any, logits: torch.Tensor, labels: torch.Tensor
              ) -> torch.Tensor | None:
         if self.aux_loss == "from_model_loss":
-            # imported where used: an optional or heavy dependency, or an import cycle avoided
-            from hf_real3d.modeling.scene_lm import causal_lm_loss
-
             if getattr(outputs, "loss", None) is None:
                 raise ValueError("aux_loss='from_model_loss' but the model returned no loss")
             return outputs.loss - causal_lm_loss(logits, labels)
-        if self.aux_loss == "auto" and getattr(outputs, "aux_loss", None) is not None:
-            cfg = getattr(unwrap_model(model), "config", None)
-            coef = getattr(cfg, "router_aux_loss_coef", None)
-            if coef is None and cfg is not None and hasattr(cfg, "get_text_config"):
-                coef = getattr(cfg.get_text_config(), "router_aux_loss_coef", None)
-            return outputs.aux_loss * (1.0 if coef is None else coef)
-        return None
+        return _router_loss(model, outputs) if self.aux_loss == "auto" else None
 
     def _forward(self, model: Any, inputs: dict[str, Any], labels: torch.Tensor, *,
                  with_aux: bool) -> TokenScores:
@@ -256,10 +253,7 @@ class FusedHeadRoute(HFModelRoute):
         outputs = model(**inputs, labels=labels, fused_lm_head=True)
         mask = outputs.label_mask.bool()
         logp = outputs.log_probs.masked_fill(~mask, 0.0)
-        aux = None
-        if with_aux and self.aux_loss == "auto" and getattr(outputs, "aux_loss", None) is not None:
-            cfg = unwrap_model(model).config.get_text_config()
-            aux = outputs.aux_loss * getattr(cfg, "router_aux_loss_coef", 1.0)
+        aux = _router_loss(model, outputs) if with_aux and self.aux_loss == "auto" else None
         tokens = labels[:, 1:].masked_fill(~mask, -100)
         return TokenScores(logp, mask, tokens, aux, True, outputs)
 

@@ -10,7 +10,6 @@ SFTTrainer's own ``compute_loss``, untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from trl import SFTConfig, SFTTrainer
@@ -68,15 +67,6 @@ class ReweightedSFTTrainer(ReweightingMixin, SFTTrainer):
         col = self.args.blind_logprob_column
         if col not in self._signature_columns:
             self._signature_columns = [*self._signature_columns, col]
-
-    def _precompute_column(self, ref_model: Any) -> None:
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
-        from hf_real3d.training.blind import BlindColumnCollator
-
-        super()._precompute_column(ref_model)
-        if not isinstance(self.data_collator, BlindColumnCollator):
-            self.data_collator = BlindColumnCollator(self.data_collator,
-                                                     self.args.blind_logprob_column)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if self.args.reweighting == "none":

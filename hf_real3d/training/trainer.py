@@ -20,12 +20,14 @@ import torch
 from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
+from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
 from hf_real3d.training.losses import (
     NAN_POLICIES,
     official_loss_from_logprobs,
     paper_loss_from_logprobs,
 )
 from hf_real3d.training.routes import (
+    AUX_LOSS_MODES,
     TEXT_ONLY_MODES,
     HFModelRoute,
     TokenScores,
@@ -93,9 +95,8 @@ class ReweightingArguments:
                              f"{self.text_only_mode!r}")
         if self.nan_policy not in NAN_POLICIES:
             raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
-        if self.aux_loss not in ("auto", "from_model_loss", "none"):
-            raise ValueError("Expected aux_loss 'auto', 'from_model_loss' or 'none' but got "
-                             f"{self.aux_loss!r}")
+        if self.aux_loss not in AUX_LOSS_MODES:
+            raise ValueError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
         if self.epsilon <= 0:
             raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":
@@ -148,7 +149,7 @@ class ReweightingMixin:
         if args.init_from_blind:
             ReweightingMixin._load_blind_weights(model, args.init_from_blind)
         if peft_config is not None:
-            # imported where used: an optional or heavy dependency, or an import cycle avoided
+            # peft only when a LoRA config is given
             from peft import PeftModel, get_peft_model
 
             if isinstance(model, PeftModel):
@@ -187,21 +188,18 @@ class ReweightingMixin:
         """As trl prepares reference models: DeepSpeed / FSDP through trl's helpers, else the
         accelerator in evaluation mode (no DDP wrapper, no gradients)."""
         if getattr(self, "is_deepspeed_enabled", False):
-            # imported where used: an optional or heavy dependency, or an import cycle avoided
+            # trl's helper imports deepspeed, present only on DeepSpeed runs
             from trl.models.utils import prepare_deepspeed
 
             return prepare_deepspeed(ref_model, self.accelerator)
         if getattr(self, "is_fsdp_enabled", False):
-            # imported where used: an optional or heavy dependency, or an import cycle avoided
+            # the same helper family as prepare_deepspeed, for FSDP runs only
             from trl.models.utils import prepare_fsdp
 
             return prepare_fsdp(ref_model, self.accelerator)
         return self.accelerator.prepare_model(ref_model, evaluation_mode=True)
 
     def _precompute_column(self, ref_model: Any) -> None:
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
-        from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
-
         col = self.args.blind_logprob_column
         collate = self.data_collator
         self.train_dataset = precompute_blind_logprobs(

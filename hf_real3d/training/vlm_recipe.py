@@ -11,13 +11,28 @@ word-level tokenizer trained on the data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import datasets
+import torch
+from transformers import (
+    AutoModelForImageTextToText,
+    AutoProcessor,
+    CLIPImageProcessor,
+    CLIPVisionConfig,
+    LlamaConfig,
+    LlavaConfig,
+    LlavaForConditionalGeneration,
+    LlavaProcessor,
+)
 
+from hf_real3d.hub import card_configs
+from hf_real3d.modeling import train_tokenizer
 from hf_real3d.training.data import load_split
-from hf_real3d.training.recipe import _log, ensure_dataset
+from hf_real3d.training.recipe import _log, ensure_dataset, parse_recipe_args
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
+from hf_real3d.views import add_views_config
 
 __all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "train_vlm"]
 
@@ -48,16 +63,11 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
     qs = load_split(dataset_name, config, split)
     if limit is not None:
         qs = qs.select(range(min(limit, len(qs))))
-    try:
-        views = load_split(dataset_name, "views", split)
-    except ValueError:
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
-        from hf_real3d.views import add_views_config
-
+    if Path(dataset_name).is_dir() and "views" not in card_configs(dataset_name):
         _log(f"dataset: {dataset_name} has no views config: rendering it "
              "(hf-real3d render-views)")
         add_views_config(dataset_name)
-        views = load_split(dataset_name, "views", split)
+    views = load_split(dataset_name, "views", split)
     index = {(q, int(r)): i for i, (q, r) in enumerate(zip(views["question_id"],
                                                           views["rotation_deg"]))}
     rot = qs["rotation_deg"] if "rotation_deg" in qs.column_names else [0] * len(qs)
@@ -78,20 +88,6 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
 def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
     """A LLaVA (CLIP vision tower + Llama) from config, with a word-level tokenizer trained
     on the prompts and answers, and its processor."""
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    import torch
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
-
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    from hf_real3d.modeling import train_tokenizer
-
     tok = train_tokenizer(list(train["prompt"]) + list(train["answer"]))
     tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
     patch = max(8, image_size // 4)
@@ -124,9 +120,6 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
                          script_args.dataset_train_split, limit=script_args.max_train_questions)
     if script_args.model_name_or_path:
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-
         model = AutoModelForImageTextToText.from_pretrained(script_args.model_name_or_path)
         proc = AutoProcessor.from_pretrained(script_args.model_name_or_path)
     else:
@@ -137,9 +130,6 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         if not script_args.blind_model_path:
             raise FileNotFoundError("reweighting='paper' needs blind_model_path (a blind VLM "
                                     "folder); or use reweighting='official'")
-        # imported where used: an optional or heavy dependency, or an import cycle avoided
-        from transformers import AutoModelForImageTextToText
-
         ref = AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
     _log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
          f"{training_args.text_only_mode}) on {script_args.dataset_name} "
@@ -155,9 +145,6 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
 
 
 def parse_vlm_args(argv=None) -> tuple[VLMScriptArguments, ReweightedConfig]:
-    # imported where used: an optional or heavy dependency, or an import cycle avoided
-    from hf_real3d.training.recipe import parse_recipe_args
-
     return parse_recipe_args(argv, classes=(VLMScriptArguments, ReweightedConfig))
 
 
