@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
 try:  # a faster parser for the large prediction and reference files, when installed
     import orjson
 except ImportError:  # pragma: no cover - a dependency; plain json gives the same values
@@ -129,12 +131,19 @@ def no_gc(*, freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
+def looks_local(name: str) -> bool:
+    """A folder path (existing, or written like one) rather than an ``org/name`` Hub id."""
+    return Path(name).exists() or name.startswith(("/", ".", "~")) or name.count("/") != 1
+
+
 def read_json(path: str | os.PathLike) -> Any:
     """Read JSON, turning a parse error into a :class:`FormatError` naming file and line."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     data = path.read_bytes()
+    if data.startswith(UTF8_BOM):  # written by Windows editors and some exporters
+        data = data[len(UTF8_BOM):]
     if orjson is not None:
         try:
             with no_gc():

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 import datasets
 import numpy as np
 import yaml
+from datasets.exceptions import NonMatchingSplitsSizesError
 from huggingface_hub import HfApi
 
 from hf_real3d import METRICS, metric_path
@@ -49,6 +51,9 @@ __all__ = [
     "write_dataset_folder",
     "push_folder",
     "load_local",
+    "verify_shards",
+    "card_header",
+    "card_configs",
     "publish_metrics",
 ]
 
@@ -342,13 +347,68 @@ def write_dataset_files(
 
 
 def card_header(folder: str | os.PathLike) -> tuple[dict[str, Any], str]:
-    """(YAML header, body) of a dataset folder's README card."""
+    """(YAML header, body) of a dataset folder's README card; a malformed header is a
+    :class:`FormatError` naming the card and the line."""
     card = Path(folder) / "README.md"
-    text = card.read_text(encoding="utf-8")
+    if not card.is_file():
+        raise FileNotFoundError(f"{Path(folder)}: not a dataset folder (no README.md card)")
+    text = card.read_text(encoding="utf-8-sig")
     if not text.startswith("---\n") or "\n---\n" not in text[4:]:
-        raise ValueError(f"{card}: no YAML header (---) with the dataset's configs")
+        raise FormatError(f"{card}: no YAML header (between --- lines) with the dataset's "
+                          "configs")
     end = text.index("\n---\n", 4)
-    return yaml.safe_load(text[4:end]) or {}, text[end + 5:]
+    try:
+        header = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f"line {mark.line + 2}, column {mark.column + 1}: " if mark is not None else ""
+        what = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise FormatError(f"{card}: malformed YAML header: {at}{what}; fix the card or "
+                          "rebuild the folder") from None
+    if not isinstance(header, dict):
+        raise FormatError(f"{card}: the YAML header is not a mapping of card fields")
+    return header, text[end + 5:]
+
+
+_DIGEST = re.compile(r"-([0-9a-f]{12})\.parquet$")
+
+
+def verify_shards(folder: str | os.PathLike, config: str) -> bool:
+    """Check the shards the card lists for ``config`` before any (cached) table is used:
+    each exists, and a shard whose name carries its content hash (as this library writes
+    them) still has that content. Returns False when some shard carries no hash in its
+    name (its content cannot be vouched for: read it afresh). A shard edited or cut short in
+    place is a :class:`FormatError` naming it."""
+    root = Path(folder)
+    header, _ = card_header(root)
+    entry = next((c for c in header.get("configs", []) if c.get("config_name") == config), None)
+    if entry is None:
+        names = [c.get("config_name") for c in header.get("configs", [])]
+        raise FormatError(f"{root / 'README.md'}: no config {config!r} (the card lists "
+                          f"{names})")
+    vouched = True
+    for files in entry.get("data_files", []):
+        paths = files.get("path", []) if isinstance(files, dict) else files
+        for rel in [paths] if isinstance(paths, str) else paths:
+            shard = root / rel
+            if not shard.is_file():
+                raise FormatError(f"{shard}: listed by the card for config {config!r} but "
+                                  "absent; rebuild the folder")
+            m = _DIGEST.search(shard.name)
+            if m is None:
+                vouched = False
+                continue
+            h = hashlib.sha256()
+            with open(shard, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            if h.hexdigest()[:12] != m.group(1):
+                raise FormatError(
+                    f"{shard}: content changed since the folder was built (its name records "
+                    f"content hash {m.group(1)}, the file now hashes to "
+                    f"{h.hexdigest()[:12]}); rebuild the folder rather than edit a shard "
+                    "in place")
+    return vouched
 
 
 def card_configs(folder: str | os.PathLike) -> list[str]:
@@ -440,10 +500,24 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     return str(url)
 
 
-def load_local(folder: str | os.PathLike, config: str, split: str = "test"):
-    """One split of one config of a folder this library built (``load_dataset`` by path;
-    the content-hashed shard names keep its cache from ever serving an older build)."""
-    return datasets.load_dataset(str(folder), config, split=split)
+def load_local(folder: str | os.PathLike, config: str, split: str | None = "test"):
+    """One split (``split=None``: every split, as a ``DatasetDict``) of one config of a
+    folder this library built. The shards the card lists are verified first
+    (:func:`verify_shards`), so an edited folder is never read from the ``datasets`` cache;
+    shards whose names carry no content hash are read afresh every time."""
+    vouched = verify_shards(folder, config)
+    mode = None if vouched else datasets.DownloadMode.FORCE_REDOWNLOAD
+    try:
+        return datasets.load_dataset(str(folder), config, split=split, download_mode=mode)
+    except NonMatchingSplitsSizesError as err:
+        raise FormatError(f"{Path(folder) / 'README.md'}: config {config!r} holds other row "
+                          f"counts than its card records ({str(err)[:200]}); a shard was "
+                          "changed: rebuild the folder") from None
+    except (OSError, ValueError) as err:  # pyarrow's errors subclass these
+        if isinstance(err, FormatError):
+            raise
+        raise FormatError(f"{folder}: config {config!r} could not be read "
+                          f"({type(err).__name__}: {str(err).splitlines()[0]})") from None
 
 
 def publish_metrics(namespace: str, *, private: bool = False, token: str | None = None,

@@ -29,7 +29,7 @@ import os
 import shutil
 from pathlib import Path
 
-from hf_real3d._io import atomic_dir
+from hf_real3d._io import atomic_dir, looks_local
 
 __all__ = ["write_lmms_tasks", "TASK_UTILS", "SRBENCH_CONFIGS"]
 
@@ -68,9 +68,14 @@ def _task(name: str, path: str, config: str, prefix: str, metrics: tuple[str, ..
 
 
 def _configs(source: str) -> list[str] | None:
-    """Configs of a local folder (None for a Hub id: the caller's list is trusted)."""
-    folder = Path(source)
+    """Configs of a local folder (None for a Hub id: the caller's list is trusted); a path
+    that names no folder is an error (no task may point at nothing)."""
+    folder = Path(source).expanduser()
     if not folder.is_dir():
+        if looks_local(source):
+            raise FileNotFoundError(f"{source}: no such dataset folder; build it first "
+                                    "(hf-real3d build-real3dqa / import-real3dqa / "
+                                    "build-3dsrbench) or give an org/name Hub id")
         return None
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.parquet")))
 

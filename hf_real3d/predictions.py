@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -27,10 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import FormatError, read_json
+from hf_real3d._io import UTF8_BOM, FormatError, read_json
 
 __all__ = [
     "parse_prediction_spec",
+    "check_unique_names",
     "named_files",
     "prediction_pairs",
     "load_predictions",
@@ -50,6 +52,22 @@ def parse_prediction_spec(spec: str) -> tuple[str, list[str]]:
     if not paths:
         raise ValueError(f"prediction input {spec!r} names no file; write NAME=FILE[,FILE...]")
     return name, paths
+
+
+def check_unique_names(specs: Sequence[str], what: str = "--predictions") -> list[str]:
+    """The model names of ``[NAME=]FILE[,FILE...]`` specs (default: the first file's
+    stem); a name given twice is an error naming both entries."""
+    seen: dict[str, str] = {}
+    names = []
+    for spec in specs:
+        name, files = parse_prediction_spec(spec)
+        name = name or Path(files[0]).stem
+        if name in seen:
+            raise ValueError(f"{what}: model name {name!r} is given twice ({seen[name]!r} and "
+                             f"{spec!r}); give each model its own NAME=")
+        seen[name] = spec
+        names.append(name)
+    return names
 
 
 def _deg_from_name(path: Path) -> int | None:
@@ -107,6 +125,10 @@ class PredictionColumns:
     log_prob: list | None
     name: str
     official: bool = False
+    # where each row came from, for errors: the viewpoint its file's name gives (-1: none)
+    # and the files in row order with their row counts
+    name_deg: np.ndarray | None = None
+    files: list[tuple[str, int]] | None = None
 
     def __post_init__(self) -> None:
         # a log_prob column with no value (None or NaN in every row) is no column
@@ -115,6 +137,15 @@ class PredictionColumns:
 
     def __len__(self) -> int:
         return len(self.prediction)
+
+    def file_of(self, row: int) -> str:
+        """The file that row ``row`` was read from ("predictions" when unknown)."""
+        start = 0
+        for path, n in self.files or []:
+            if row < start + n:
+                return path
+            start += n
+        return "predictions"
 
     def to_frame(self) -> pd.DataFrame:
         df = pd.DataFrame({"question_id": self.question_id, "rotation_deg": self.rotation_deg,
@@ -150,9 +181,12 @@ class PredictionColumns:
         log_prob = None
         if any(p.log_prob is not None for p in parts):
             log_prob = [v for p in parts for v in (p.log_prob or [None] * len(p))]
+        name_deg = np.concatenate([p.name_deg if p.name_deg is not None else
+                                   np.full(len(p), -1, np.int64) for p in parts])
+        files = [f for p in parts for f in (p.files or [("predictions", len(p))])]
         return cls(np.concatenate(ids), np.concatenate([p.rotation_deg for p in parts]),
                    [v for p in parts for v in p.prediction], log_prob, name,
-                   any(p.official for p in parts))
+                   any(p.official for p in parts), name_deg, files)
 
 
 def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
@@ -162,7 +196,7 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
         raise FileNotFoundError(f"{path}: no such predictions file")
     if path.suffix == ".jsonl":
         rows, where = [], []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -174,13 +208,15 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
     else:
         typed = _typed_rows(path)
         if typed is not None:
-            return typed
+            return _with_origin(typed, path)
         rows = read_json(path)
         where = None
     if isinstance(rows, dict) and "predictions" in rows:
         rows = rows["predictions"]
     elif isinstance(rows, dict) and rows and all(isinstance(v, str) for v in rows.values()):
-        # a mapping {question_id: answer} (the shape several 3D-LLM eval scripts dump)
+        # a mapping {question_id: answer} (the shape several 3D-LLM eval scripts dump); JSON
+        # parsers keep the last of two equal keys, so a repeated id is looked for first
+        _no_repeated_keys(path)
         rows = [{"question_id": _int_id(k), "prediction": v} for k, v in rows.items()]
     if not isinstance(rows, list) or not rows:
         raise FormatError(f"{path}: expected a non-empty list of prediction rows")
@@ -190,7 +226,30 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
     cols = _fast_rows(rows, key, file_deg)
     if cols is None:  # something is off: the row-by-row pass names the first bad row
         cols = _checked_rows(rows, key, file_deg, path, where)
-    return PredictionColumns(*cols, path.stem, key == "response_pred")
+    return _with_origin(PredictionColumns(*cols, path.stem, key == "response_pred"), path)
+
+
+def _with_origin(cols: PredictionColumns, path: Path) -> PredictionColumns:
+    """Record the file and the viewpoint its name gives (checked against id suffixes)."""
+    deg = _deg_from_name(path)
+    cols.name_deg = np.full(len(cols), -1 if deg is None else deg, dtype=np.int64)
+    cols.files = [(str(path), len(cols))]
+    return cols
+
+
+def _no_repeated_keys(path: Path) -> None:
+    """A JSON object giving one key twice is an error naming the key (both values kept by
+    no parser: the last silently wins)."""
+    def hook(pairs):
+        seen = {}
+        for k, v in pairs:
+            if k in seen:
+                raise FormatError(f"{path}: question_id {k} is given twice ({seen[k]!r} and "
+                                  f"{v!r}); keep one answer per question")
+            seen[k] = v
+        return seen
+
+    json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=hook)
 
 
 _DECODER = None
@@ -226,7 +285,8 @@ def _typed_rows(path: Path) -> PredictionColumns | None:
         return None
     msgspec, decoder = dec
     try:
-        rows = decoder.decode(path.read_bytes())
+        data = path.read_bytes()
+        rows = decoder.decode(data[3:] if data.startswith(UTF8_BOM) else data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     if not rows:
@@ -355,7 +415,7 @@ def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str
         if Path(path).suffix.lower() in (".xlsx", ".tsv", ".csv"):
             preds.update(_vlmevalkit_table(Path(path)))
             continue
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             for i, line in enumerate(f):
                 if not line.strip():
                     continue
@@ -374,11 +434,20 @@ def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str
 def _vlmevalkit_table(path: Path) -> dict[tuple[str | None, str], str]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
-    if path.suffix.lower() == ".xlsx":
-        df = pd.read_excel(path, dtype=str, keep_default_na=False)
-    else:
-        df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str,
-                         keep_default_na=False)
+    kind = {".xlsx": "an Excel workbook", ".tsv": "a tab-separated table"}.get(
+        path.suffix.lower(), "a comma-separated table")
+    try:
+        if path.suffix.lower() == ".xlsx":
+            df = pd.read_excel(path, dtype=str, keep_default_na=False)
+        else:
+            df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
+                             dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as err:
+        # pandas' own messages name no file: "No columns to parse from file", "Excel file
+        # format cannot be determined"
+        raise FormatError(f"{path}: not readable as {kind} of VLMEvalKit results "
+                          f"({str(err).splitlines()[0] or type(err).__name__}); expected "
+                          "columns qid and prediction") from None
     missing = [c for c in ("qid", "prediction") if c not in df.columns]
     if missing:
         raise FormatError(f"{path}: a VLMEvalKit result table needs columns {missing} (has "

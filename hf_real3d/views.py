@@ -24,7 +24,7 @@ from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
 from hf_real3d.geometry import Pose
-from hf_real3d.hub import ConfigData, add_config, card_configs, scene_from_row
+from hf_real3d.hub import ConfigData, add_config, card_configs, load_local, scene_from_row
 from hf_real3d.scene import COLORS, Scene, SceneObject
 
 __all__ = ["bev_image", "ego_frame", "view_rows", "object_color", "EYE_HEIGHT"]
@@ -138,14 +138,14 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
                          "release has no geometry; build with hf-real3d synth or "
                          "build-real3dqa --scans)")
     scenes = {}
-    for split in datasets.load_dataset(str(root), "scenes").values():
+    for split in load_local(root, "scenes", split=None).values():
         for row in split.with_format("numpy", columns=["points"], output_all_columns=True):
             scenes.setdefault(row["scene_id"], scene_from_row(row))
     splits: dict[str, list[dict[str, Any]]] = {}
     for cfg in configs:
         if cfg not in have:
             continue
-        for split, ds in datasets.load_dataset(str(root), cfg).items():
+        for split, ds in load_local(root, cfg, split=None).items():
             cols = [c for c in ("question_id", "rotation_deg", "scene_id", "position",
                                 "rotation") if c in ds.column_names]
             rows = tqdm(ds.select_columns(cols), desc=f"views {cfg}/{split}", leave=False)

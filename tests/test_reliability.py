@@ -304,3 +304,267 @@ def test_entry_points_bound_openmp_spinning():
     for recipe in ("sft", "blind_ft", "3drft", "predict"):
         text = (root / "recipes" / f"{recipe}.py").read_text()
         assert text.index("bound_openmp_spinning()") < text.index("hf_real3d.training"), recipe
+
+
+# --- round 2: stale caches, conflicts, encodings, errors that name their file ---------------
+
+
+@pytest.fixture(scope="module")
+def built_release(real_dir, tmp_path_factory):
+    """The official release imported as a dataset folder, and perfect JSONL predictions of
+    its rotations config."""
+    import datasets
+
+    root = tmp_path_factory.mktemp("built")
+    assert cli(["import-real3dqa", "--release", str(real_dir / "real3dqa"), "--out",
+                str(root / "rel")]) == 0
+    rot = datasets.load_dataset(str(root / "rel"), "rotations", split="test")
+    preds = root / "preds.jsonl"
+    preds.write_text("\n".join(json.dumps({"question_id": r["question_id"],
+                                           "rotation_deg": r["rotation_deg"],
+                                           "prediction": r["answers"][0]}) for r in rot))
+    return root / "rel", preds
+
+
+def _groups(out: Path) -> int:
+    m = json.loads((out / "metrics.json").read_text())
+    return m["models"][0]["rotation"]["n_groups"] if "models" in m else \
+        next(iter(m.values()))["rotation"]["n_groups"]
+
+
+def _one_line_error(capsys, *parts):
+    """The error is one line, the last on stderr (progress bars of datasets may precede
+    it), with no traceback."""
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if "error:" in line]
+    assert len(errors) == 1 and err[-1] == errors[0] and "Traceback" not in "\n".join(err), err
+    for p in parts:
+        assert p in errors[0], (p, errors[0])
+    return errors[0]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(edit=st.sampled_from(["truncate", "append", "flip"]), at=st.floats(0.05, 0.95),
+       keep_mtime=st.booleans())
+def test_a_shard_edited_in_place_is_never_scored(built_release, tmp_path_factory, capsys, edit,
+                                                 at, keep_mtime):
+    src, preds = built_release
+    tmp = tmp_path_factory.mktemp("edit")
+    folder = tmp / "rel"
+    shutil.copytree(src, folder)
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp / "a")]) == 0
+    shard = next((folder / "rotations").glob("*.parquet"))
+    st_before = shard.stat()
+    raw = bytearray(shard.read_bytes())
+    k = int(len(raw) * at)
+    if edit == "truncate":
+        raw = raw[:k]
+    elif edit == "append":
+        raw += b"\0" * 16
+    else:
+        raw[k] ^= 0xFF
+    shard.write_bytes(bytes(raw))
+    if keep_mtime:
+        os.utime(shard, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    capsys.readouterr()
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp / "b")]) == 2
+    _one_line_error(capsys, str(shard), "content changed since the folder was built")
+    assert not (tmp / "b").exists()
+
+
+def test_a_shard_without_a_content_hash_is_read_afresh(built_release, tmp_path, capsys):
+    """A shard named without its hash (a hand-made folder) is never taken from the cache:
+    its answers changed in place, with its old modification time, change the score; rows
+    cut from it disagree with the card's counts and are an error naming the card."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src, preds = built_release
+    folder = tmp_path / "rel"
+    shutil.copytree(src, folder)
+    shard = next((folder / "rotations").glob("*.parquet"))
+    plain = shard.with_name("test.parquet")
+    shard.rename(plain)
+    card = folder / "README.md"
+    card.write_text(card.read_text().replace(f"rotations/{shard.name}", "rotations/test.parquet"))
+
+    def em(out):
+        assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                    "--out", str(tmp_path / out)]) == 0
+        return json.loads((tmp_path / out / "metrics.json").read_text())
+
+    before = em("a")
+    table = pq.read_table(plain)
+    st_before = plain.stat()
+    answers = table.column("answers").to_pylist()
+    changed = [["zzz"] if i % 2 else a for i, a in enumerate(answers)]
+    pq.write_table(table.set_column(table.schema.get_field_index("answers"), "answers",
+                                    pa.array(changed, type=table.schema.field("answers").type)),
+                   plain)
+    os.utime(plain, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    after = em("b")
+    assert json.dumps(before) != json.dumps(after)
+    pq.write_table(table.slice(0, 400), plain)
+    os.utime(plain, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    capsys.readouterr()
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp_path / "c")]) == 2
+    _one_line_error(capsys, str(card), "other row counts than its card records")
+
+
+def test_malformed_card_yaml_names_the_card(built_release, tmp_path, capsys):
+    src, preds = built_release
+    folder = tmp_path / "rel"
+    shutil.copytree(src, folder)
+    card = folder / "README.md"
+    text = card.read_text()
+    card.write_text(text.replace("configs:", "configs: [unclosed", 1))
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp_path / "o")]) == 2
+    _one_line_error(capsys, str(card), "malformed YAML header", "line ")
+
+
+def test_a_model_name_given_twice_is_an_error(built_release, tmp_path, capsys):
+    src, preds = built_release
+    assert cli(["evaluate", "--dataset", str(src), "--predictions", f"modelA={preds}",
+                f"modelA={preds}", "--out", str(tmp_path / "o")]) == 2
+    _one_line_error(capsys, "'modelA' is given twice", f"modelA={preds}")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_id_given_twice_in_an_object_is_an_error(tmp_path):
+    f = tmp_path / "p.json"
+    f.write_text('{"220602000017": "left", "220602000018": "two", "220602000017": "right"}')
+    with pytest.raises(FormatError, match="question_id 220602000017 is given twice "
+                                          r"\('left' and 'right'\)"):
+        load_predictions(f)
+
+
+def test_file_name_viewpoint_against_id_suffix(real_dir, tmp_path, capsys):
+    rot = json.loads((real_dir / "real3dqa" / "rotation_270.json").read_text())["questions"]
+    f = tmp_path / "rotation_90.json"
+    f.write_text(json.dumps([{"question_id": q["question_id"], "response_pred": "yes",
+                              "response_gt": ["yes"]} for q in rot]))
+    assert cli(["evaluate", "--dataset", str(real_dir / "real3dqa"), "--predictions",
+                f"m={f}", "--out", str(tmp_path / "o")]) == 2
+    _one_line_error(capsys, str(f), "file name says 90 degrees", "suffix 03 (270 degrees)")
+
+
+def test_recipe_yaml_key_twice_and_list_for_a_scalar(tmp_path):
+    from hf_real3d.training.recipe import parse_recipe_args
+
+    cfg = tmp_path / "r.yaml"
+    cfg.write_text("learning_rate: 0.001\nseed: 1\nlearning_rate: 0.01\n")
+    with pytest.raises(FormatError, match=r"r.yaml: line 3: key 'learning_rate' is set twice "
+                                          r"\(first at line 1\)"):
+        parse_recipe_args(["--config", str(cfg)])
+    cfg.write_text("lr_scheduler_type: [cosine]\n")
+    with pytest.raises(TypeError, match=r"r.yaml: lr_scheduler_type: expected .* but got "
+                                        r"\['cosine'\] \(list\)"):
+        parse_recipe_args(["--config", str(cfg)])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(bom=st.booleans(), crlf=st.booleans(), kind=st.sampled_from(["jsonl", "json", "object"]))
+def test_bom_and_crlf_give_the_clean_numbers(real_dir, tmp_path_factory, bom, crlf, kind):
+    refs = load_references(real_dir / "sqa3d")
+    perfect = _perfect(refs)
+    rows = [{"question_id": int(q), "prediction": p if i % 3 else "wrong"}
+            for i, (q, p) in enumerate(zip(perfect.question_id, perfect.prediction))]
+    if kind == "jsonl":
+        text = "\n".join(json.dumps(r) for r in rows)
+    elif kind == "json":
+        text = json.dumps([{**r, "response_pred": r.pop("prediction")} for r in rows], indent=1)
+    else:
+        text = json.dumps({str(r["question_id"]): r["prediction"] for r in rows}, indent=1)
+    tmp = tmp_path_factory.mktemp("enc")
+    name = f"preds.{'jsonl' if kind == 'jsonl' else 'json'}"
+    (tmp / "clean").mkdir()
+    (tmp / "odd").mkdir()
+    clean, odd = tmp / "clean" / name, tmp / "odd" / name
+    clean.write_bytes(text.encode())
+    odd.write_bytes((b"\xef\xbb\xbf" if bom else b"") +
+                    (text.replace("\n", "\r\n") if crlf else text).encode())
+    a = score_predictions(refs, load_predictions(clean)).metrics
+    b = score_predictions(refs, load_predictions(odd)).metrics
+    assert a == b and 0 < a["original"]["em"] < 100
+
+
+def test_bom_in_3dsrbench_jsonl(tmp_path):
+    from hf_real3d.predictions import load_srbench_predictions
+
+    f = tmp_path / "p.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + b'{"qid": "q0", "prediction": "A"}\r\n'
+                  b'{"qid": "q1", "prediction": "B"}\r\n')
+    assert load_srbench_predictions(f"m={f}") == ("m", {(None, "q0"): "A", (None, "q1"): "B"})
+
+
+@pytest.mark.parametrize("name,content,words", [
+    ("empty.csv", b"", "not readable as a comma-separated table"),
+    ("fake.xlsx", b"qid,prediction\nq0,A\n", "not readable as an Excel workbook"),
+])
+def test_result_tables_that_are_not_tables_name_the_file(tmp_path, name, content, words):
+    from hf_real3d.predictions import load_srbench_predictions
+
+    f = tmp_path / name
+    f.write_bytes(content)
+    with pytest.raises(FormatError, match=words) as err:
+        load_srbench_predictions(f"m={f}")
+    assert str(f) in str(err.value)
+
+
+def test_lmms_tasks_for_a_folder_that_does_not_exist(tmp_path, capsys):
+    for flag in ("--real3dqa", "--srbench"):
+        assert cli(["lmms-tasks", "--out", str(tmp_path / "tasks"), flag,
+                    str(tmp_path / "nowhere")]) == 2
+        _one_line_error(capsys, "nowhere: no such dataset folder")
+        assert not (tmp_path / "tasks").exists()
+
+
+def test_identical_repeats_count_once_and_equal_the_clean_numbers(real_dir, tmp_path):
+    """The contract's rule for repeats: an identical repeated row is counted once (with a
+    note in the report); a repeat with another answer is an error."""
+    refs = load_references(real_dir / "sqa3d")
+    perfect = _perfect(refs)
+    clean = score_predictions(refs, perfect).metrics
+    doubled = score_predictions(refs, pd_concat(perfect, perfect.iloc[:50])).metrics
+    assert {k: v for k, v in doubled.items() if k != "notices"} == \
+        {k: v for k, v in clean.items() if k != "notices"}
+    assert any("50 repeated predictions" in n for n in doubled["notices"])
+    other = perfect.iloc[:1].assign(prediction="something else")
+    with pytest.raises(MetricInputError, match="different answers"):
+        score_predictions(refs, pd_concat(perfect, other))
+
+
+def pd_concat(*frames):
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_tsv_circular_group_with_different_options_is_refused_at_build(tmp_path, capsys):
+    rows = _srb_rows(tmp_path)
+    shifted = next(i for i, r in enumerate(rows) if r["shift"] == 1 and not r["flipped"])
+    rows[shifted]["options"] = ["yes", "maybe"]
+    rows[shifted]["A"], rows[shifted]["B"] = "maybe", "yes"
+    rows[shifted]["answer"] = "B"
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(png, format="PNG")
+    for r in rows:
+        r["image"] = base64.b64encode(png.getvalue()).decode()
+    write_tsv(rows, tmp_path / "bad.tsv")
+    with pytest.raises(FormatError, match="bad.tsv: circular group 'q0'.*same options"):
+        read_tsv(tmp_path / "bad.tsv", decode_images=False)
+    assert cli(["build-3dsrbench", "--tsv", str(tmp_path / "bad.tsv"), "--scenes", "2", "--out",
+                str(tmp_path / "out")]) == 2
+    _one_line_error(capsys, "bad.tsv", "circular group 'q0'")
+    assert not (tmp_path / "out").exists()

@@ -27,7 +27,11 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path, write_json
-from hf_real3d.predictions import PredictionColumns, read_model_prediction_columns
+from hf_real3d.predictions import (
+    PredictionColumns,
+    check_unique_names,
+    read_model_prediction_columns,
+)
 from hf_real3d.real3dqa.release import (
     DEBIASED_FILE,
     RELEASE_VIEWPOINTS,
@@ -287,6 +291,16 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, answers: np.ndarray
         if sfx.any():
             deg = deg.copy()
             deg[sfx] = [SUFFIX_DEG[t] for t in tail[sfx].tolist()]
+            named = preds.name_deg
+            if named is not None:  # the file's name and the id's suffix must agree
+                clash = sfx & (named >= 0) & (named != deg)
+                if clash.any():
+                    i = int(np.argmax(clash))
+                    raise MetricInputError(
+                        f"{preds.file_of(i)}: the file name says {int(named[i])} degrees but "
+                        f"question_id {preds.question_id[i]} carries the suffix "
+                        f"{int(tail[i]):02d} ({int(deg[i])} degrees); rename the file or fix "
+                        "its ids")
             qid = np.where(sfx, head, qid)
     # one integer key per (question_id, rotation_deg), shared by references and predictions
     nr = len(refs)
@@ -500,6 +514,7 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
                    allow_missing: bool = False) -> EvaluationReport:
     """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
     write ``metrics.json``, ``report.md`` and the plots under ``out``."""
+    check_unique_names(predictions)
     refs = reference_columns(dataset)
     results = []
     for spec in predictions:

@@ -34,7 +34,7 @@ def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return circular_expand(flip_expand(rows))
 
 
-def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=None,
+def build_srbench(out: str | os.PathLike, *, tsv: str | list | None = None, synthetic=None,
                   export_tsv: bool = False, push_to_hub: str | None = None,
                   license: str = "cc-by-4.0", complementary_questions: bool = True
                   ) -> dict[str, Any]:
@@ -42,10 +42,11 @@ def build_srbench(out: str | os.PathLike, *, tsv: str | None = None, synthetic=N
     ``synthetic_uncommon`` (from the synthetic generator's output, expanded). ``license``:
     the card's license (3DSRBench's is CC BY 4.0; set yours for your own rows).
     ``complementary_questions``: add the complementary comparatives to the synthetic
-    splits before expanding them, as the paper does (2,100 -> 2,625 questions)."""
+    splits before expanding them, as the paper does (2,100 -> 2,625 questions). ``tsv``: the
+    official TSV's path, or its rows as :func:`read_tsv` returns them."""
     configs, counts = [], {}
     if tsv:
-        real = read_tsv(tsv)
+        real = read_tsv(tsv) if isinstance(tsv, str | os.PathLike) else list(tsv)
         data, feats = rows_to_dataset(real)
         configs.append(ConfigData("real", {"test": data}, feats, "official 3DSRBench rows",
                                   default=True, rows_per_shard=2000))

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import atomic_path, write_json
 from hf_real3d.choices import choice_correctness
-from hf_real3d.predictions import load_srbench_predictions
+from hf_real3d.predictions import check_unique_names, load_srbench_predictions
 from hf_real3d.report import srbench_table, srbench_viewpoint_table
 from hf_real3d.scoring import (
     MetricInputError,
@@ -170,6 +170,7 @@ def evaluate_dataset(
     """``hf-real3d evaluate-3dsrbench``: baselines plus every model (``NAME=FILE``
     predictions, ``NAME=PATH`` local models) on each config; writes ``metrics.json`` and
     ``report.md`` under ``out`` once everything is scored, and returns the Markdown."""
+    check_unique_names([*predictions, *models], "--predictions / --model")
     preds = [load_srbench_predictions(spec) for spec in predictions]
     results: dict[str, Any] = {}
     md = ["# 3DSRBench evaluation", ""]

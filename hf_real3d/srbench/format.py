@@ -29,6 +29,7 @@ from PIL import Image, ImageOps
 
 from hf_real3d._io import FormatError, atomic_path
 from hf_real3d.choices import LETTERS, circular_shifts, swap_left_right
+from hf_real3d.scoring import MetricInputError, check_circular_groups
 
 __all__ = [
     "CATEGORIES",
@@ -97,8 +98,9 @@ def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dic
     """Rows of an official 3DSRBench TSV with derived columns; validates every row.
 
     Raises :class:`FormatError` naming the row for a bad base64 image, an answer letter
-    outside the options, a category outside the 12, a repeated qid, and a flipped row
-    whose original question is missing.
+    outside the options, a category outside the 12, a repeated qid, a circular group whose
+    shifted rows permute different option sets, and a flipped row whose original question
+    is missing.
     """
     path = Path(path)
     df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL)
@@ -118,6 +120,11 @@ def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dic
             raise FormatError(f"{path.name} row {i}: qid {r['qid']!r} repeats row "
                               f"{seen[r['qid']]}; every qid must be unique (drop the copy)")
         seen[r["qid"]] = i
+    codes, keys = pd.factorize(pd.Series([r["circular_group"] for r in rows], dtype=object))
+    try:  # the rule the evaluators apply, checked where the data is built
+        check_circular_groups(codes, list(keys), [r["options"] for r in rows])
+    except MetricInputError as err:
+        raise FormatError(f"{path.name}: {err}; fix the shifted rows' options") from None
     originals = {(r["base_qid"], r["shift"]) for r in rows if not r["flipped"]}
     for r in rows:
         if r["flipped"] and (r["base_qid"], r["shift"]) not in originals:

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from hf_real3d.srbench.build import build_srbench, expand
+from hf_real3d.srbench.format import read_tsv
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
 __all__ = ["build_srbench_folder", "prior_rows"]
@@ -22,8 +23,9 @@ def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str
                          license: str = "cc-by-4.0") -> dict[str, Any]:
     """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
     and write them, with the official ``tsv`` rows if given, as a dataset folder."""
+    real = read_tsv(tsv) if tsv else None  # a bad TSV fails before minutes of rendering
     synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
-    summary = build_srbench(out, tsv=tsv, synthetic=synthetic, export_tsv=export_tsv,
+    summary = build_srbench(out, tsv=real, synthetic=synthetic, export_tsv=export_tsv,
                             push_to_hub=push_to_hub, license=license)
     if synthetic:
         summary["stats"] = synthetic["stats"]

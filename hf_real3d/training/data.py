@@ -19,17 +19,13 @@ import datasets
 from datasets.fingerprint import Hasher
 from transformers import AutoTokenizer
 
+from hf_real3d._io import looks_local
 from hf_real3d.hub import load_local, scene_from_row
 from hf_real3d.modeling import SceneBank, SceneQACollator, train_tokenizer
 from hf_real3d.modeling.data import default_tokenizer_corpus
 
 __all__ = ["TrainingData", "load_split", "load_scene_bank", "tokenizer_corpus",
            "build_tokenizer", "tokenize_dataset", "data_fingerprint"]
-
-
-def _is_local(name: str) -> bool:
-    """A folder path (existing, or written like one) rather than an ``org/name`` Hub id."""
-    return Path(name).exists() or name.startswith(("/", ".", "~")) or name.count("/") != 1
 
 
 def _offline() -> bool:
@@ -54,7 +50,7 @@ def _from_hub(name: str, config: str, **kw) -> Any:
 def load_split(name: str, config: str, split: str) -> datasets.Dataset:
     """One split of a question config, from a local folder (never a stale cached build) or
     a Hub dataset id."""
-    if _is_local(name):
+    if looks_local(name):
         folder = Path(name).expanduser()
         if not (folder / "README.md").is_file():
             raise FileNotFoundError(
@@ -67,8 +63,8 @@ def load_split(name: str, config: str, split: str) -> datasets.Dataset:
 def load_scene_bank(name: str, config: str = "scenes", *, max_objects: int = 24,
                     points_per_object: int = 16) -> SceneBank:
     """A :class:`SceneBank` of every scene in every split of the ``scenes`` config."""
-    if _is_local(name):
-        ds = datasets.load_dataset(str(Path(name).expanduser()), config)
+    if looks_local(name):
+        ds = load_local(Path(name).expanduser(), config, split=None)
     else:
         ds = _from_hub(name, config)
     bank = SceneBank(max_objects=max_objects, points_per_object=points_per_object)

@@ -30,6 +30,7 @@ import yaml
 from transformers import AutoTokenizer, HfArgumentParser, LlamaConfig, set_seed
 
 from hf_real3d._io import atomic_path, write_json
+from hf_real3d._yaml import read_yaml
 from hf_real3d.hub import record_from_row, scene_from_row
 from hf_real3d.modeling import (
     SceneLM,
@@ -467,7 +468,8 @@ def _accepts(tp: Any, value: Any) -> bool:
     if tp is str:
         return isinstance(value, str)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return isinstance(value, tp) or value in {m.value for m in tp}
+        return isinstance(value, tp) or (isinstance(value, str | int | float)
+                                         and value in {m.value for m in tp})
     if origin in (list, tuple, collections.abc.Sequence):
         return isinstance(value, list) and (not args or all(_accepts(args[0], v) for v in value))
     if origin is dict or tp is dict:
@@ -510,8 +512,7 @@ def parse_recipe_args(argv=None, defaults: dict | None = None,
         i = argv.index("--config")
         path = argv[i + 1]
         del argv[i:i + 2]
-        with open(path) as f:
-            loaded = yaml.safe_load(f) or {}
+        loaded = read_yaml(path) or {}
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a mapping of argument names to values")
         cfg.update(loaded)
