@@ -27,6 +27,7 @@ from typing import Any
 
 import datasets
 import numpy as np
+import pyarrow.parquet as pq
 import yaml
 from datasets.exceptions import NonMatchingSplitsSizesError
 from huggingface_hub import HfApi
@@ -397,6 +398,12 @@ def verify_shards(folder: str | os.PathLike, config: str) -> bool:
             m = _DIGEST.search(shard.name)
             if m is None:
                 vouched = False
+                try:  # at least a whole parquet file: its footer is where a cut one fails
+                    pq.read_metadata(shard)
+                except (OSError, ValueError) as err:
+                    raise FormatError(f"{shard}: not a readable parquet file "
+                                      f"({str(err).splitlines()[0]}); rebuild the folder") \
+                        from None
                 continue
             h = hashlib.sha256()
             with open(shard, "rb") as f:

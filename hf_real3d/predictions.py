@@ -125,10 +125,9 @@ class PredictionColumns:
     log_prob: list | None
     name: str
     official: bool = False
-    # where each row came from, for errors: the viewpoint its file's name gives (-1: none)
-    # and the files in row order with their row counts
-    name_deg: np.ndarray | None = None
-    files: list[tuple[str, int]] | None = None
+    # where the rows came from, for errors: (file, rows, the viewpoint its name gives or
+    # -1), in row order
+    files: list[tuple[str, int, int]] | None = None
 
     def __post_init__(self) -> None:
         # a log_prob column with no value (None or NaN in every row) is no column
@@ -141,11 +140,17 @@ class PredictionColumns:
     def file_of(self, row: int) -> str:
         """The file that row ``row`` was read from ("predictions" when unknown)."""
         start = 0
-        for path, n in self.files or []:
+        for path, n, _ in self.files or []:
             if row < start + n:
                 return path
             start += n
         return "predictions"
+
+    def name_degrees(self) -> np.ndarray | None:
+        """Per row, the viewpoint its file's name gives (-1: none); None when unknown."""
+        if not self.files or sum(n for _, n, _ in self.files) != len(self):
+            return None
+        return np.repeat([d for _, _, d in self.files], [n for _, n, _ in self.files])
 
     def to_frame(self) -> pd.DataFrame:
         df = pd.DataFrame({"question_id": self.question_id, "rotation_deg": self.rotation_deg,
@@ -154,6 +159,8 @@ class PredictionColumns:
                            else [None] * len(self)})
         df.attrs["name"] = self.name
         df.attrs["official"] = self.official
+        if self.files:  # where rows came from, for errors naming the file
+            df.attrs["files"] = list(self.files)
         return df
 
     @classmethod
@@ -170,8 +177,12 @@ class PredictionColumns:
         deg = df.rotation_deg.to_numpy() if "rotation_deg" in df.columns else \
             np.zeros(len(df), np.int64)
         log_prob = df.log_prob.tolist() if "log_prob" in df.columns else None
+        files = df.attrs.get("files")
+        if files and sum(n for _, n, _ in files) != len(df):  # rows were added or dropped
+            files = None
         return cls(qid, np.asarray(deg, dtype=np.int64), df.prediction.tolist(), log_prob,
-                   name or df.attrs.get("name", "model"), bool(df.attrs.get("official")))
+                   name or df.attrs.get("name", "model"), bool(df.attrs.get("official")),
+                   files)
 
     @classmethod
     def concat(cls, parts: list[PredictionColumns], name: str) -> PredictionColumns:
@@ -181,12 +192,10 @@ class PredictionColumns:
         log_prob = None
         if any(p.log_prob is not None for p in parts):
             log_prob = [v for p in parts for v in (p.log_prob or [None] * len(p))]
-        name_deg = np.concatenate([p.name_deg if p.name_deg is not None else
-                                   np.full(len(p), -1, np.int64) for p in parts])
-        files = [f for p in parts for f in (p.files or [("predictions", len(p))])]
+        files = [f for p in parts for f in (p.files or [("predictions", len(p), -1)])]
         return cls(np.concatenate(ids), np.concatenate([p.rotation_deg for p in parts]),
                    [v for p in parts for v in p.prediction], log_prob, name,
-                   any(p.official for p in parts), name_deg, files)
+                   any(p.official for p in parts), files)
 
 
 def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
@@ -232,8 +241,7 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
 def _with_origin(cols: PredictionColumns, path: Path) -> PredictionColumns:
     """Record the file and the viewpoint its name gives (checked against id suffixes)."""
     deg = _deg_from_name(path)
-    cols.name_deg = np.full(len(cols), -1 if deg is None else deg, dtype=np.int64)
-    cols.files = [(str(path), len(cols))]
+    cols.files = [(str(path), len(cols), -1 if deg is None else deg)]
     return cols
 
 

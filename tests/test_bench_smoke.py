@@ -46,4 +46,4 @@ def test_evaluate_e2e_bench_runs(tmp_path):
                        capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
-    assert len(rows) == 3 and all(r["identical"] for r in rows), rows
+    assert len(rows) == 4 and all(r["identical"] for r in rows), rows

@@ -568,3 +568,73 @@ def test_tsv_circular_group_with_different_options_is_refused_at_build(tmp_path,
                 str(tmp_path / "out")]) == 2
     _one_line_error(capsys, "bad.tsv", "circular group 'q0'")
     assert not (tmp_path / "out").exists()
+
+
+@settings(max_examples=10, deadline=None)
+@given(ids=st.lists(st.integers(10**11, 10**12), min_size=2, max_size=8, unique=True),
+       dup=st.integers(0, 7), where=st.integers(0, 8))
+def test_any_repeated_id_in_an_object_is_named(tmp_path_factory, ids, dup, where):
+    qid = ids[dup % len(ids)]
+    pairs = [(str(i), f"a{i}") for i in ids]
+    pairs.insert(where % (len(pairs) + 1), (str(qid), "other"))
+    f = tmp_path_factory.mktemp("dup") / "p.json"
+    f.write_text("{" + ", ".join(f'"{k}": "{v}"' for k, v in pairs) + "}")
+    with pytest.raises(FormatError, match=f"question_id {qid} is given twice"):
+        load_predictions(f)
+
+
+@settings(max_examples=10, deadline=None)
+@given(keys=st.lists(st.sampled_from(["learning_rate", "seed", "num_train_epochs",
+                                      "weight_clip", "epsilon"]), min_size=2, max_size=6),
+       bom=st.booleans())
+def test_any_yaml_key_set_twice_is_named(tmp_path_factory, keys, bom):
+    from hf_real3d.training.recipe import parse_recipe_args
+
+    values = {"learning_rate": 0.001, "seed": 1, "num_train_epochs": 2.0, "weight_clip": 5.0,
+              "epsilon": 0.001}
+    cfg = tmp_path_factory.mktemp("yaml") / "r.yaml"
+    cfg.write_bytes((b"\xef\xbb\xbf" if bom else b"") +
+                    "".join(f"{k}: {values[k]}\n" for k in keys).encode())
+    repeated = [k for i, k in enumerate(keys) if k in keys[:i]]
+    if repeated:
+        first = keys.index(repeated[0]) + 1
+        with pytest.raises(FormatError, match=f"key '{repeated[0]}' is set twice "
+                                              f"\\(first at line {first}\\)"):
+            parse_recipe_args(["--config", str(cfg)])
+    else:
+        _, args = parse_recipe_args(["--config", str(cfg)])
+        assert all(getattr(args, k) == values[k] for k in keys)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(name_deg=st.sampled_from([0, 90, 180, 270]), suffix=st.sampled_from([1, 3]))
+def test_renamed_viewpoint_files(real_dir, tmp_path_factory, name_deg, suffix):
+    """An official per-viewpoint file named for one viewpoint with the ids of another is an
+    error naming both; named for its own viewpoint it scores."""
+    from hf_real3d.predictions import read_model_prediction_columns
+    from hf_real3d.real3dqa import score_predictions as score
+    from hf_real3d.real3dqa.evaluate import reference_columns
+
+    deg = {1: 90, 3: 270}[suffix]
+    tmp = tmp_path_factory.mktemp("rename")
+    files = []
+    for file_deg, src_deg in ((0, 0), (name_deg, deg)):
+        qs = json.loads((real_dir / "real3dqa" / f"rotation_{src_deg}.json").read_text())
+        f = tmp / f"rotation_{file_deg}.json"
+        f.write_text(json.dumps([{"question_id": q["question_id"], "response_pred": "yes",
+                                  "response_gt": ["yes"]} for q in qs["questions"]]))
+        files.append(str(f))
+    refs = reference_columns(real_dir / "real3dqa")
+    preds = read_model_prediction_columns("m=" + ",".join(dict.fromkeys(files)))
+    if name_deg in (0, deg):  # 0: one file, ids of both viewpoints, named for neither
+        if name_deg == deg:
+            assert score(refs, preds, allow_missing=True).metrics["predictions"] == len(preds)
+        else:
+            with pytest.raises(MetricInputError, match="file name says 0 degrees"):
+                score(refs, preds, allow_missing=True)
+    else:
+        with pytest.raises(MetricInputError, match=f"rotation_{name_deg}.json: the file name "
+                                                   f"says {name_deg} degrees but question_id "
+                                                   f".* suffix 0{suffix}"):
+            score(refs, preds, allow_missing=True)

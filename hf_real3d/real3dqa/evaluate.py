@@ -291,7 +291,7 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, answers: np.ndarray
         if sfx.any():
             deg = deg.copy()
             deg[sfx] = [SUFFIX_DEG[t] for t in tail[sfx].tolist()]
-            named = preds.name_deg
+            named = preds.name_degrees()
             if named is not None:  # the file's name and the id's suffix must agree
                 clash = sfx & (named >= 0) & (named != deg)
                 if clash.any():
