@@ -406,3 +406,62 @@ def test_label_cap_gives_rooms_of_unique_labels():
         assert max(counts.values()) == 1, counts
     with pytest.raises(ValueError, match="label_cap >= 1"):
         generate_room("x", np.random.default_rng(0), label_cap=0)
+
+
+# FlipEval under every camera: an independent statement of the rule (not the generator's
+# mirror): relations of handedness flip, nothing else changes
+_HANDED = {"orientation_on_the_left": {"yes": "no", "no": "yes"},
+           "orientation_viewpoint": {"on the left": "on the right", "on the right": "on the left",
+                                     "in front": "in front", "behind": "behind"},
+           "multi_object_viewpoint_towards_object": {"left": "right", "right": "left"}}
+
+
+def _rule_flip(category: str, answer_text: str) -> str:
+    return _HANDED.get(category, {}).get(answer_text, answer_text)
+
+
+def _check_flips(rows):
+    for r in expand(rows):
+        if not r["flipped"] or r["shift"]:
+            continue
+        orig = next(o for o in rows if o["qid"] == r["base_qid"])
+        got = r["options"][LETTERS.index(r["answer"])]
+        want = _rule_flip(r["category"], orig["options"][LETTERS.index(orig["answer"])])
+        assert got == want, (r["qid"], r["category"], r["question"], got, want,
+                             json.loads(orig["camera"]).get("measured_roll"))
+
+
+def test_flip_answers_follow_handedness_under_rolled_and_steep_cameras(synth_rows):
+    """Every synthetic flip item of both splits obeys the rule, and the uncommon split has
+    rolled or steep cameras to test it on."""
+    _, common, uncommon = synth_rows
+    _check_flips(common)
+    _check_flips(uncommon)
+    cams = [json.loads(u["camera"]) for u in uncommon]
+    assert any(abs(c["measured_roll"]) >= 25 - 1e-6 or abs(c["measured_pitch"]) >= 5 - 1e-6
+               for c in cams)
+
+
+@pytest.mark.parametrize("roll_deg,pitch_deg", [(0, 0), (40, 0), (-35, -20), (30, 30),
+                                                (0, -60)])
+def test_mirroring_a_rolled_camera_flips_an_objects_left_side(roll_deg, pitch_deg):
+    """The measured case: 'Is the table on the left side of the microwave?' was 'yes' in the
+    original and the flipped item under a rolled camera. The microwave faces +x; the table
+    is on its left (+y). Under any camera the mirrored answer is 'no'; heights stay."""
+    from hf_real3d.synth.srbench_gen import World, answer_text, mirror_world
+
+    w = World(center={1: np.array([2.0, 0.0, 1.0]), 2: np.array([2.0, 1.2, 0.4])},
+              size={1: np.array([0.4, 0.3, 0.3]), 2: np.array([1.0, 0.6, 0.8])},
+              front={1: np.array([1.0, 0.0]), 2: np.array([0.0, 1.0])},
+              label={1: "microwave", 2: "table"})
+    cfg = SRBenchConfig()
+    cam = Camera((0.0, -0.3, 1.5), yaw=0.3, pitch=np.radians(pitch_deg),
+                 roll=np.radians(roll_deg))
+    left = answer_text("orientation_on_the_left", (2, 1), w, cam, cfg)
+    mirrored = mirror_world(w, cam)
+    assert left == "yes"
+    assert answer_text("orientation_on_the_left", (2, 1), mirrored, cam, cfg) == "no"
+    assert answer_text("height_higher", (1, 2), mirrored, cam, cfg) == \
+        answer_text("height_higher", (1, 2), w, cam, cfg)
+    assert answer_text("location_closer_to_camera", (1, 2), mirrored, cam, cfg) == \
+        answer_text("location_closer_to_camera", (1, 2), w, cam, cfg)

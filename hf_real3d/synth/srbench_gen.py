@@ -64,8 +64,18 @@ class World:
 
 
 def mirror_world(w: World, camera: Camera) -> World:
-    """Reflect the world across the camera's vertical plane (normal = camera x axis)."""
-    n = camera.world_from_cam()[:, 0]
+    """The world of the horizontally mirrored image, for answering its questions: reflected
+    across the *vertical* plane through the camera that holds its viewing direction (normal
+    = the horizontal part of the camera's x axis). Any mirror reverses handedness whatever
+    the camera's roll or pitch, and gravity stays down: left/right relations flip, heights,
+    above/below and distances (the camera lies on the plane) do not. (Reflecting across the camera's own tilted plane, as
+    this did before, also tilted "up" under a rolled camera, so some left/right answers
+    survived the mirror.)"""
+    axes = camera.world_from_cam()
+    n = np.cross(axes[:, 2], [0.0, 0.0, 1.0])  # horizontal, across the viewing direction
+    if np.linalg.norm(n) < 1e-6:  # looking straight up or down: the image x axis, levelled
+        n = np.array([axes[0, 0], axes[1, 0], 0.0])
+    n = n / np.linalg.norm(n)
     c0 = np.asarray(camera.position)
 
     def refl(p):
