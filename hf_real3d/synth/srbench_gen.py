@@ -65,12 +65,12 @@ class World:
 
 def mirror_world(w: World, camera: Camera) -> World:
     """The world of the horizontally mirrored image, for answering its questions: reflected
-    across the *vertical* plane through the camera that holds its viewing direction (normal
-    = the horizontal part of the camera's x axis). Any mirror reverses handedness whatever
-    the camera's roll or pitch, and gravity stays down: left/right relations flip, heights,
-    above/below and distances (the camera lies on the plane) do not. (Reflecting across the camera's own tilted plane, as
-    this did before, also tilted "up" under a rolled camera, so some left/right answers
-    survived the mirror.)"""
+    across the *vertical* plane through the camera that holds its viewing direction (normal:
+    horizontal and across that direction). Any mirror reverses handedness whatever the
+    camera's roll or pitch, and gravity stays down: left/right relations flip; heights,
+    above/below and distances (the camera lies on the plane) do not. Reflecting across the
+    camera's own tilted plane, as this did before, also tilted "up" under a rolled camera,
+    so some left/right answers survived the mirror."""
     axes = camera.world_from_cam()
     n = np.cross(axes[:, 2], [0.0, 0.0, 1.0])  # horizontal, across the viewing direction
     if np.linalg.norm(n) < 1e-6:  # looking straight up or down: the image x axis, levelled
