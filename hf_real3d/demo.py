@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._fields import help_field
-from hf_real3d.analysis import accuracy_by, flips
+from hf_real3d.analysis import ARM_CONTROLS, accuracy_by, flips
 from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
@@ -32,7 +32,7 @@ from hf_real3d.srbench import baselines, build_srbench, expand, load_rows
 from hf_real3d.synth import SynthConfig, build_benchmark
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 from hf_real3d.training import ReweightedConfig
-from hf_real3d.training.data import load_split
+from hf_real3d.training.data import load_scene_bank, load_split
 from hf_real3d.training.diagnostics import token_weights, weight_summary
 from hf_real3d.training.recipe import (
     ScriptArguments,
@@ -46,18 +46,25 @@ __all__ = ["DemoConfig", "SeedResult", "DemoResults", "run_seed", "run_demo", "M
 
 # every scored model; the filter's pair builds the filtered set and is scored too (marked)
 MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
-          "sft_more", "sft_no3d")
+          "sft_more", "3drft_paper_grad", "3drft_from_blind", "sft_from_blind", "sft_no3d")
 ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "filter_blind": "filter's blind model (builds the filtered set)",
          "sft": "control: SFT not used by the filter", "blind": "3DR-FT's blind reference",
          "3drft_paper": "3DR-FT, paper variant", "3drft_official": "3DR-FT, official variant",
          "sft_more": "the control trained as long as 3DR-FT, without reweighting",
+         "3drft_paper_grad": "3DR-FT, paper weights with gradient through the text-only "
+                             "pass (Appendix E's reading), fine-tuning the control",
+         "3drft_from_blind": "3DR-FT (paper) starting from the blind model's weights (§4.2)",
+         "sft_from_blind": "SFT starting from the blind model's weights (3drft_from_blind's "
+                           "control)",
          "sft_no3d": "the control without its 3D input"}
+COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
-SUBSETS = {"original": ("original", ("em", "em_refined")),
-           "filtered": ("debiased", ("em", "em_refined")),
-           "scene_dependent": ("scene_dependent", ("em", "em_refined")),
-           "counter_prior": ("counter_prior", ("em", "em_refined"))}
+SUBSETS = {"original": ("original", ("em", "em_refined", "n")),
+           "filtered": ("debiased", ("em", "em_refined", "n")),
+           "scene_dependent": ("scene_dependent", ("em", "em_refined", "n")),
+           "counter_prior": ("counter_prior", ("em", "em_refined", "n")),
+           "counter_prior_eval": ("counter_prior_eval", ("em", "em_refined", "n"))}
 FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs",
                      "expected_p_at_least_4")
 
@@ -102,6 +109,9 @@ class DemoConfig:
                                     default=3)
     srbench_questions_per_scene: int = help_field("3DSRBench questions tried per scene.",
                                                   default=18)
+    counter_prior_scenes: int = help_field(
+        "Rooms of the separate counter-prior evaluation subset (other rooms, seed + 2000, the "
+        "same generator settings, every question counter-prior: ~20 per room).", default=20)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -129,6 +139,9 @@ class SeedResult:
     by_kind: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
     # weight_summary() of the 3DR-FT weights of the control on the train split, by prior_kind
     weights: dict[str, Any] = field(default_factory=dict)
+    # refined EM on the filtered set with the 3D input removed, per model (how much each
+    # still answers from text alone: 3drft_paper_grad may learn to spoil it)
+    text_only: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,11 +221,24 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
             models[name] = train_model(start, targs(name, reweighting, epochs=cfg.drft_epochs,
                                                     lr=cfg.drft_learning_rate),
                                        data=data, blind=False).model
+        grad = targs("3drft_paper_grad", "paper", epochs=cfg.drft_epochs,
+                     lr=cfg.drft_learning_rate)
+        grad.weight_grad = True
+        models["3drft_paper_grad"] = train_model(start, grad, data=data, blind=False).model
     else:
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
             models[name] = train_model(dataclasses.replace(sargs, blind_model_path=blind_path),
                                        targs(name, reweighting), data=data, blind=False).model
         models["sft_more"] = models["sft"]  # no extra training to match
+        models["3drft_paper_grad"] = models["3drft_paper"]
+    # §4.2 read literally: 3DR-FT starts from the blind fine-tuned model; its control is the
+    # same start trained without reweighting (same data, epochs and learning rate)
+    from_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
+    for name, reweighting in (("3drft_from_blind", "paper"), ("sft_from_blind", "none")):
+        t = targs(name, reweighting)
+        t.init_from_blind = blind_path
+        models[name] = train_model(from_blind, t, data=data, blind=False).model
+    cp_rows, cp_bank = _counter_prior_subset(cfg, seed, root, data)
     scene_ids = {int(r["question_id"]) for r in rows if not r["guessable"]}
     counter_ids = {int(r["question_id"]) for r in rows if r["prior_kind"] == "counter_prior"}
     orig_refs = refs[refs.rotation_deg == 0]
@@ -239,6 +265,11 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
                 scene_refs[scene_refs.question_id.isin(counter_ids)],
                 o[o.question_id.isin(counter_ids)], name=name,
                 allow_missing=True).metrics["original"]
+        if cp_rows:  # the separate counter-prior evaluation rooms
+            cp = pd.DataFrame(predict_rows(model, data.tokenizer, cp_bank, cp_rows,
+                                           ablation=ablation, progress=False))
+            m["counter_prior_eval"] = score_predictions(
+                _rows_refs(cp_rows), cp, name=name, allow_missing=True).metrics["original"]
         metrics.append(m)
     _log("input ablations, attention to 3D, flips")
     kept = {int(q) for q in refs.loc[refs.in_debiased, "question_id"]}
@@ -258,15 +289,49 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
            for ab in ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")}
     att = {name: attention_to_3d(models[name], data.tokenizer, data.bank, kept_rows)
            for name in ("sft", "3drft_paper", "3drft_official")}
+    text_only = {name: score_predictions(orig_refs, predict(models[name], kept_rows, "no_3d"),
+                                         name=name, allow_missing=True
+                                         ).metrics["debiased"]["em_refined"]
+                 for name in ("sft", "sft_more", *ARM_CONTROLS, "sft_from_blind")}
     navigate = [r["question_id"] for r in rot_rows if r["kind"] == "navigate"]
     (root / "summary.json").write_text(json.dumps({"build": summary}, indent=2, default=str))
     return SeedResult(
         seed=seed, metrics=metrics, ablations=abl, attention=att,
         flips=flips(refs, per_model, kept, base="sft",
-                    others=("3drft_paper", "3drft_official", "sft_more")),
+                    others=("3drft_paper", "3drft_official", "sft_more", "3drft_paper_grad",
+                            "3drft_from_blind", "sft_from_blind")),
         build=json.loads(json.dumps(summary, default=str)),
         example_question_id=int(navigate[0] if navigate else rot_rows[0]["question_id"]),
-        root=str(root), by_kind=by_kind, weights=weight_summary(tw, clip=clip))
+        root=str(root), by_kind=by_kind, weights=weight_summary(tw, clip=clip),
+        text_only=text_only)
+
+
+def _counter_prior_subset(cfg: DemoConfig, seed: int, root: Path, data) -> tuple[list, Any]:
+    """The separate counter-prior evaluation subset: other rooms (seed + 2000) made with the
+    same generator settings, every question counter-prior (the prior points to another
+    answer); its rows and a scene bank for them. The training mix and the other subsets stay
+    as they are."""
+    if cfg.counter_prior_scenes <= 0:
+        return [], None
+    folder = root / "counter_prior"
+    base = cfg.synth_config(seed + COUNTER_PRIOR_SEED_OFFSET)
+    build_benchmark(folder, dataclasses.replace(
+        base, guessable_fraction=0.0, counter_prior_fraction=1.0,
+        scenes={"train": 0, "val": 0, "test": cfg.counter_prior_scenes}), progress=False)
+    rows = [r for r in load_split(str(folder), "sqa3d", "test")
+            if r["prior_kind"] == "counter_prior"]
+    bank = load_scene_bank(str(folder), max_objects=data.bank.max_objects,
+                           points_per_object=data.bank.points_per_object)
+    bank.tokenize_labels(data.tokenizer)
+    return rows, bank
+
+
+def _rows_refs(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A reference table (original view) of question rows."""
+    return pd.DataFrame({"question_id": [int(r["question_id"]) for r in rows],
+                         "rotation_deg": 0, "answers": [list(r["answers"]) for r in rows],
+                         "question_type": [str(r.get("sqa3d_type", "other")) for r in rows],
+                         "in_debiased": False, "in_rotation": False})
 
 
 def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:

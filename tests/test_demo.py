@@ -17,7 +17,7 @@ from hf_real3d.report import demo_summary_table, render_demo_report
 def test_reduced_demo(tmp_path):
     cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
                      questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=4,
-                     progress=False)
+                     counter_prior_scenes=3, progress=False)
     report = run_demo(cfg).read_text()
     data = json.loads((tmp_path / "demo/results.json").read_text())
     results = DemoResults.from_json(data)
@@ -29,10 +29,14 @@ def test_reduced_demo(tmp_path):
     assert data["seeds"] == [0] and set(data["mean"]) == set(MODELS) == set(data["std"])
     for model in MODELS:
         got = data["mean"][model]
-        assert {"original", "filtered", "scene_dependent"} <= set(got) <= \
-            {"original", "filtered", "scene_dependent", "counter_prior"}, model
-        assert {"em", "em_refined"} <= set(got["original"]) and \
-            {"em", "em_refined"} == set(got["scene_dependent"])
+        assert {"original", "filtered", "scene_dependent", "counter_prior_eval"} <= set(got) \
+            <= {"original", "filtered", "scene_dependent", "counter_prior",
+                "counter_prior_eval"}, model
+        assert {"em", "em_refined", "n"} <= set(got["original"]) and \
+            {"em", "em_refined", "n"} == set(got["scene_dependent"])
+        assert all(got[sub]["n"] > 0 for sub in got), model  # every subset carries n
+        assert got["counter_prior_eval"]["n"] == data["per_seed"][0]["sft"][
+            "counter_prior_eval"]["n"]
         assert {f"p_at_least_{k}" for k in range(1, 5)} | {"vrs", "expected_p_at_least_4"} \
             <= set(got["filtered"])
         assert got == data["per_seed"][0][model]  # one seed: the mean is that seed
@@ -88,3 +92,20 @@ def test_reduced_demo(tmp_path):
                                                                                    subset)
         assert again["rotation"]["vrs"] == pytest.approx(m["rotation"]["vrs"])
     assert info["3drft_paper"]["data"]["fingerprint"] == info["blind"]["data"]["fingerprint"]
+    # the paper-literal arms, each against its matched control
+    from_blind = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
+                  for n in ("3drft_from_blind", "sft_from_blind", "3drft_paper_grad")}
+    for n in ("3drft_from_blind", "sft_from_blind"):
+        assert from_blind[n]["training"]["init_from_blind"] == str(root / "models/blind"), n
+    assert from_blind["3drft_from_blind"]["training"]["reweighting"] == "paper"
+    assert from_blind["sft_from_blind"]["training"]["reweighting"] == "none"
+    assert {k: v for k, v in from_blind["3drft_from_blind"]["training"].items()
+            if k != "reweighting"} == {k: v for k, v in from_blind["sft_from_blind"][
+                "training"].items() if k != "reweighting"}
+    assert from_blind["3drft_paper_grad"]["model"]["model_name_or_path"] == \
+        str(root / "models/sft")
+    assert "## 3DR-FT: the gain three ways" in report
+    assert set(seed.text_only) >= {"3drft_paper_grad", "sft_more"}
+    for arm in ("3drft_paper", "3drft_official", "3drft_paper_grad", "3drft_from_blind"):
+        assert f"| {arm} |" in report.split("## 3DR-FT: the gain three ways")[1]
+    assert from_blind["3drft_paper_grad"]["training"]["weight_grad"] is True

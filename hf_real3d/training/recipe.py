@@ -219,7 +219,7 @@ _MODEL_KEYS = ("model_name_or_path", "lm_path", "hidden_size", "num_layers", "ma
 _TRAIN_KEYS = ("num_train_epochs", "max_steps", "per_device_train_batch_size",
                "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type",
                "warmup_steps", "weight_decay", "seed", "reweighting", "weight_clip", "epsilon",
-               "reweight_eos", "text_only_mode", "init_from_blind")
+               "reweight_eos", "text_only_mode", "init_from_blind", "weight_grad")
 
 
 def training_signature(script_args: ScriptArguments, training_args: ReweightedConfig,
