@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
-DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1
+DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1 openjdk-17-jre-headless
 
 .PHONY: install sysdeps demo test bench lint clean
 
@@ -18,14 +18,15 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e '.[dev]'
+	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa]'
 	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
 	# (a CUDA torch) and wandb: its task manager and evaluator need only these
 	$(PIP) install -q -c constraints.txt --no-deps lmms-eval
 	$(PIP) install -q -c constraints.txt loguru pytz tenacity sacrebleu
 	touch $(STAMP)
 
-# open3d-cpu needs libusb at import time; its offscreen renderer needs Vulkan (mesa).
+# open3d-cpu needs libusb at import time; its offscreen renderer needs Vulkan (mesa);
+# Real-ScanQA's captioning metrics (pycocoevalcap) run Java.
 sysdeps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \

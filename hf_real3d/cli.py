@@ -20,6 +20,7 @@ import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hf_real3d._threads import bound_openmp_spinning
@@ -156,6 +157,37 @@ class DrawOptions(_SQA3DInputs):
     out: str = help_field("PNG file to write.")
     split: str = help_field("SQA3D split holding the question.", default="test")
     viewpoints: int = help_field("Viewpoints to draw.", default=4)
+
+
+@dataclass
+class BuildRealScanQAOptions(_Publishing):
+    """Builds Real-ScanQA: ScanQA questions filtered like Real-3DQA (no rotation: ScanQA has
+    no situation or agent pose)."""
+    scanqa: str = help_field("ScanQA JSON with answers (e.g. ScanQA_v1.0_val.json, or the "
+                             "scanqa/ folder of `hf-real3d synth`'s output).")
+    out: str = help_field("Dataset folder to write (configs scanqa, real_scanqa, "
+                          "filtered_out).")
+    full: list[str] = help_field("Full-model predictions, NAME=FILE (JSONL or JSON rows "
+                                 "question_id, prediction).", default_factory=list)
+    blind: list[str] = help_field("Blind-model predictions of the same NAMEs.",
+                                  default_factory=list)
+    judge: list[str] = help_field("Text-only judge predictions, NAME=FILE.",
+                                  default_factory=list)
+    license: str = help_field("License identifier for the dataset card.", default="other",
+                              kw_only=True)
+
+
+@dataclass
+class EvaluateRealScanQAOptions:
+    """Scores predictions on Real-ScanQA: EM / refined EM and ScanQA's captioning metrics
+    (no rotation: ScanQA has no agent pose)."""
+    dataset: str = help_field("Folder built by build-real-scanqa (or a ScanQA JSON file).")
+    predictions: list[str] = help_field("One entry per model, NAME=FILE[,FILE...].")
+    out: str = help_field("Folder for metrics.json and report.md.")
+    reproduce_official: bool = help_field("LEO's matching rule, to reproduce published "
+                                          "numbers.", default=False)
+    no_captions: bool = help_field("Skip the captioning metrics (they need Java).",
+                                   default=False)
 
 
 @dataclass
@@ -343,7 +375,38 @@ class LmmsTasksOptions:
                                       "import-real3dqa, or a Hub id.", default=None)
     srbench: str | None = help_field("3DSRBench dataset: a folder built by build-3dsrbench, or "
                                      "a Hub id.", default=None)
+    real_scanqa: str | None = help_field("Real-ScanQA dataset: a folder built by "
+                                         "build-real-scanqa, or a Hub id.", default=None)
     max_new_tokens: int = help_field("Generation length asked of the model.", default=16)
+
+
+def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real_scanqa import build_real_scanqa
+
+    path = Path(o.scanqa)
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if len(files) != 1:
+            raise FileNotFoundError(f"{path}: expected one ScanQA JSON file, found "
+                                    f"{[f.name for f in files]}")
+        path = files[0]
+    s = build_real_scanqa(path, o.out, pairs=prediction_pairs(o.full, o.blind),
+                          judges=named_files(o.judge), push_to_hub=o.push_to_hub,
+                          license=o.license)
+    print(f"wrote {o.out}: {s['questions']} questions, {s['kept']} kept, {s['removed']} "
+          "removed" + (f"; {s['url']}" if s.get("url") else ""))
+
+
+def cmd_evaluate_real_scanqa(o: EvaluateRealScanQAOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real_scanqa import evaluate_real_scanqa
+
+    res = evaluate_real_scanqa(o.dataset, o.predictions, o.out,
+                               leo_compatible=o.reproduce_official, captions=not o.no_captions)
+    for r in res:
+        print(r["model"], {c: round(r[c]["em_refined"], 1) for c in r if c != "model"})
+    print(f"wrote {o.out}/metrics.json, {o.out}/report.md")
 
 
 def cmd_render_views(o: RenderViewsOptions) -> None:
@@ -360,6 +423,7 @@ def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
     from hf_real3d.lmms import write_lmms_tasks
 
     names = write_lmms_tasks(o.out, real3dqa=o.real3dqa, srbench=o.srbench,
+                             real_scanqa=o.real_scanqa,
                              max_new_tokens=o.max_new_tokens)
     print(f"wrote {len(names)} lmms-eval task(s) to {o.out}: {', '.join(names)}")
     print(f"run: lmms-eval --model MODEL --model_args ... --include_path {o.out} "
@@ -385,6 +449,12 @@ COMMANDS: dict[str, Command] = {
                                lambda: ImportReal3DQAOptions, cmd_import_real3dqa),
     "draw": Command("top-down PNG of a question from each viewpoint", lambda: DrawOptions,
                     cmd_draw),
+    "build-real-scanqa": Command("filter ScanQA into Real-ScanQA (no rotation)",
+                                 lambda: BuildRealScanQAOptions, cmd_build_real_scanqa),
+    "evaluate-real-scanqa": Command("score Real-ScanQA predictions: EM, refined EM, BLEU, "
+                                    "ROUGE-L, METEOR, CIDEr",
+                                    lambda: EvaluateRealScanQAOptions,
+                                    cmd_evaluate_real_scanqa),
     "render-views": Command("add rendered views (BEV + egocentric frames) for VLMs",
                             lambda: RenderViewsOptions, cmd_render_views),
     "build-3dsrbench": Command("3DSRBench dataset: official TSV and/or synthetic renders",

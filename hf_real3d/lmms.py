@@ -81,13 +81,15 @@ def _configs(source: str) -> list[str] | None:
 
 
 def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
-                     srbench: str | None = None, max_new_tokens: int = 16) -> list[str]:
+                     srbench: str | None = None, real_scanqa: str | None = None,
+                     max_new_tokens: int = 16) -> list[str]:
     """Write task YAMLs and ``utils.py`` to ``out``; returns the task names.
 
     ``real3dqa`` / ``srbench``: a dataset folder built by this library (made absolute) or a
     Hub dataset id. For a local folder only the configs it holds get a task."""
-    if not real3dqa and not srbench:
-        raise ValueError("Give real3dqa and/or srbench: a built dataset folder or a Hub id")
+    if not real3dqa and not srbench and not real_scanqa:
+        raise ValueError("Give real3dqa, srbench and/or real_scanqa: a built dataset folder or "
+                         "a Hub id")
     tasks: dict[str, str] = {}
     views = None
     if real3dqa:
@@ -108,6 +110,16 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
                                     "with hf-real3d build-real3dqa or import-real3dqa")
         if have is not None and "views" in have:  # documents carry the rendered views
             views = {"path": path, "split": "test"}
+    if real_scanqa:
+        path = str(Path(real_scanqa).resolve()) if Path(real_scanqa).is_dir() else real_scanqa
+        have = _configs(real_scanqa)
+        if have is not None and "real_scanqa" not in have:
+            raise FileNotFoundError(f"{real_scanqa}: no real_scanqa/ config; build it with "
+                                    "hf-real3d build-real-scanqa")
+        tasks["hf_real3d_real_scanqa"] = _task("hf_real3d_real_scanqa", path, "real_scanqa",
+                                               "real_scanqa", ("em", "em_refined"),
+                                               max_new_tokens,
+                                               "!function utils.real_scanqa_doc_to_target")
     if srbench:
         path = str(Path(srbench).resolve()) if Path(srbench).is_dir() else srbench
         have = _configs(srbench)

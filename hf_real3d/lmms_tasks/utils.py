@@ -155,3 +155,38 @@ def srbench_flip(entries):
 
 def srbench_flip_circular(entries):
     return _srbench(entries, "flip_circular")
+
+
+# --- Real-ScanQA: no situation, no rotation --------------------------------------------------
+
+REAL_SCANQA_PROMPT = "Question: {question}\nAnswer the question using a single word or phrase."
+
+
+def real_scanqa_doc_to_visual(doc):
+    """No image: the scene is a point cloud (``scene_id`` in the document), which a 3D-LLM's
+    lmms-eval model wrapper reads from its own scene data."""
+    return []
+
+
+def real_scanqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kw = lmms_eval_specific_kwargs or {}
+    text = REAL_SCANQA_PROMPT.format(question=doc["question"].strip())
+    return kw.get("pre_prompt", "") + text + kw.get("post_prompt", "")
+
+
+def real_scanqa_doc_to_target(doc):
+    return doc["answers"][0]
+
+
+def real_scanqa_process_results(doc, results):
+    entry = {"question_id": str(doc["question_id"]),
+             "prediction": results[0] if results else "", "answers": list(doc["answers"])}
+    return {m: entry for m in ("em", "em_refined")}
+
+
+def real_scanqa_em(entries):
+    return float(_correct(entries)[0].mean() * 100)
+
+
+def real_scanqa_em_refined(entries):
+    return float(_correct(entries)[1].mean() * 100)

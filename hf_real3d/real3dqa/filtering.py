@@ -15,15 +15,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from hf_real3d._io import FormatError, read_json
+from hf_real3d._io import FormatError
 from hf_real3d.report import markdown_table
+from hf_real3d.scanqa import read_scanqa
 from hf_real3d.scoring import MetricInputError, answer_correctness
 
 __all__ = [
@@ -144,28 +144,6 @@ def filter_questions(
     else:
         out["dependency"] = np.nan
     return FilterResult(out, filters)
-
-
-def read_scanqa(path: str | os.PathLike) -> pd.DataFrame:
-    """ScanQA JSON (a list of question_id, scene_id, question, answers, object_ids,
-    object_names) as a table with ``answers`` as lists."""
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise FormatError(f"{path}: expected a JSON list of ScanQA questions")
-    need = ("question_id", "scene_id", "question", "answers")
-    for i, it in enumerate(data):
-        if not isinstance(it, dict) or any(k not in it for k in need):
-            raise FormatError(f"{path}: item {i} lacks one of {need}")
-        if not isinstance(it["answers"], list) or not it["answers"]:
-            raise FormatError(f"{path}: question_id {it['question_id']} has no answers")
-    df = pd.DataFrame(data)
-    for col in ("object_ids", "object_names"):
-        if col not in df:
-            df[col] = [[] for _ in range(len(df))]
-    if df.question_id.duplicated().any():
-        raise FormatError(f"{Path(path).name}: duplicate question_id "
-                          f"{df.question_id[df.question_id.duplicated()].iloc[0]}")
-    return df
 
 
 def judge_prompt(situation: str, question: str) -> str:

@@ -37,6 +37,7 @@ from hf_real3d.hub import (
     scene_rows,
     write_dataset_files,
 )
+from hf_real3d.scanqa import ROOM_KINDS, scanqa_records, write_scanqa
 from hf_real3d.scene import Scene, read_scannet, write_scannet
 from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
 from hf_real3d.synth.config import SPLITS, SynthConfig
@@ -161,6 +162,11 @@ def build_benchmark(
             pk = collections.Counter(r.extra["synth"]["prior_kind"] for r in recs)
             s["prior_kinds"] = {k: pk.get(k, 0) for k in ("scene", "prior", "counter_prior")}
             summary[split] = s
+            if split == "test":  # the room-level questions in ScanQA's format (Real-ScanQA)
+                items = scanqa_records(recs, split, ROOM_KINDS)
+                if items:
+                    write_scanqa(tmp / "scanqa" / f"ScanQA_v1.0_{split}.json", items)
+                s["scanqa_questions"] = len(items)
         write_json(tmp / "synth_config.json",
                    {"config": asdict(config), "summary": summary}, indent=2)
         _write_card(tmp, config, records, write_scenes)
