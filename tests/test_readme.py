@@ -40,6 +40,19 @@ def _predictions(cwd: Path):
              "log_prob": -0.5}) for r in recs))
 
 
+def _scanqa_predictions(cwd: Path):
+    """A full model that answers every ScanQA question and a blind one that answers the
+    colour questions only."""
+    from hf_real3d.scanqa import read_scanqa
+
+    df = read_scanqa(next((cwd / "data/synth/scanqa").glob("*.json")))
+    for name, right in (("scanqa_full.jsonl", lambda q: True),
+                        ("scanqa_blind.jsonl", lambda q: q.startswith("What color"))):
+        (cwd / name).write_text("\n".join(json.dumps(
+            {"question_id": q, "prediction": a[0] if right(t) else "zzz"})
+            for q, t, a in zip(df.question_id, df.question, df.answers)))
+
+
 @pytest.mark.slow
 def test_readme_snippets(tmp_path, real_dir):
     env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2",
@@ -69,6 +82,8 @@ def test_readme_snippets(tmp_path, real_dir):
                 args = shlex.split(cmd)
                 if "build-real3dqa" in args and not (tmp_path / "full.jsonl").exists():
                     _predictions(tmp_path)
+                if "build-real-scanqa" in args:
+                    _scanqa_predictions(tmp_path)
                 if args[0] == "accelerate" and "--config_file" in args:
                     # GPU launches: the config must be a valid accelerate config
                     from accelerate.commands.config.config_args import load_config_from_file
@@ -98,6 +113,8 @@ def test_readme_snippets(tmp_path, real_dir):
     assert ran.count("python") == 7 and ran.count("accelerate-config") == 4, ran
     assert (tmp_path / "out/lora/adapter_model.safetensors").is_file()
     assert (tmp_path / "out/3drft_vlm/model.safetensors").is_file()
+    assert (tmp_path / "scanqa_report/metrics.json").is_file()
+    assert (tmp_path / "scanqa_tasks/hf_real3d_real_scanqa.yaml").is_file()
 
 
 def test_readme_demo_table_is_rendered_from_results_json():
