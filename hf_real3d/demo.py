@@ -27,7 +27,9 @@ from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
 from hf_real3d.real3dqa.draw import draw_question
+from hf_real3d.real_scanqa import build_real_scanqa, score_real_scanqa
 from hf_real3d.report import write_demo_report
+from hf_real3d.scanqa import read_scanqa
 from hf_real3d.srbench import baselines, build_srbench, expand, load_rows
 from hf_real3d.synth import SynthConfig, build_benchmark
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
@@ -64,7 +66,9 @@ SUBSETS = {"original": ("original", ("em", "em_refined", "n")),
            "filtered": ("debiased", ("em", "em_refined", "n")),
            "scene_dependent": ("scene_dependent", ("em", "em_refined", "n")),
            "counter_prior": ("counter_prior", ("em", "em_refined", "n")),
-           "counter_prior_eval": ("counter_prior_eval", ("em", "em_refined", "n"))}
+           "counter_prior_eval": ("counter_prior_eval", ("em", "em_refined", "n")),
+           "scanqa": ("scanqa", ("em", "em_refined", "n")),
+           "real_scanqa": ("real_scanqa", ("em", "em_refined", "n"))}
 FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs",
                      "expected_p_at_least_4")
 
@@ -239,6 +243,8 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         t.init_from_blind = blind_path
         models[name] = train_model(from_blind, t, data=data, blind=False).model
     cp_rows, cp_bank = _counter_prior_subset(cfg, seed, root, data)
+    sq_rows, sq_sets = _real_scanqa(root, data_dir, rows,
+                                    lambda name, some: predict(models[name], some))
     scene_ids = {int(r["question_id"]) for r in rows if not r["guessable"]}
     counter_ids = {int(r["question_id"]) for r in rows if r["prior_kind"] == "counter_prior"}
     orig_refs = refs[refs.rotation_deg == 0]
@@ -265,6 +271,14 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
                 scene_refs[scene_refs.question_id.isin(counter_ids)],
                 o[o.question_id.isin(counter_ids)], name=name,
                 allow_missing=True).metrics["original"]
+        if sq_rows:  # Real-ScanQA: the room-level test questions, filtered by the filter's pair
+            sq = predict(model, sq_rows, ablation).assign(
+                question_id=[r["scanqa_id"] for r in sq_rows])
+            for config, sq_refs in sq_sets.items():
+                sc = score_real_scanqa(sq_refs,
+                                       sq[sq.question_id.isin(set(sq_refs.question_id))],
+                                       name=name, captions=False)
+                m[config] = {k: sc[k] for k in ("em", "em_refined", "n")}
         if cp_rows:  # the separate counter-prior evaluation rooms
             cp = pd.DataFrame(predict_rows(model, data.tokenizer, cp_bank, cp_rows,
                                            ablation=ablation, progress=False))
@@ -304,6 +318,40 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         example_question_id=int(navigate[0] if navigate else rot_rows[0]["question_id"]),
         root=str(root), by_kind=by_kind, weights=weight_summary(tw, clip=clip),
         text_only=text_only)
+
+
+def _scanqa_source_rows(data_dir: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The test split's ScanQA-format questions as model inputs: each asked with the first
+    situated row it came from (the question is about the room, so the pose does not decide
+    its answer), tagged with its ScanQA id."""
+    items = read_scanqa(next((data_dir / "scanqa").glob("*.json")))
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        first.setdefault((r["scene_id"], r["question"]), r)
+    return [{**first[(s, q)], "scanqa_id": i}
+            for i, s, q in zip(items.question_id, items.scene_id, items.question)]
+
+
+def _real_scanqa(root: Path, data_dir: Path, rows: list[dict[str, Any]], orig_pred
+                 ) -> tuple[list[dict[str, Any]], dict[str, pd.DataFrame]]:
+    """Real-ScanQA of this seed: the ScanQA-format test questions filtered by the filter's
+    own (full, blind) pair, as Real-3DQA is. Returns the questions as model inputs and the
+    ``scanqa`` / ``real_scanqa`` reference tables."""
+    if not list((data_dir / "scanqa").glob("*.json")):
+        return [], {}
+    sq_rows = _scanqa_source_rows(data_dir, rows)
+    ids = [r["scanqa_id"] for r in sq_rows]
+    full = orig_pred("filter_full", sq_rows).assign(question_id=ids)
+    blind = orig_pred("filter_blind", sq_rows).assign(question_id=ids)
+    build_real_scanqa(next((data_dir / "scanqa").glob("*.json")), root / "real_scanqa",
+                      pairs=[("filter", full, blind)])
+    sets = {}
+    for config in ("scanqa", "real_scanqa"):
+        df = load_local(root / "real_scanqa", config).to_pandas()
+        df["answers"] = [list(a) for a in df.answers]
+        df.attrs["has_answers"] = True
+        sets[config] = df
+    return sq_rows, sets
 
 
 def _counter_prior_subset(cfg: DemoConfig, seed: int, root: Path, data) -> tuple[list, Any]:

@@ -436,6 +436,16 @@ def render_demo_report(results: Any) -> str:
     md += ["", "## Table 4: SFT vs blind vs 3DR-FT on the filtered set", "",
            "| Model | EM_R (filtered) | VRS |", "|---|---|---|"]
     md += [f"| {n} | {emr_d[n]} | {vrs[n]} |" for n in names]
+    if any("real_scanqa" in m for m in seeds[0].metrics):
+        sq, rsq = agg("scanqa", "em_refined"), agg("real_scanqa", "em_refined")
+        ns = [mean_std([next(m for m in s.metrics if m["model"] == names[0])[c]["n"]
+                        for s in seeds], 0) for c in ("scanqa", "real_scanqa")]
+        md += ["", "## Table 4 (Real-ScanQA): refined EM on ScanQA-format questions", "",
+               "The test split's room-level questions in ScanQA's format (no situation; "
+               f"{ns[0]} per seed), filtered by the filter's own pair into Real-ScanQA "
+               f"({ns[1]} per seed). ScanQA has no agent pose: no rotation.", "",
+               "| Model | ScanQA | Real-ScanQA |", "|---|---|---|"]
+        md += [f"| {n} | {sq[n]} | {rsq[n]} |" for n in names]
     md += ["", "## Table 6: input ablations (SFT, refined EM on the filtered set)", "",
            "| Input | EM_R |", "|---|---|"]
     md += [f"| {ab} | {mean_std([s.ablations[ab] for s in seeds])} |"

@@ -29,9 +29,10 @@ def test_reduced_demo(tmp_path):
     assert data["seeds"] == [0] and set(data["mean"]) == set(MODELS) == set(data["std"])
     for model in MODELS:
         got = data["mean"][model]
-        assert {"original", "filtered", "scene_dependent", "counter_prior_eval"} <= set(got) \
-            <= {"original", "filtered", "scene_dependent", "counter_prior",
-                "counter_prior_eval"}, model
+        assert {"original", "filtered", "scene_dependent", "counter_prior_eval", "scanqa",
+                "real_scanqa"} <= set(got) <= {"original", "filtered", "scene_dependent",
+                                               "counter_prior", "counter_prior_eval", "scanqa",
+                                               "real_scanqa"}, model
         assert {"em", "em_refined", "n"} <= set(got["original"]) and \
             {"em", "em_refined", "n"} == set(got["scene_dependent"])
         assert all(got[sub]["n"] > 0 for sub in got), model  # every subset carries n
@@ -109,3 +110,11 @@ def test_reduced_demo(tmp_path):
     for arm in ("3drft_paper", "3drft_official", "3drft_paper_grad", "3drft_from_blind"):
         assert f"| {arm} |" in report.split("## 3DR-FT: the gain three ways")[1]
     assert from_blind["3drft_paper_grad"]["training"]["weight_grad"] is True
+    # Real-ScanQA, built by the filter's pair: its full model keeps nothing it and its
+    # blind twin both answer
+    assert "## Table 4 (Real-ScanQA)" in report
+    sq = {m["model"]: m for m in seed.metrics}
+    card = (root / "real_scanqa" / "README.md").read_text()
+    n_all, n_kept = sq["sft"]["scanqa"]["n"], sq["sft"]["real_scanqa"]["n"]
+    assert 0 < n_kept <= n_all and f"| original | {n_all} |" in card
+    assert f"| remaining | {n_kept} |" in card and "pair:filter" in card

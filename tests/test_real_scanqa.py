@@ -14,7 +14,6 @@ from hf_real3d.cli import main as cli
 from hf_real3d.real_scanqa import (
     build_real_scanqa,
     caption_metrics,
-    evaluate_real_scanqa,
     score_real_scanqa,
 )
 from hf_real3d.scanqa import read_scanqa
