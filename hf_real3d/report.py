@@ -560,6 +560,22 @@ def summary_gains_table(summary: dict[str, Any]) -> str:
     return gains_table(per_seed)
 
 
+def summary_scanqa_table(summary: dict[str, Any]) -> str:
+    """The README's Real-ScanQA table (Table 4's columns) from ``results.json``: refined EM
+    on the ScanQA-format questions and on Real-ScanQA, mean ± std over seeds."""
+    one = len(summary["seeds"]) == 1
+    lines = ["| Model | ScanQA (EM_R) | Real-ScanQA (EM_R) |", "|---|---|---|"]
+    for model, subsets in summary["mean"].items():
+        if "real_scanqa" not in subsets:
+            continue
+        cells = []
+        for sub in ("scanqa", "real_scanqa"):
+            mean, std = subsets[sub]["em_refined"], summary["std"][model][sub]["em_refined"]
+            cells.append(f"{mean:.1f}" if one else f"{mean:.1f} ± {std:.1f}")
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def demo_summary_table(summary: dict[str, Any]) -> str:
     """The README's table from ``results.json`` (``mean`` and ``std`` over seeds): refined
     EM on the original, filtered, scene-dependent and counter-prior sets (the test split's

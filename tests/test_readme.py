@@ -120,11 +120,12 @@ def test_readme_snippets(tmp_path, real_dir):
 def test_readme_demo_table_is_rendered_from_results_json():
     """The README's demo table is `report.demo_summary_table` of the measured results.json
     (its summary is kept in tests/data/demo_results.json)."""
-    from hf_real3d.report import demo_summary_table, summary_gains_table
+    from hf_real3d.report import demo_summary_table, summary_gains_table, summary_scanqa_table
 
     data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
     text = (ROOT / "README.md").read_text()
     block = text[text.index("<!-- demo-results -->"):text.index("<!-- /demo-results -->")]
     assert demo_summary_table(data) in block
     assert summary_gains_table(data) in block
+    assert summary_scanqa_table(data) in block
     assert len(data["seeds"]) == 3 and set(data) == {"seeds", "mean", "std", "per_seed"}
