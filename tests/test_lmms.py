@@ -104,7 +104,7 @@ def test_stub_model_scores_match_the_library(task_folder):
 def test_task_writer_names_what_is_missing(tmp_path):
     from hf_real3d.lmms import write_lmms_tasks
 
-    with pytest.raises(ValueError, match="real3dqa and/or srbench"):
+    with pytest.raises(ValueError, match="real3dqa, srbench and/or real_scanqa"):
         write_lmms_tasks(tmp_path / "t")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no rotations/ or real3dqa/ config"):
