@@ -24,9 +24,13 @@ from typing import Any
 import datasets
 import pandas as pd
 
-from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
+from hf_real3d._io import FormatError, atomic_dir, write_json
 from hf_real3d.hub import ConfigData, load_local, push_folder, write_dataset_folder
-from hf_real3d.predictions import check_unique_names, parse_prediction_spec
+from hf_real3d.predictions import (
+    check_unique_names,
+    parse_prediction_spec,
+    read_prediction_columns,
+)
 from hf_real3d.real3dqa.filtering import filter_questions
 from hf_real3d.report import markdown_table
 from hf_real3d.scanqa import read_scanqa, require_answers
@@ -69,24 +73,16 @@ def _rows(df: pd.DataFrame, **extra: Sequence) -> list[dict[str, Any]]:
 
 
 def _predictions(p: Any, what: str) -> pd.DataFrame:
-    """A (question_id, prediction[, log_prob]) table from a table or a JSONL / JSON file;
-    ScanQA ids are strings and stay strings."""
+    """A (question_id, prediction[, log_prob]) table from a table or a predictions file (read
+    by :func:`~hf_real3d.predictions.read_prediction_columns`: JSONL, JSON rows with any of its
+    answer keys, or a ``{question_id: answer}`` object); ScanQA ids stay strings."""
     if isinstance(p, pd.DataFrame):
         df = p.copy()
     else:
         path = Path(p)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such predictions file ({what})")
-        if path.suffix == ".jsonl":
-            df = pd.read_json(path, lines=True, dtype={"question_id": str})
-        else:
-            data = read_json(path)
-            if isinstance(data, dict):
-                data = [{"question_id": k, "prediction": v} for k, v in data.items()]
-            df = pd.DataFrame(data)
-        for key in ("pred", "pred_answer", "answer_top10", "output"):
-            if "prediction" not in df and key in df:
-                df["prediction"] = df[key]
+        df = read_prediction_columns(path).to_frame()
     if "question_id" not in df or "prediction" not in df:
         raise FormatError(f"{what}: predictions need question_id and prediction")
     df["question_id"] = df.question_id.astype(str)
