@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
-DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1 openjdk-17-jre-headless
+DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1 openjdk-17-jre-headless chromium
 
 .PHONY: install sysdeps demo test bench lint clean
 
@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa]'
+	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app]'
 	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
 	# (a CUDA torch) and wandb: its task manager and evaluator need only these
 	$(PIP) install -q -c constraints.txt --no-deps lmms-eval
@@ -26,7 +26,8 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # open3d-cpu needs libusb at import time; its offscreen renderer needs Vulkan (mesa);
-# Real-ScanQA's captioning metrics (pycocoevalcap) run Java.
+# Real-ScanQA's captioning metrics (pycocoevalcap) run Java; the explorer's browser tests
+# drive Debian's chromium (Playwright's own browser download cannot be reached).
 sysdeps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \

@@ -366,6 +366,31 @@ class Command:
 
 
 @dataclass
+class ExploreOptions:
+    """A local web app (Gradio) over folders this library writes: questions with their four
+    viewpoints and 3D scene, models' answers and flips, a leaderboard of results folders and
+    3DSRBench items. Serves on 127.0.0.1 only, unless --host or --share says otherwise."""
+    dataset: str | None = help_field("A Real-3DQA folder (build-real3dqa, import-real3dqa or "
+                                     "synth).", default=None)
+    predictions: list[str] = help_field(
+        "Models' answers on --dataset, NAME=FILE[,FILE...] as `hf-real3d evaluate` takes them.",
+        default_factory=list)
+    results: list[str] = help_field("Folders with metrics.json from `hf-real3d evaluate` or "
+                                    "`evaluate-3dsrbench` (the leaderboard).",
+                                    default_factory=list)
+    srbench: str | None = help_field("A 3DSRBench folder (build-3dsrbench).", default=None)
+    srbench_predictions: list[str] = help_field(
+        "Models' answers on --srbench, NAME=FILE as `evaluate-3dsrbench` takes them.",
+        default_factory=list)
+    host: str = help_field("Address to bind; anything but 127.0.0.1 exposes the app to your "
+                           "network.", default="127.0.0.1")
+    port: int | None = help_field("Port (default: Gradio's, 7860 or the next free one).",
+                                  default=None)
+    share: bool = help_field("Also open a public Gradio share link (off unless asked).",
+                             default=False)
+
+
+@dataclass
 class LmmsTasksOptions:
     """Writes lmms-eval task YAMLs (and their utils.py) that read your built datasets and
     score with this library's metrics; run them with `lmms-eval --include_path OUT --tasks
@@ -430,6 +455,17 @@ def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
           f"--tasks {','.join(names)}")
 
 
+def cmd_explore(o: ExploreOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.app import ExplorerData, build_app, launch
+
+    data = ExplorerData.load(o.dataset, o.predictions, o.results, o.srbench,
+                             o.srbench_predictions)
+    print(f"loaded in {data.load_s:.1f} s; serving on http://{o.host}:{o.port or 'PORT'} "
+          "(Ctrl-C stops)", flush=True)
+    launch(build_app(data=data), host=o.host, port=o.port, share=o.share)
+
+
 def _demo_config() -> type:
     # the demo pulls in torch and the training stack: imported only for this command
     from hf_real3d.demo import DemoConfig
@@ -461,6 +497,8 @@ COMMANDS: dict[str, Command] = {
                                lambda: Build3DSRBenchOptions, cmd_build_3dsrbench),
     "evaluate-3dsrbench": Command("3DSRBench: vanilla/circular/flip accuracy + baselines",
                                   lambda: Evaluate3DSRBenchOptions, cmd_evaluate_3dsrbench),
+    "explore": Command("browse questions, viewpoints, scenes, answers and a leaderboard in a "
+                       "local web app", lambda: ExploreOptions, cmd_explore),
     "lmms-tasks": Command("lmms-eval task YAMLs for your built datasets",
                           lambda: LmmsTasksOptions, cmd_lmms_tasks),
     "publish-metrics": Command("upload the metric modules as Hub Spaces",
@@ -528,7 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Terminated:
         print(f"hf-real3d {name}: terminated", file=sys.stderr)
         return 143
-    except (ValueError, TypeError, OSError, KeyError) as err:
+    except (ValueError, TypeError, OSError, KeyError, ImportError) as err:
         if debug:
             traceback.print_exc()
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err

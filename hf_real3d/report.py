@@ -296,7 +296,13 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
 
 def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLike,
                  title: str = "") -> None:
-    """Top-down views of ``scene``, one panel per viewpoint.
+    """Write :func:`topdown_figure` of ``scene`` to ``path`` (PNG)."""
+    _save(topdown_figure(scene, panels, title), path)
+
+
+def topdown_figure(scene, panels: Sequence[dict[str, Any]], title: str = "", *,
+                   panel_width: float = 4.2) -> Figure:
+    """Top-down views of ``scene``, one panel per viewpoint (a matplotlib Figure).
 
     Each panel: ``pose`` (:class:`hf_real3d.geometry.Pose`), ``label`` (title line) and
     ``highlight`` (object ids drawn in red, e.g. the answer object). The agent is an arrow
@@ -304,7 +310,7 @@ def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLik
     left, 45 degrees off its heading).
     """
     n = len(panels)
-    fig = Figure(figsize=(4.2 * n, 4.4))
+    fig = Figure(figsize=(panel_width * n, panel_width * 1.05))
     axes = fig.subplots(1, n, squeeze=False)
     lo, hi = scene.mesh_bounds()
     for ax, panel in zip(axes[0], panels):
@@ -342,7 +348,7 @@ def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLik
                frameon=False)
     if title:
         fig.suptitle(title, fontsize=9)
-    _save(fig, path)
+    return fig
 
 
 def srbench_table(results: dict[str, dict[str, Any]], metric: str = "circular") -> str:
