@@ -392,6 +392,7 @@ def pk_figure(models: Sequence[ModelAnswers], rule: str = "em_refined"):
             fig.add_trace(go.Scatter(x=ks, y=exp, mode="lines", name=f"{m.name}: independent",
                                      line={"color": color, "dash": "dash"}))
     fig.update_layout(xaxis_title="k (right in at least k viewpoints)", yaxis_title="P_k (%)",
+                      xaxis_dtick=1,
                       yaxis_range=[0, 100], height=380, margin={"t": 30},
                       title={"text": "P_k; dashed: expected if the viewpoints were independent",
                              "font": {"size": 12}})
@@ -631,6 +632,9 @@ CSS = """
 .wrong {color: #d62728; font-weight: bold}
 .flip {background: #fde2e1; color: #a00; border-radius: 3px; padding: 0 3px; font-size: 0.85em}
 .qmeta {color: #555}
+.lb-table th {cursor: pointer; user-select: none}
+.lb-table th[data-sort=asc]::after {content: " \\25B2"}
+.lb-table th[data-sort=desc]::after {content: " \\25BC"}
 """
 
 
@@ -641,8 +645,8 @@ def _theme():
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """The theme and CSS the app expects; ``app.launch(**launch_kwargs())`` in a Space."""
-    return {"theme": _theme(), "css": CSS}
+    """The theme, CSS and the leaderboard's sorting script the app expects; ``app.launch(**launch_kwargs())`` in a Space."""
+    return {"theme": _theme(), "css": CSS, "head": HEAD}
 
 
 def build_app(dataset: str | None = None, predictions: Sequence[str] = (),
@@ -744,17 +748,68 @@ def _questions_tab(gr, qd: QuestionData, models: list[ModelAnswers]) -> None:
                        [qid, deg], plot)
 
 
+def leaderboard_html(df: pd.DataFrame, key: str) -> str:
+    """A leaderboard as an HTML table whose headers sort it (ascending, then descending, on
+    click: the script in :data:`HEAD`); the report column links to each run's report."""
+    e = html.escape
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    head = "".join(f"<th data-type='{'number' if n else 'text'}' title='sort by {e(c)}'>"
+                   f"{e(c)}</th>" for c, n in zip(df.columns, numeric))
+    body = []
+    for r in df.itertuples(index=False):
+        cells = []
+        for c, v, n in zip(df.columns, r, numeric):
+            if c == "report":
+                url = v[len("[report]("):-1] if isinstance(v, str) and v else ""
+                cells.append(f"<td><a href='{e(url)}' target='_blank'>report</a></td>"
+                             if url else "<td></td>")
+            elif n:
+                missing = v is None or v != v
+                cells.append(f"<td data-value='{'' if missing else v}'>"
+                             f"{'' if missing else f'{v:.1f}'}</td>")
+            else:
+                cells.append(f"<td>{e(str(v))}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (f"<table class='lb-table viewpoints' id='lb-{key}-table'><thead><tr>{head}</tr>"
+            f"</thead><tbody>{''.join(body)}</tbody></table>")
+
+
+HEAD = """<script>
+document.addEventListener('click', (ev) => {
+  const th = ev.target.closest('table.lb-table th');
+  if (!th) return;
+  const table = th.closest('table');
+  const idx = Array.from(th.parentNode.children).indexOf(th);
+  const asc = th.dataset.sort !== 'asc';
+  table.querySelectorAll('th').forEach(h => delete h.dataset.sort);
+  th.dataset.sort = asc ? 'asc' : 'desc';
+  const num = th.dataset.type === 'number';
+  const key = (r) => {
+    const c = r.cells[idx];
+    if (!num) return c.innerText;
+    const v = parseFloat(c.dataset.value);
+    return isNaN(v) ? -Infinity : v;
+  };
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows);
+  rows.sort((a, b) => {
+    const x = key(a), y = key(b);
+    const d = num ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
+    return asc ? d : -d;
+  });
+  rows.forEach((r) => body.appendChild(r));
+});
+</script>"""
+
+
 def _leaderboard_tab(gr, lb: Leaderboard) -> None:
     with gr.Tab("Leaderboard", elem_id="tab-leaderboard"):
         for key, df, title in (("real3dqa", lb.real3dqa, "Real-3DQA (`hf-real3d evaluate`)"),
                                ("srbench", lb.srbench, "3DSRBench (`evaluate-3dsrbench`)")):
             if df.empty:
                 continue
-            gr.Markdown(f"### {title}\nClick a column header to sort.")
-            types = ["markdown" if c == "report" else "number"
-                     if pd.api.types.is_numeric_dtype(df[c]) else "str" for c in df.columns]
-            gr.Dataframe(df, datatype=types, interactive=False, elem_id=f"lb-{key}",
-                         max_height=600, wrap=True)
+            gr.Markdown(f"### {title}\nClick a column header to sort (again: descending).")
+            gr.HTML(leaderboard_html(df, key), elem_id=f"lb-{key}")
             with gr.Row():
                 btn = gr.Button("Export CSV", elem_id=f"lb-{key}-csv-btn")
                 file = gr.File(label="CSV", elem_id=f"lb-{key}-csv")
