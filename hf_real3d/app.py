@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import FormatError, atomic_path
+from hf_real3d._io import atomic_path
 from hf_real3d.predictions import check_unique_names, read_model_prediction_columns
 
 __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predictions_for",
@@ -573,9 +573,9 @@ def srbench_item(sr: SRBenchData, config: str, qid: str) -> tuple[Any, Any, str]
                 cells.append("<td class='missing'>(none)</td>")
                 continue
             ok = choice_correctness([p], [r.answer], [opts])[0][0]
-            cells.append(f"<td class='sr-model'>{e(p)} "
-                         f"{'<span class=right>&#10003;</span>' if ok else '<span class=wrong>&#10007;</span>'}"
-                         "</td>")
+            mark = "<span class='right'>&#10003;</span>" if ok else \
+                "<span class='wrong'>&#10007;</span>"
+            cells.append(f"<td class='sr-model'>{e(p)} {mark}</td>")
         rows.append(f"<tr><td>{'mirrored' if r.flipped else 'original'}, order {int(r.shift)}"
                     f"</td><td>{listing}</td><td class='sr-answer'><b>{e(r.answer)}</b></td>"
                     f"{''.join(cells)}</tr>")
@@ -645,7 +645,8 @@ def _theme():
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """The theme, CSS and the leaderboard's sorting script the app expects; ``app.launch(**launch_kwargs())`` in a Space."""
+    """The theme, CSS and the leaderboard's sorting script the app expects:
+    ``app.launch(**launch_kwargs())`` in a Space."""
     return {"theme": _theme(), "css": CSS, "head": HEAD}
 
 

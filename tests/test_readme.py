@@ -53,6 +53,33 @@ def _scanqa_predictions(cwd: Path):
             for q, t, a in zip(df.question_id, df.question, df.answers)))
 
 
+def _serve_once(args, cwd, env) -> str:
+    """Start the README's `hf-real3d explore` on a free port, wait for its page, stop it."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*args, "--port", str(port)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            assert proc.poll() is None, proc.stderr.read()[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+                    if r.status == 200:
+                        return "explore"
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("hf-real3d explore did not answer within 180 s")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 @pytest.mark.slow
 def test_readme_snippets(tmp_path, real_dir):
     env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2",
@@ -100,6 +127,9 @@ def test_readme_snippets(tmp_path, real_dir):
                     script = Path(next(a for a in args if a.endswith(".py"))).stem
                     args += ["--output_dir", f"out/{script}", "--max_steps", "2",
                              "--hidden_size", "32", "--num_layers", "1"]
+                if args[:2] == ["hf-real3d", "explore"]:  # a server: it must answer, then stop
+                    ran.append(_serve_once(args, tmp_path, env))
+                    continue
                 e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
                 p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,
                                    timeout=900)
@@ -115,6 +145,7 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "out/3drft_vlm/model.safetensors").is_file()
     assert (tmp_path / "scanqa_report/metrics.json").is_file()
     assert (tmp_path / "scanqa_tasks/hf_real3d_real_scanqa.yaml").is_file()
+    assert "explore" in ran
 
 
 def test_readme_demo_table_is_rendered_from_results_json():
