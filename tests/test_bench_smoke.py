@@ -47,3 +47,13 @@ def test_evaluate_e2e_bench_runs(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
     assert len(rows) == 4 and all(r["identical"] for r in rows), rows
+
+
+@pytest.mark.slow
+def test_explore_bench_runs(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "bench/explore.py"), "--switches", "3"],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+    assert [r["name"].split(":")[0] for r in rows] == ["explore"] * 3
+    assert all(r["value"] > 0 for r in rows) and "baseline" in rows[0]
