@@ -37,9 +37,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
 from hf_real3d._io import atomic_path
-from hf_real3d.predictions import check_unique_names, read_model_prediction_columns
+from hf_real3d.choices import choice_correctness
+from hf_real3d.geometry import Pose
+from hf_real3d.hub import card_configs, load_local, scene_from_row
+from hf_real3d.predictions import (
+    check_unique_names,
+    load_srbench_predictions,
+    read_model_prediction_columns,
+)
+from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
+from hf_real3d.report import topdown_figure
 
 __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predictions_for",
            "load_leaderboard", "load_srbench", "ExplorerData", "RULES", "question_html"]
@@ -55,8 +65,9 @@ class ExplorerInputError(ValueError):
 
 
 def _gradio():
+    # Gradio is the optional [app] extra: imported when an app is built
     try:
-        import gradio as gr
+        import gradio as gr  # noqa: I001 - the [app] extra
     except ImportError:
         raise ImportError(f"hf-real3d explore needs Gradio: {_APP_HINT}") from None
     return gr
@@ -82,8 +93,6 @@ class QuestionData:
 
 
 def _configs(folder: Path, what: str) -> list[str]:
-    from hf_real3d.hub import card_configs
-
     if not folder.is_dir():
         raise ExplorerInputError(f"{folder}: no such folder; give {what}")
     try:
@@ -100,8 +109,6 @@ _QA_WHAT = ("a folder written by `hf-real3d build-real3dqa`, `import-real3dqa` o
 def load_questions(folder: str | os.PathLike) -> QuestionData:
     """Index a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations``,
     ``filtered_out``, ``sqa3d``, ``scenes``; whichever it has)."""
-    from hf_real3d.hub import load_local
-
     folder = Path(folder)
     configs = _configs(folder, _QA_WHAT)
     if not {"real3dqa", "rotations", "sqa3d"} & set(configs):
@@ -171,8 +178,6 @@ def _cached(qd: QuestionData, key: Any, make, limit: int = 64):
 
 def scene_of(qd: QuestionData, scene_id: str):
     """The :class:`~hf_real3d.scene.Scene` of ``scene_id`` (None without geometry)."""
-    from hf_real3d.hub import scene_from_row
-
     entry = qd.scene_rows.get(scene_id)
     if entry is None:
         return None
@@ -192,8 +197,6 @@ class ModelAnswers:
 def load_predictions_for(qd: QuestionData, specs: Sequence[str]) -> list[ModelAnswers]:
     """Each ``NAME=FILE[,FILE...]`` (as ``hf-real3d evaluate`` takes it), scored against the
     folder under every rule."""
-    from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
-
     check_unique_names(list(specs))
     if not specs:
         return []
@@ -282,8 +285,6 @@ def _answer_objects(scene, vp: dict[str, Any]) -> set[int]:
 
 
 def _poses(qd: QuestionData, qid: int, scene):
-    from hf_real3d.geometry import Pose
-
     vps = qd.viewpoints[int(qid)]
     pose0 = Pose.from_sqa3d(vps[0]["position"], vps[0]["rotation"], scene.origin,
                             item=f"question_id {qid}")
@@ -293,6 +294,7 @@ def _poses(qd: QuestionData, qid: int, scene):
 def scene_figure(qd: QuestionData, qid: int, deg: int = 0, *, max_points: int = MAX_POINTS):
     """A plotly 3D figure: the point cloud (a random subset), the answer objects of the
     viewpoint ``deg`` in red, the agent's position and heading. None without geometry."""
+    # plotly comes with the [app] extra: imported when a figure is drawn
     import plotly.graph_objects as go
 
     vps = qd.viewpoints.get(int(qid))
@@ -351,8 +353,6 @@ def _topdown_png(qd: QuestionData, qid: int) -> bytes | None:
     scene = scene_of(qd, str(vps[0]["scene_id"]))
     if scene is None:
         return None
-    from hf_real3d.report import topdown_figure
-
     panels = [{"pose": pose, "highlight": _answer_objects(scene, v),
                "label": f"{int(v['rotation_deg'])} deg: {_answers_text(v.get('answers', []))}"}
               for v, pose in _poses(qd, qid, scene)]
@@ -365,14 +365,13 @@ def _topdown_png(qd: QuestionData, qid: int) -> bytes | None:
 def topdown_image(qd: QuestionData, qid: int):
     """The top-down panels of ``hf-real3d draw`` for ``qid`` as a PIL image (None without
     geometry)."""
-    from PIL import Image
-
     png = _cached(qd, ("topdown", int(qid)), lambda: _topdown_png(qd, int(qid)))
     return None if png is None else Image.open(io.BytesIO(png))
 
 
 def pk_figure(models: Sequence[ModelAnswers], rule: str = "em_refined"):
     """P_1..P_n per model, with the curve expected if its viewpoints were independent."""
+    # plotly comes with the [app] extra: imported when a figure is drawn
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -524,9 +523,6 @@ _SR_WHAT = "a folder written by `hf-real3d build-3dsrbench`"
 
 
 def load_srbench(folder: str | os.PathLike, specs: Sequence[str] = ()) -> SRBenchData:
-    from hf_real3d.hub import load_local
-    from hf_real3d.predictions import load_srbench_predictions
-
     folder = Path(folder)
     configs = [c for c in _configs(folder, _SR_WHAT)
                if c in ("real", "synthetic_common", "synthetic_uncommon")]
@@ -547,8 +543,6 @@ def srbench_items(sr: SRBenchData, config: str) -> list[str]:
 def srbench_item(sr: SRBenchData, config: str, qid: str) -> tuple[Any, Any, str]:
     """(image, mirrored image or None, HTML: the options in every circular order of the
     original and the mirrored item, the right letters and each model's answers)."""
-    from hf_real3d.choices import choice_correctness
-
     e = html.escape
     m = sr.meta[config]
     base = m[m.qid == qid]

@@ -91,7 +91,7 @@ class DemoConfig:
         default=0.3)
     counter_prior_fraction: float = help_field("Share of questions that are counter-prior.",
                                                default=0.1)
-    epochs: float = help_field("Training epochs of the scored models.", default=8.0)
+    epochs: float = help_field("Training epochs of the scored models.", default=12.0)
     drft_from_sft: bool = help_field(
         "3DR-FT fine-tunes the trained control SFT (as the paper fine-tunes a trained 3D-LLM) "
         "for drft_epochs; `sft_more` gets the same extra epochs without reweighting. False: "
@@ -116,6 +116,19 @@ class DemoConfig:
     counter_prior_scenes: int = help_field(
         "Rooms of the separate counter-prior evaluation subset (other rooms, seed + 2000, the "
         "same generator settings, every question counter-prior: ~20 per room).", default=20)
+    srbench_model: bool = help_field(
+        "Also train a small VLM on synthetic 3DSRBench renders per seed (common viewpoints "
+        "only, and common + uncommon mixed) and score it, with a blank-image control, on the "
+        "demo's 3DSRBench (the paper's viewpoint finding; several minutes per seed).",
+        default=False)
+    skip_real3dqa: bool = help_field(
+        "Skip the Real-3DQA part (with --srbench_model: the 3DSRBench study alone).",
+        default=False)
+    srbench_train_scenes: int = help_field(
+        "Rendered training scenes of the 3DSRBench VLM (generator seed 300 + seed; the test "
+        "set is seed 0).", default=40)
+    srbench_vlm_epochs: float = help_field("Training epochs of the 3DSRBench VLM.",
+                                           default=6.0)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -153,6 +166,7 @@ class DemoResults:
     config: dict[str, Any]
     seeds: list[SeedResult]
     srbench: dict[str, Any] | None = None  # baselines per config + generation stats
+    # (+ "models": one record per seed of the trained-VLM study, with --srbench_model)
     wall_time_s: float = 0.0
 
     @classmethod
@@ -397,9 +411,25 @@ def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
                                                   **sizes), progress=False)["synthetic_common"])
     folder = out / "3dsrbench"
     build_srbench(folder, synthetic=gen)
-    return {"scenes": cfg.srbench_scenes, "stats": gen["stats"],
-            "results": {c: baselines(load_rows(folder, c), prior)
-                        for c in ("synthetic_common", "synthetic_uncommon")}}
+    sr = {"scenes": cfg.srbench_scenes, "stats": gen["stats"],
+          "results": {c: baselines(load_rows(folder, c), prior)
+                      for c in ("synthetic_common", "synthetic_uncommon")}}
+    if cfg.srbench_model:  # the paper's viewpoint finding on a trained VLM, per seed
+        # torch and transformers' VLM stack: only when this study is asked for
+        from hf_real3d.srbench.study import TRAIN_SEED_OFFSET, run_study_seed
+
+        sr["models"] = []
+        for seed in range(cfg.seeds):
+            _log(f"3DSRBench VLM, seed {seed}: rendering {cfg.srbench_train_scenes} training "
+                 f"scenes (generator seed {TRAIN_SEED_OFFSET + seed}; the test set is seed 0)")
+            train = generate_srbench(SRBenchConfig(seed=TRAIN_SEED_OFFSET + seed,
+                                                   scenes=cfg.srbench_train_scenes, **sizes),
+                                     progress=False)
+            sr["models"].append(run_study_seed(
+                seed, {**train, "scenes": cfg.srbench_train_scenes}, folder,
+                out / "3dsrbench_vlm" / f"seed{seed}", prior_rows=prior,
+                epochs=cfg.srbench_vlm_epochs, progress=cfg.progress, log=_log))
+    return sr
 
 
 def results_summary(results: DemoResults) -> dict[str, Any]:
@@ -407,6 +437,8 @@ def results_summary(results: DemoResults) -> dict[str, Any]:
     value}}}`` for every model of :data:`MODELS`, subsets ``original``, ``filtered`` (with
     P_k, VRS and the P_4 expected under independence) and ``scene_dependent`` (questions a
     text-only model cannot answer from priors); mean and std over seeds."""
+    if not results.seeds:  # --skip_real3dqa
+        return {"seeds": [], "mean": {}, "std": {}, "per_seed": []}
     per_seed = []
     for s in results.seeds:
         table: dict[str, dict[str, dict[str, float]]] = {}
@@ -435,9 +467,11 @@ def run_demo(cfg: DemoConfig) -> Path:
     t0 = time.time()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [run_seed(cfg, seed) for seed in range(cfg.seeds)]
-    draw_question(Path(seeds[0].root) / "synth/sqa3d", Path(seeds[0].root) / "synth/scans",
-                  seeds[0].example_question_id, out / "topdown.png")
+    seeds = [] if cfg.skip_real3dqa else [run_seed(cfg, seed) for seed in range(cfg.seeds)]
+    if seeds:
+        draw_question(Path(seeds[0].root) / "synth/sqa3d",
+                      Path(seeds[0].root) / "synth/scans", seeds[0].example_question_id,
+                      out / "topdown.png")
     results = DemoResults(asdict(cfg), seeds, _srbench(cfg, out))
     results.wall_time_s = round(time.time() - t0, 1)
     payload = {**results_summary(results), "details": asdict(results)}

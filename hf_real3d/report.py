@@ -13,7 +13,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon
 
 from hf_real3d._io import atomic_path, write_json
-from hf_real3d.analysis import findings, three_gains
+from hf_real3d.analysis import (
+    SRBENCH_VIEW_CONFIGS,
+    findings,
+    srbench_study_findings,
+    srbench_study_summary,
+    three_gains,
+)
+from hf_real3d.srbench.format import CATEGORIES, GROUPS
 
 __all__ = ["markdown_table", "results_table", "plot_pk", "plot_radar", "plot_topdown",
            "write_report", "fmt", "srbench_table", "srbench_viewpoint_table", "mean_std",
@@ -404,6 +411,11 @@ def render_demo_report(results: Any) -> str:
     """``report.md`` of :func:`hf_real3d.demo.run_demo` from its
     :class:`~hf_real3d.demo.DemoResults` (a pure function of the results)."""
     cfg, seeds = results.config, results.seeds
+    if not seeds:  # --skip_real3dqa: the 3DSRBench part alone
+        md = ["# hf_real3d demo: 3DSRBench on the embedded renders", ""]
+        md += _srbench_section(results.srbench)
+        md += ["", f"Wall time: {results.wall_time_s:.0f} s."]
+        return "\n".join(md) + "\n"
     names = [r["model"] for r in seeds[0].metrics]
 
     def agg(*path: str) -> dict[str, str]:
@@ -520,15 +532,102 @@ def _srbench_section(sr: dict[str, Any] | None) -> list[str]:
                                                                      metric), ""]
     md += ["### Common vs uncommon, CircularEval (Table 4 shape)", "",
            srbench_viewpoint_table(res["synthetic_common"], res["synthetic_uncommon"])]
+    if sr.get("models"):
+        md += srbench_model_section(sr["models"])
+    else:
+        md += ["", "These baselines score the same on common and uncommon renders by "
+               "construction. `hf-real3d demo --srbench_model` trains a small VLM on "
+               "common-viewpoint renders (and one on mixed cameras) and measures the paper's "
+               "common → uncommon gap on it, with a blank-image control."]
     return md
+
+
+def _cell(values: Sequence[float | None]) -> str:
+    return mean_std(list(values)) if values and all(v is not None for v in values) else "-"
+
+
+def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
+    """The trained-VLM study of ``hf-real3d demo --srbench_model`` (mean ± std over seeds)."""
+    summ = srbench_study_summary(list(seeds))
+    met, gap = summ["metrics"], summ["gap"]
+    n = {c: mean_std(v, 0) for c, v in summ["n"].items()}
+    first = seeds[0]
+    md = ["", "## 3DSRBench: a VLM trained on the renders, common vs uncommon viewpoints", "",
+          f"{len(seeds)} seed(s). Small LLaVA (CLIP vision tower + Llama, from configs) trained "
+          f"on {first['train_scenes']} rendered training scenes per seed (generator seed 300 + "
+          f"seed; the test set is seed 0): `vlm_common` on common-viewpoint renders only "
+          f"({first['train_items']['common']} items with every option order and the "
+          f"mirrored image), `vlm_mixed` on the same questions each from the common or the "
+          f"uncommon camera at random ({first['train_items']['mixed']} items). Both answer "
+          "through `evaluate-3dsrbench --model`. `vlm_common (blank images)` is the common "
+          f"model given a grey image. Test questions per viewpoint kind: "
+          f"{n[SRBENCH_VIEW_CONFIGS[0]]} (common), {n[SRBENCH_VIEW_CONFIGS[1]]} (uncommon). "
+          f"Time per seed: {mean_std([s['time_s'] for s in seeds], 0)} s.", "",
+          "| Model | Circular (common) | Circular (uncommon) | gap | Flip (common) | "
+          "Flip (uncommon) | gap | Both (common) | Both (uncommon) | gap |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in summ["models"]:
+        cells = []
+        for metric in ("circular", "flip", "flip_circular"):
+            cells += [_cell(met[m][SRBENCH_VIEW_CONFIGS[0]][metric]),
+                      _cell(met[m][SRBENCH_VIEW_CONFIGS[1]][metric]), _cell(gap[m][metric])]
+        md.append(f"| {m} | " + " | ".join(cells) + " |")
+    md += ["", "CircularEval per group (common / uncommon):", "",
+           "| Model | " + " | ".join(GROUPS) + " |", "|---|" + "---|" * len(GROUPS)]
+    for m in summ["models"]:
+        md.append(f"| {m} | " + " | ".join(
+            f"{_cell(met[m][SRBENCH_VIEW_CONFIGS[0]][f'circular/{g}'])} / "
+            f"{_cell(met[m][SRBENCH_VIEW_CONFIGS[1]][f'circular/{g}'])}" for g in GROUPS) + " |")
+    md += ["", "Per type, CircularEval and FlipEval of `vlm_common` (common / uncommon), "
+           "hardest first on uncommon renders:", "",
+           "| Type | group | Circular | Flip |", "|---|---|---|---|"]
+    vc = met.get("vlm_common", {})
+    cats = [c for c in CATEGORIES if vc and all(
+        v is not None for v in vc[SRBENCH_VIEW_CONFIGS[1]][f"circular/{c}"])]
+    cats.sort(key=lambda c: float(np.mean(vc[SRBENCH_VIEW_CONFIGS[1]][f"circular/{c}"])))
+    for c in cats:
+        md.append(f"| {c} | {CATEGORIES[c]} | "
+                  + " | ".join(f"{_cell(vc[SRBENCH_VIEW_CONFIGS[0]][f'{k}/{c}'])} / "
+                               f"{_cell(vc[SRBENCH_VIEW_CONFIGS[1]][f'{k}/{c}'])}"
+                               for k in ("circular", "flip")) + " |")
+    md += ["", "Findings (measured, on these models; a difference holds when it exceeds twice "
+           "its seed std):", ""]
+    md += [f"- {text} ({'holds' if ok else 'does NOT hold'})."
+           for text, ok in srbench_study_findings(summ)]
+    md += ["", "![common vs uncommon per model](srbench_gap.png)"]
+    return md
+
+
+def plot_srbench_gap(seeds: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:
+    """CircularEval on common vs uncommon renders per model (mean, seed std as error bars)."""
+    summ = srbench_study_summary(list(seeds))
+    models = summ["models"]
+    fig = Figure(figsize=(1.6 + 1.3 * len(models), 3.6))
+    ax = fig.subplots()
+    x = np.arange(len(models))
+    for i, (config, color) in enumerate(zip(SRBENCH_VIEW_CONFIGS, ("#1f77b4", "#ff7f0e"))):
+        vals = [[v for v in summ["metrics"][m][config]["circular"] if v is not None]
+                for m in models]
+        ax.bar(x + (i - 0.5) * 0.38, [np.mean(v) if v else 0 for v in vals], 0.38,
+               yerr=[np.std(v) if v else 0 for v in vals], color=color, capsize=3,
+               label=config.replace("synthetic_", ""))
+    ax.set_xticks(x, [m.replace(" (", "\n(") for m in models], fontsize=7)
+    ax.set_ylabel("CircularEval (%)")
+    ax.legend(fontsize=7)
+    ax.set_title("3DSRBench: common vs uncommon viewpoints", fontsize=9)
+    _save(fig, path)
+    return True
 
 
 def write_demo_report(results: Any, out: str | os.PathLike) -> Path:
     """``report.md`` plus ``pk.png`` and ``radar.png`` (first seed) under ``out``."""
     out = Path(out)
-    plot_pk(results.seeds[0].metrics, out / "pk.png")
-    plot_radar(results.seeds[0].metrics, out / "radar.png")
-    plot_weights(results.seeds[0].weights, out / "weights.png")
+    if results.seeds:
+        plot_pk(results.seeds[0].metrics, out / "pk.png")
+        plot_radar(results.seeds[0].metrics, out / "radar.png")
+        plot_weights(results.seeds[0].weights, out / "weights.png")
+    if results.srbench and results.srbench.get("models"):
+        plot_srbench_gap(results.srbench["models"], out / "srbench_gap.png")
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text(render_demo_report(results), encoding="utf-8")
     return out / "report.md"

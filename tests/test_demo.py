@@ -118,3 +118,42 @@ def test_reduced_demo(tmp_path):
     n_all, n_kept = sq["sft"]["scanqa"]["n"], sq["sft"]["real_scanqa"]["n"]
     assert 0 < n_kept <= n_all and f"| original | {n_all} |" in card
     assert f"| remaining | {n_kept} |" in card and "pair:filter" in card
+
+
+@pytest.mark.slow
+def test_reduced_srbench_model_study(tmp_path):
+    """`hf-real3d demo --srbench_model --skip_real3dqa`: the trained-VLM study alone, two seeds
+    at a tiny size; results.json holds each model's metrics per viewpoint kind with n, and
+    the report is a function of it."""
+    from hf_real3d.cli import main
+    from hf_real3d.srbench import load_rows
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--seeds", "2", "--skip_real3dqa",
+                 "--srbench_model", "--srbench_scenes", "2", "--srbench_views", "1",
+                 "--srbench_questions_per_scene", "8", "--srbench_train_scenes", "2",
+                 "--srbench_vlm_epochs", "1", "--no_progress"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    study = data["details"]["srbench"]["models"]
+    assert [s["seed"] for s in study] == [0, 1]
+    assert study[0]["train_generator_seed"] != study[1]["train_generator_seed"]
+    for s in study:
+        assert s["train_items"]["common"] == s["train_items"]["mixed"] > 0
+        for config in ("synthetic_common", "synthetic_uncommon"):
+            res = s["results"][config]
+            n = len(load_rows(out / "3dsrbench", config))
+            for model in ("vlm_common", "vlm_mixed", "vlm_common (blank images)",
+                          "text-only prior", "random"):
+                assert res[model]["n"] == n and res[model]["n_questions"] > 0, model
+                assert 0 <= res[model]["circular"]["overall"] <= 100
+        # the trained models' figures are those of the saved evaluate-3dsrbench run
+        saved = json.loads((out / "3dsrbench_vlm" / f"seed{s['seed']}" / "eval" /
+                            "metrics.json").read_text())
+        assert saved["synthetic_uncommon"]["vlm_mixed"]["circular"] == \
+            s["results"]["synthetic_uncommon"]["vlm_mixed"]["circular"]
+    report = (out / "report.md").read_text()
+    assert render_demo_report(DemoResults.from_json(data)) == report
+    assert "## 3DSRBench: a VLM trained on the renders" in report
+    assert report.count("| vlm_common |") >= 2 and "(holds)" in report or \
+        "(does NOT hold)" in report
+    assert (out / "srbench_gap.png").is_file()

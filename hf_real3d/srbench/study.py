@@ -1,0 +1,62 @@
+"""3DSRBench's viewpoint finding, measured on a trained VLM (``hf-real3d demo
+--srbench_model``): per seed, a small VLM trained on common-viewpoint renders and one trained
+on common and uncommon renders mixed, both scored on the demo's synthetic 3DSRBench through
+``evaluate-3dsrbench --model``, plus the common model given blank images.
+
+The test set (the demo's ``3dsrbench`` folder, generator seed 0) and the training scenes
+(generator seed ``TRAIN_SEED_OFFSET + seed``: other rooms) are fixed before any model is
+trained; sizes come from :class:`~hf_real3d.demo.DemoConfig`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from hf_real3d.analysis import SRBENCH_VIEW_CONFIGS as VIEW_CONFIGS
+from hf_real3d.srbench.build import load_rows
+from hf_real3d.srbench.evaluate import evaluate_dataset, model_predictions, score_rows
+from hf_real3d.srbench.vlm import MIXES, blank_image, train_srbench_vlm, training_items
+
+__all__ = ["TRAIN_SEED_OFFSET", "run_study_seed"]
+
+TRAIN_SEED_OFFSET = 300  # training rooms: generator seed 300 + seed (the test set is seed 0)
+
+
+def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
+                   out: str | Path, *, prior_rows=(), epochs: float = 6.0,
+                   image_size: int = 64, hidden: int = 64, layers: int = 2,
+                   progress: bool = False, log=print) -> dict[str, Any]:
+    """Train both mixes on ``train`` (the generator's output for the training scenes:
+    ``synthetic_common`` / ``synthetic_uncommon`` rows and ``stats``) and score them, and
+    the blank-image control, on every viewpoint kind of ``test_folder``; returns this
+    seed's record for ``results.json``."""
+    t0 = time.time()
+    out = Path(out)
+    gen = train
+    paths, sizes = {}, {}
+    for mix in MIXES:
+        items = training_items(gen["synthetic_common"], gen["synthetic_uncommon"], mix,
+                               seed=seed, image_size=image_size)
+        sizes[mix] = len(items)
+        log(f"3DSRBench VLM, seed {seed}: training vlm_{mix} on {len(items)} items")
+        paths[mix] = train_srbench_vlm(items, out / "models" / f"vlm_{mix}", seed=seed,
+                                       epochs=epochs, hidden=hidden, layers=layers,
+                                       image_size=image_size, progress=progress)
+    log(f"3DSRBench VLM, seed {seed}: answering the test set (evaluate-3dsrbench --model)")
+    evaluate_dataset(test_folder, out / "eval", configs=VIEW_CONFIGS, prior_rows=prior_rows,
+                     models=[f"vlm_{mix}={paths[mix]}" for mix in MIXES])
+    results = json.loads((out / "eval" / "metrics.json").read_text())
+    for config in VIEW_CONFIGS:
+        rows = load_rows(test_folder, config)
+        blank = [{**r, "image": blank_image(r["image"].size[0])} for r in rows]
+        results[config]["vlm_common (blank images)"] = score_rows(
+            rows, model_predictions(blank, str(paths["common"]), progress=progress))
+        for res in results[config].values():
+            res["n_questions"] = sum(1 for r in rows if int(r["shift"]) == 0
+                                     and not r["flipped"])
+    return {"seed": seed, "train_scenes": train.get("scenes"),
+            "train_generator_seed": TRAIN_SEED_OFFSET + seed, "train_items": sizes,
+            "results": results, "time_s": round(time.time() - t0, 1)}

@@ -1,0 +1,145 @@
+"""A small VLM trained on synthetic 3DSRBench renders, so the benchmark's viewpoint finding can
+be measured here, not only its baselines (3DSRBench §4.4: models lose accuracy when the same
+question is asked of an uncommon camera).
+
+The model is a LLaVA (CLIP vision tower + Llama) built from configs with a word-level
+tokenizer trained on the training prompts, saved as a folder with its processor and a chat
+template, so it answers through ``hf-real3d evaluate-3dsrbench --model NAME=PATH`` like any
+``transformers`` image-text-to-text model. It trains with the library's
+:class:`~hf_real3d.training.ReweightedTrainer` (``reweighting="none"``: plain SFT through the
+Hugging Face VLM route) on the expanded items (every circular order and the mirrored image)
+of training scenes rendered by the same generator with another seed, so no test room is seen.
+
+Training mixes (:func:`training_items`):
+
+- ``common``: common-viewpoint renders only, as the paper's LMMs mostly saw;
+- ``mixed``: for each training question, the common or the uncommon render at random (the
+  same number of items), which tells a shift in the camera distribution apart from a view
+  that is harder in itself.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from hf_real3d.srbench.build import expand
+from hf_real3d.srbench.evaluate import prompt_for
+
+__all__ = ["CHAT_TEMPLATE", "MIXES", "training_items", "build_srbench_vlm", "train_srbench_vlm",
+           "blank_image"]
+
+# one user turn: the image, then the prompt; the model then writes the letter
+CHAT_TEMPLATE = ("{% for m in messages %}{% for c in m['content'] %}"
+                 "{% if c['type'] == 'image' %}<image> {% else %}{{ c['text'] }} {% endif %}"
+                 "{% endfor %}{% endfor %}Answer:")
+MIXES = ("common", "mixed")
+
+
+def _image(row: dict[str, Any], size: int) -> Image.Image:
+    img = row.get("image")
+    if row.get("image_bytes"):  # generated rows: PNG bytes (base64 in "image", for TSVs)
+        img = Image.open(io.BytesIO(row["image_bytes"]))
+    elif isinstance(img, dict):
+        img = Image.open(io.BytesIO(img["bytes"]))
+    return img.convert("RGB").resize((size, size), Image.BICUBIC)
+
+
+def blank_image(size: int = 512) -> Image.Image:
+    """The blank-image control's picture: uniform mid grey."""
+    return Image.new("RGB", (size, size), (128, 128, 128))
+
+
+def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str, Any]],
+                   mix: str, *, seed: int = 0, image_size: int = 64) -> list[dict[str, Any]]:
+    """Rows ``{images, prompt, answer, qid}`` for :class:`~hf_real3d.training.VLMCollator`:
+    every circular order and the mirrored image of each training question of ``mix``."""
+    if mix not in MIXES:
+        raise ValueError(f"mix {mix!r}: one of {MIXES}")
+    if mix == "common":
+        rows = list(common)
+    else:  # the same questions, each from the common or the uncommon camera at random
+        rng = random.Random(seed)
+        by_qid = {r["qid"]: r for r in uncommon}
+        rows = [by_qid[r["qid"]] if r["qid"] in by_qid and rng.random() < 0.5 else r
+                for r in common]
+    return [{"images": [_image(r, image_size)], "prompt": prompt_for(r), "answer": r["answer"],
+             "qid": r["qid"]} for r in expand(rows)]
+
+
+def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 64, layers: int = 2,
+                      image_size: int = 64, patch: int = 8, seed: int = 0):
+    """(LlavaForConditionalGeneration, LlavaProcessor) from configs; the tokenizer is trained
+    on the items' prompts and answers (letters)."""
+    # torch and transformers only when a VLM is built: scoring stays light
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    # the training stack (torch) only when a VLM is built
+    from hf_real3d.modeling import train_tokenizer
+
+    texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
+    tok = train_tokenizer(texts)
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    tok.chat_template = CHAT_TEMPLATE
+    vision = CLIPVisionConfig(hidden_size=hidden, intermediate_size=2 * hidden,
+                              num_hidden_layers=2, num_attention_heads=2,
+                              image_size=image_size, patch_size=patch)
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden,
+                       num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = LlavaConfig(vision_config=vision, text_config=text,
+                      image_token_index=tok.convert_tokens_to_ids("<image>"),
+                      vision_feature_layer=-1)
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(cfg)
+    proc = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
+                                           crop_size={"height": image_size,
+                                                      "width": image_size}),
+        tokenizer=tok, patch_size=patch, vision_feature_select_strategy="full",
+        chat_template=CHAT_TEMPLATE, num_additional_image_tokens=0)
+    return model, proc
+
+
+def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike, *,
+                      seed: int = 0, epochs: float = 6.0, batch_size: int = 32,
+                      learning_rate: float = 2e-3, hidden: int = 64, layers: int = 2,
+                      image_size: int = 64, progress: bool = False,
+                      max_steps: int = -1) -> Path:
+    """Train the small VLM on ``items`` (SFT through the Hugging Face VLM route) and save it
+    with its processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads."""
+    # the training stack (torch, transformers) only when a VLM is trained
+    from hf_real3d.training import ReweightedConfig, ReweightedTrainer
+    from hf_real3d.training.vlm import VLMCollator
+
+    model, proc = build_srbench_vlm(items, hidden=hidden, layers=layers,
+                                    image_size=image_size, seed=seed)
+    ds = [{k: r[k] for k in ("images", "prompt", "answer")} for r in items]  # PIL kept as is
+    args = ReweightedConfig(
+        output_dir=str(out), reweighting="none", num_train_epochs=epochs, max_steps=max_steps,
+        per_device_train_batch_size=batch_size, learning_rate=learning_rate,
+        lr_scheduler_type="cosine", warmup_steps=0.05, weight_decay=0.01,
+        logging_steps=50, save_strategy="no", eval_strategy="no", seed=seed, use_cpu=True,
+        disable_tqdm=not progress, dataloader_num_workers=0, report_to="none",
+        remove_unused_columns=False)
+    trainer = ReweightedTrainer(model=model, args=args, train_dataset=ds,
+                                data_collator=VLMCollator(proc), processing_class=proc)
+    trainer.train()
+    trainer.save_model(str(out))
+    proc.save_pretrained(str(out))
+    return Path(out)
