@@ -75,45 +75,14 @@ def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str
 
 def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 64, layers: int = 2,
                       image_size: int = 64, patch: int = 8, seed: int = 0):
-    """(LlavaForConditionalGeneration, LlavaProcessor) from configs; the tokenizer is trained
-    on the items' prompts and answers (letters)."""
-    # torch and transformers only when a VLM is built: scoring stays light
-    import torch
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
-
-    # the training stack (torch) only when a VLM is built
-    from hf_real3d.modeling import train_tokenizer
+    """(LlavaForConditionalGeneration, LlavaProcessor) from configs (two vision layers,
+    ``patch``-px patches); the tokenizer is trained on the items' prompts and answers."""
+    # the training stack (torch, transformers) only when a VLM is built
+    from hf_real3d.training.vlm_recipe import small_llava
 
     texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
-    tok = train_tokenizer(texts)
-    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
-    tok.chat_template = CHAT_TEMPLATE
-    vision = CLIPVisionConfig(hidden_size=hidden, intermediate_size=2 * hidden,
-                              num_hidden_layers=2, num_attention_heads=2,
-                              image_size=image_size, patch_size=patch)
-    text = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden,
-                       num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=2,
-                       max_position_embeddings=512, pad_token_id=tok.pad_token_id,
-                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    cfg = LlavaConfig(vision_config=vision, text_config=text,
-                      image_token_index=tok.convert_tokens_to_ids("<image>"),
-                      vision_feature_layer=-1)
-    torch.manual_seed(seed)
-    model = LlavaForConditionalGeneration(cfg)
-    proc = LlavaProcessor(
-        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
-                                           crop_size={"height": image_size,
-                                                      "width": image_size}),
-        tokenizer=tok, patch_size=patch, vision_feature_select_strategy="full",
-        chat_template=CHAT_TEMPLATE, num_additional_image_tokens=0)
-    return model, proc
+    return small_llava(texts, hidden=hidden, layers=layers, image_size=image_size, patch=patch,
+                       vision_layers=2, chat_template=CHAT_TEMPLATE, seed=seed)
 
 
 def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike, *,

@@ -34,7 +34,7 @@ from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
 from hf_real3d.views import add_views_config
 
-__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "train_vlm"]
+__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava", "train_vlm"]
 
 
 @dataclass
@@ -88,11 +88,25 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
 def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
     """A LLaVA (CLIP vision tower + Llama) from config, with a word-level tokenizer trained
     on the prompts and answers, and its processor."""
-    tok = train_tokenizer(list(train["prompt"]) + list(train["answer"]))
+    return small_llava(list(train["prompt"]) + list(train["answer"]), hidden=hidden,
+                       layers=layers, image_size=image_size)
+
+
+def small_llava(texts: list[str], *, hidden: int, layers: int, image_size: int,
+                patch: int | None = None, vision_layers: int = 1,
+                chat_template: str | None = None, seed: int = 0):
+    """(LlavaForConditionalGeneration, LlavaProcessor) from configs: a CLIP vision tower of
+    ``vision_layers`` on ``image_size`` px (patches of ``patch`` px, default a quarter side,
+    at least 8), a Llama of ``layers`` and width ``hidden``, a word-level tokenizer trained on
+    ``texts`` with an ``<image>`` token; ``chat_template`` set on both tokenizer and
+    processor (what the image-text-to-text pipeline needs)."""
+    tok = train_tokenizer(texts)
     tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
-    patch = max(8, image_size // 4)
+    if chat_template:
+        tok.chat_template = chat_template
+    patch = patch or max(8, image_size // 4)
     vision = CLIPVisionConfig(hidden_size=hidden, intermediate_size=2 * hidden,
-                              num_hidden_layers=1, num_attention_heads=2,
+                              num_hidden_layers=vision_layers, num_attention_heads=2,
                               image_size=image_size, patch_size=patch)
     text = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden,
                        num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=2,
@@ -101,14 +115,14 @@ def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_s
     cfg = LlavaConfig(vision_config=vision, text_config=text,
                       image_token_index=tok.convert_tokens_to_ids("<image>"),
                       vision_feature_layer=-1)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(cfg)
     proc = LlavaProcessor(
         image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
                                            crop_size={"height": image_size,
                                                       "width": image_size}),
         tokenizer=tok, patch_size=patch, vision_feature_select_strategy="full",
-        num_additional_image_tokens=0)
+        num_additional_image_tokens=0, chat_template=chat_template)
     proc.image_token = "<image>"
     return model, proc
 
