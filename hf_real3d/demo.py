@@ -128,7 +128,7 @@ class DemoConfig:
         "Rendered training scenes of the 3DSRBench VLM (generator seed 300 + seed; the test "
         "set is seed 0).", default=40)
     srbench_vlm_epochs: float = help_field("Training epochs of the 3DSRBench VLM.",
-                                           default=6.0)
+                                           default=20.0)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:

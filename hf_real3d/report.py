@@ -562,7 +562,14 @@ def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
           "through `evaluate-3dsrbench --model`. `vlm_common (blank images)` is the common "
           f"model given a grey image. Test questions per viewpoint kind: "
           f"{n[SRBENCH_VIEW_CONFIGS[0]]} (common), {n[SRBENCH_VIEW_CONFIGS[1]]} (uncommon). "
-          f"Time per seed: {mean_std([s['time_s'] for s in seeds], 0)} s.", "",
+          f"Time per seed: {mean_std([s['time_s'] for s in seeds], 0)} s. "
+          f"Target: the option's {first.get('answer', 'letter')}, "
+          f"{first.get('epochs', '?')} epochs. Training loss per token (first → last "
+          "logged): " + "; ".join(
+              f"vlm_{mix} " + ", ".join(f"{v[0]:.2f} → {v[1]:.2f}"
+                                        for v in (s["train_loss"][mix] for s in seeds) if v)
+              for mix in ("common", "mixed") if all(s.get("train_loss", {}).get(mix)
+                                                    for s in seeds)) + ".", "",
           "| Model | Circular (common) | Circular (uncommon) | gap | Flip (common) | "
           "Flip (uncommon) | gap | Both (common) | Both (uncommon) | gap |",
           "|---|---|---|---|---|---|---|---|---|---|"]

@@ -101,7 +101,7 @@ def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any
     passes = {"vanilla": lambda n: 1, "circular": lambda n: n, "flip": lambda n: 2,
               "flip_circular": lambda n: 2 * n}
     for name, consistent in (("random", False), ("random++", True)):
-        out[name] = {}
+        out[name] = {"n": len(rows)}
         for metric, k in passes.items():
             def acc(ns, k=k, consistent=consistent):
                 return chance_accuracy(ns, passes=[k(n) for n in ns], consistent=consistent)

@@ -26,9 +26,10 @@ TRAIN_SEED_OFFSET = 300  # training rooms: generator seed 300 + seed (the test s
 
 
 def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
-                   out: str | Path, *, prior_rows=(), epochs: float = 6.0,
-                   image_size: int = 64, hidden: int = 64, layers: int = 2,
-                   progress: bool = False, log=print) -> dict[str, Any]:
+                   out: str | Path, *, prior_rows=(), epochs: float = 20.0,
+                   image_size: int = 64, hidden: int = 128, layers: int = 2,
+                   answer: str = "text", progress: bool = False, log=print
+                   ) -> dict[str, Any]:
     """Train both mixes on ``train`` (the generator's output for the training scenes:
     ``synthetic_common`` / ``synthetic_uncommon`` rows and ``stats``) and score them, and
     the blank-image control, on every viewpoint kind of ``test_folder``; returns this
@@ -39,7 +40,7 @@ def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
     paths, sizes = {}, {}
     for mix in MIXES:
         items = training_items(gen["synthetic_common"], gen["synthetic_uncommon"], mix,
-                               seed=seed, image_size=image_size)
+                               seed=seed, image_size=image_size, answer=answer)
         sizes[mix] = len(items)
         log(f"3DSRBench VLM, seed {seed}: training vlm_{mix} on {len(items)} items")
         paths[mix] = train_srbench_vlm(items, out / "models" / f"vlm_{mix}", seed=seed,
@@ -57,6 +58,11 @@ def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
         for res in results[config].values():
             res["n_questions"] = sum(1 for r in rows if int(r["shift"]) == 0
                                      and not r["flipped"])
+    losses = {mix: json.loads((paths[mix] / "training_log.json").read_text())["losses"]
+              for mix in MIXES}
     return {"seed": seed, "train_scenes": train.get("scenes"),
             "train_generator_seed": TRAIN_SEED_OFFSET + seed, "train_items": sizes,
+            "answer": answer, "epochs": epochs,
+            "train_loss": {mix: [v[0]["loss"], v[-1]["loss"]] if v else None
+                           for mix, v in losses.items()},
             "results": results, "time_s": round(time.time() - t0, 1)}

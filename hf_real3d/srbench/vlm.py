@@ -29,6 +29,7 @@ from typing import Any
 
 from PIL import Image
 
+from hf_real3d._io import write_json
 from hf_real3d.srbench.build import expand
 from hf_real3d.srbench.evaluate import prompt_for
 
@@ -57,9 +58,12 @@ def blank_image(size: int = 512) -> Image.Image:
 
 
 def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str, Any]],
-                   mix: str, *, seed: int = 0, image_size: int = 64) -> list[dict[str, Any]]:
+                   mix: str, *, seed: int = 0, image_size: int = 64,
+                   answer: str = "letter") -> list[dict[str, Any]]:
     """Rows ``{images, prompt, answer, qid}`` for :class:`~hf_real3d.training.VLMCollator`:
-    every circular order and the mirrored image of each training question of ``mix``."""
+    every circular order and the mirrored image of each training question of ``mix``.
+    ``answer``: the target is the option's ``"letter"`` or its ``"text"`` (the scorer reads
+    both; a small model trained on letters collapses to one letter, measured)."""
     if mix not in MIXES:
         raise ValueError(f"mix {mix!r}: one of {MIXES}")
     if mix == "common":
@@ -69,12 +73,20 @@ def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str
         by_qid = {r["qid"]: r for r in uncommon}
         rows = [by_qid[r["qid"]] if r["qid"] in by_qid and rng.random() < 0.5 else r
                 for r in common]
-    return [{"images": [_image(r, image_size)], "prompt": prompt_for(r), "answer": r["answer"],
-             "qid": r["qid"]} for r in expand(rows)]
+    def target(r: dict[str, Any]) -> str:
+        return r["answer"] if answer == "letter" else r["options"]["ABCD".index(r["answer"])]
+
+    def small(r: dict[str, Any]) -> dict[str, Any]:  # shrink once, before the expansions
+        buf = io.BytesIO()
+        _image(r, image_size).save(buf, format="PNG")
+        return {**r, "image_bytes": buf.getvalue(), "image": ""}
+
+    return [{"images": [_image(r, image_size)], "prompt": prompt_for(r), "answer": target(r),
+             "qid": r["qid"]} for r in expand([small(r) for r in rows])]
 
 
-def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 64, layers: int = 2,
-                      image_size: int = 64, patch: int = 8, seed: int = 0):
+def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 128, layers: int = 2,
+                      image_size: int = 64, patch: int = 16, seed: int = 0):
     """(LlavaForConditionalGeneration, LlavaProcessor) from configs (two vision layers,
     ``patch``-px patches); the tokenizer is trained on the items' prompts and answers."""
     # the training stack (torch, transformers) only when a VLM is built
@@ -86,18 +98,19 @@ def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 64, laye
 
 
 def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike, *,
-                      seed: int = 0, epochs: float = 6.0, batch_size: int = 32,
-                      learning_rate: float = 2e-3, hidden: int = 64, layers: int = 2,
-                      image_size: int = 64, progress: bool = False,
+                      seed: int = 0, epochs: float = 20.0, batch_size: int = 32,
+                      learning_rate: float = 2e-3, hidden: int = 128, layers: int = 2,
+                      image_size: int = 64, patch: int = 16, progress: bool = False,
                       max_steps: int = -1) -> Path:
     """Train the small VLM on ``items`` (SFT through the Hugging Face VLM route) and save it
-    with its processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads."""
+    with its processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads; its loss
+    curve goes to ``out/training_log.json``."""
     # the training stack (torch, transformers) only when a VLM is trained
     from hf_real3d.training import ReweightedConfig, ReweightedTrainer
     from hf_real3d.training.vlm import VLMCollator
 
     model, proc = build_srbench_vlm(items, hidden=hidden, layers=layers,
-                                    image_size=image_size, seed=seed)
+                                    image_size=image_size, patch=patch, seed=seed)
     ds = [{k: r[k] for k in ("images", "prompt", "answer")} for r in items]  # PIL kept as is
     args = ReweightedConfig(
         output_dir=str(out), reweighting="none", num_train_epochs=epochs, max_steps=max_steps,
@@ -111,4 +124,7 @@ def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike, *
     trainer.train()
     trainer.save_model(str(out))
     proc.save_pretrained(str(out))
+    losses = [{"epoch": h["epoch"], "loss": h["loss"]} for h in trainer.state.log_history
+              if "loss" in h]
+    write_json(Path(out) / "training_log.json", {"items": len(items), "losses": losses})
     return Path(out)
