@@ -520,8 +520,10 @@ def _srbench_section(sr: dict[str, Any] | None) -> list[str]:
                 "scene(s); raise --srbench-scenes."]
     res = sr["results"]
     cats = sr["stats"]["categories"]
-    md = ["", "## 3DSRBench (synthetic; baselines only — bring your VLM with "
-          "`hf-real3d evaluate-3dsrbench --model NAME=PATH`)", "",
+    title = ("## 3DSRBench (synthetic): baselines, then a trained VLM" if sr.get("models")
+             else "## 3DSRBench (synthetic; baselines only — bring your VLM with "
+             "`hf-real3d evaluate-3dsrbench --model NAME=PATH`)")
+    md = ["", title, "",
           f"Questions per viewpoint kind: {sr['stats']['questions_per_kind']} "
           f"({len(cats)} of 12 types: " + ", ".join(f"{c} {n}" for c, n in sorted(cats.items()))
           + "). The text-only prior answers each type's most frequent answer text on other "
@@ -549,7 +551,7 @@ def _cell(values: Sequence[float | None]) -> str:
 def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
     """The trained-VLM study of ``hf-real3d demo --srbench_model`` (mean ± std over seeds)."""
     summ = srbench_study_summary(list(seeds))
-    met, gap = summ["metrics"], summ["gap"]
+    met = summ["metrics"]
     n = {c: mean_std(v, 0) for c, v in summ["n"].items()}
     first = seeds[0]
     md = ["", "## 3DSRBench: a VLM trained on the renders, common vs uncommon viewpoints", "",
@@ -570,15 +572,7 @@ def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
                                         for v in (s["train_loss"][mix] for s in seeds) if v)
               for mix in ("common", "mixed") if all(s.get("train_loss", {}).get(mix)
                                                     for s in seeds)) + ".", "",
-          "| Model | Circular (common) | Circular (uncommon) | gap | Flip (common) | "
-          "Flip (uncommon) | gap | Both (common) | Both (uncommon) | gap |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
-    for m in summ["models"]:
-        cells = []
-        for metric in ("circular", "flip", "flip_circular"):
-            cells += [_cell(met[m][SRBENCH_VIEW_CONFIGS[0]][metric]),
-                      _cell(met[m][SRBENCH_VIEW_CONFIGS[1]][metric]), _cell(gap[m][metric])]
-        md.append(f"| {m} | " + " | ".join(cells) + " |")
+          srbench_study_table(seeds)]
     md += ["", "CircularEval per group (common / uncommon):", "",
            "| Model | " + " | ".join(GROUPS) + " |", "|---|" + "---|" * len(GROUPS)]
     for m in summ["models"]:
@@ -603,6 +597,23 @@ def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
            for text, ok in srbench_study_findings(summ)]
     md += ["", "![common vs uncommon per model](srbench_gap.png)"]
     return md
+
+
+def srbench_study_table(seeds: Sequence[dict[str, Any]]) -> str:
+    """CircularEval, FlipEval and both on common and uncommon renders, and the common −
+    uncommon gap, per model of the trained-VLM study (mean ± std over seeds)."""
+    summ = srbench_study_summary(list(seeds))
+    met, gap = summ["metrics"], summ["gap"]
+    lines = ["| Model | Circular (common) | Circular (uncommon) | gap | Flip (common) | "
+             "Flip (uncommon) | gap | Both (common) | Both (uncommon) | gap |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in summ["models"]:
+        cells = []
+        for metric in ("circular", "flip", "flip_circular"):
+            cells += [_cell(met[m][SRBENCH_VIEW_CONFIGS[0]][metric]),
+                      _cell(met[m][SRBENCH_VIEW_CONFIGS[1]][metric]), _cell(gap[m][metric])]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def plot_srbench_gap(seeds: Sequence[dict[str, Any]], path: str | os.PathLike) -> bool:

@@ -160,3 +160,20 @@ def test_readme_demo_table_is_rendered_from_results_json():
     assert summary_gains_table(data) in block
     assert summary_scanqa_table(data) in block
     assert len(data["seeds"]) == 3 and set(data) == {"seeds", "mean", "std", "per_seed"}
+
+
+def test_readme_srbench_study_table_is_rendered_from_results_json():
+    """The README's 3DSRBench VLM table is `report.srbench_study_table` of the measured
+    `hf-real3d demo --srbench_model --seeds 3` (its study records are kept in
+    tests/data/srbench_study.json), and its findings are those the report computes."""
+    from hf_real3d.analysis import srbench_study_findings, srbench_study_summary
+    from hf_real3d.report import srbench_study_table
+
+    seeds = json.loads((ROOT / "tests/data/srbench_study.json").read_text())
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("<!-- srbench-study -->"):text.index("<!-- /srbench-study -->")]
+    assert srbench_study_table(seeds) in block
+    assert [s["seed"] for s in seeds] == [0, 1, 2]
+    for statement, holds in srbench_study_findings(srbench_study_summary(seeds)):
+        assert f"{statement} ({'holds' if holds else 'does NOT hold'})" in " ".join(
+            block.split()), statement
