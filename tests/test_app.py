@@ -283,3 +283,14 @@ def test_server_refuses_other_paths(folders, served):
     assert served["app"].server_name == "127.0.0.1"
     # nothing written in the working folder (Gradio writes its cache under the system temp)
     assert list(Path(served["cwd"]).iterdir()) == []
+
+
+def test_synthetic_folder_marks_the_asked_objects(folders):
+    """A folder of `hf-real3d synth` (questions with their semantics, no filtering): every
+    test question, and the 3D view marks the objects a yes/no question asks about."""
+    qd = A.load_questions(folders["root"] / "synth")
+    recs = read_split(folders["root"] / "synth" / "sqa3d", "test")
+    assert len(qd.table) == len(recs) and qd.has_scenes
+    rec = next(r for r in recs if r.answers[0] in ("yes", "no") and r.extra["synth"]["objects"])
+    fig = A.scene_figure(qd, rec.question_id, 0)
+    assert any(t.name.startswith("answer:") and len(t.x) > 0 for t in fig.data)
