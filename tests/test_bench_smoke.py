@@ -11,13 +11,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _bench_rows(tmp_path, script: str, *args: str) -> list[dict]:
+    """Run ``bench/<script>`` in ``tmp_path`` and return its BENCH rows (it must succeed)."""
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+
+
 @pytest.mark.slow
 def test_train_step_bench_runs(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "bench/train_step.py"), "--steps", "5",
-                        "--scenes", "2", "--questions", "40"], capture_output=True, text=True,
-                       timeout=600, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-3000:]
-    rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+    rows = _bench_rows(tmp_path, "train_step.py", "--steps", "5", "--scenes", "2",
+                       "--questions", "40")
     assert [r["name"] for r in rows] == [
         f"3DR-FT {v} / SFT step time, {route}" for route in ("SceneLM", "LLaVA (VLM)")
         for v in ("paper", "official", "paper+frozen ref")]
@@ -42,18 +47,12 @@ def test_official_baseline_cleans_as_the_library_does():
 
 @pytest.mark.slow
 def test_evaluate_e2e_bench_runs(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "bench/evaluate_e2e.py"), "--groups", "3000"],
-                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-3000:]
-    rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+    rows = _bench_rows(tmp_path, "evaluate_e2e.py", "--groups", "3000")
     assert len(rows) == 4 and all(r["identical"] for r in rows), rows
 
 
 @pytest.mark.slow
 def test_explore_bench_runs(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "bench/explore.py"), "--switches", "3"],
-                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-3000:]
-    rows = [json.loads(line[6:]) for line in p.stdout.splitlines() if line.startswith("BENCH ")]
+    rows = _bench_rows(tmp_path, "explore.py", "--switches", "3")
     assert [r["name"].split(":")[0] for r in rows] == ["explore"] * 3
     assert all(r["value"] > 0 for r in rows) and "baseline" in rows[0]
