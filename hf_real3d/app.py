@@ -415,12 +415,10 @@ class Leaderboard:
     reports: list[str] = field(default_factory=list)  # report files the app may serve
 
 
-def _report_link(folder: Path) -> tuple[str, str | None]:
+def _report(folder: Path) -> str | None:
+    """The run's report file, which the app may serve (None when the folder has none)."""
     rep = folder / "report.md"
-    if not rep.is_file():
-        return "", None
-    path = str(rep.resolve())
-    return f"[report](/gradio_api/file={path})", path
+    return str(rep.resolve()) if rep.is_file() else None
 
 
 def load_leaderboard(folders: Sequence[str | os.PathLike]) -> Leaderboard:
@@ -444,7 +442,8 @@ def load_leaderboard(folders: Sequence[str | os.PathLike]) -> Leaderboard:
         seen[run] = seen.get(run, 0) + 1
         if seen[run] > 1:  # two folders of one name: tell them apart
             run = f"{run} ({seen[run]})"
-        link, rep = _report_link(folder)
+        rep = _report(folder)
+        link = f"/gradio_api/file={rep}" if rep else ""  # Gradio's route for allowed files
         if rep:
             reports.append(rep)
         if isinstance(data, list) and all(isinstance(m, dict) and "model" in m for m in data):
@@ -757,9 +756,8 @@ def leaderboard_html(df: pd.DataFrame, key: str) -> str:
         cells = []
         for c, v, n in zip(df.columns, r, numeric):
             if c == "report":
-                url = v[len("[report]("):-1] if isinstance(v, str) and v else ""
-                cells.append(f"<td><a href='{e(url)}' target='_blank'>report</a></td>"
-                             if url else "<td></td>")
+                cells.append(f"<td><a href='{e(v)}' target='_blank'>report</a></td>"
+                             if v else "<td></td>")
             elif n:
                 missing = v is None or v != v
                 cells.append(f"<td data-value='{'' if missing else v}'>"
