@@ -426,8 +426,8 @@ def _srbench(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
                                                    scenes=cfg.srbench_train_scenes, **sizes),
                                      progress=False)
             sr["models"].append(run_study_seed(
-                seed, {**train, "scenes": cfg.srbench_train_scenes}, folder,
-                out / "3dsrbench_vlm" / f"seed{seed}", prior_rows=prior,
+                seed, train, folder, out / "3dsrbench_vlm" / f"seed{seed}",
+                train_scenes=cfg.srbench_train_scenes, prior_rows=prior,
                 epochs=cfg.srbench_vlm_epochs, progress=cfg.progress, log=_log))
     return sr
 

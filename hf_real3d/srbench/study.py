@@ -26,20 +26,19 @@ TRAIN_SEED_OFFSET = 300  # training rooms: generator seed 300 + seed (the test s
 
 
 def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
-                   out: str | Path, *, prior_rows=(), epochs: float = 20.0,
+                   out: str | Path, *, train_scenes: int, prior_rows=(), epochs: float = 20.0,
                    image_size: int = 64, hidden: int = 128, layers: int = 2,
                    answer: str = "text", progress: bool = False, log=print
                    ) -> dict[str, Any]:
     """Train both mixes on ``train`` (the generator's output for the training scenes:
-    ``synthetic_common`` / ``synthetic_uncommon`` rows and ``stats``) and score them, and
-    the blank-image control, on every viewpoint kind of ``test_folder``; returns this
-    seed's record for ``results.json``."""
+    ``synthetic_common`` / ``synthetic_uncommon`` rows of ``train_scenes`` rooms) and score
+    them, and the blank-image control, on every viewpoint kind of ``test_folder``; returns
+    this seed's record for ``results.json``."""
     t0 = time.time()
     out = Path(out)
-    gen = train
     paths, sizes = {}, {}
     for mix in MIXES:
-        items = training_items(gen["synthetic_common"], gen["synthetic_uncommon"], mix,
+        items = training_items(train["synthetic_common"], train["synthetic_uncommon"], mix,
                                seed=seed, image_size=image_size, answer=answer)
         sizes[mix] = len(items)
         log(f"3DSRBench VLM, seed {seed}: training vlm_{mix} on {len(items)} items")
@@ -60,7 +59,7 @@ def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
                                      and not r["flipped"])
     losses = {mix: json.loads((paths[mix] / "training_log.json").read_text())["losses"]
               for mix in MIXES}
-    return {"seed": seed, "train_scenes": train.get("scenes"),
+    return {"seed": seed, "train_scenes": train_scenes,
             "train_generator_seed": TRAIN_SEED_OFFSET + seed, "train_items": sizes,
             "answer": answer, "epochs": epochs,
             "train_loss": {mix: [v[0]["loss"], v[-1]["loss"]] if v else None
