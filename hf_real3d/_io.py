@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,17 @@ __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "FormatError"
 
 class FormatError(ValueError):
     """An input file or record that does not follow its documented format."""
+
+
+def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
+    """(index of the first occurrence, index of its first repeat) of the first key that
+    repeats in ``keys``, or None when every key is unique."""
+    seen: dict[Hashable, int] = {}
+    for i, k in enumerate(keys):
+        if k in seen:
+            return seen[k], i
+        seen[k] = i
+    return None
 
 
 def _alive(pid: int) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from hf_real3d._io import FormatError, atomic_path, read_json
+from hf_real3d._io import FormatError, atomic_path, first_repeat, read_json
 
 __all__ = ["read_scanqa", "write_scanqa", "scanqa_type", "scanqa_records", "require_answers",
            "SCANQA_COLUMNS", "ROOM_KINDS"]
@@ -73,12 +73,10 @@ def read_scanqa(path: str | os.PathLike) -> pd.DataFrame:
         i = with_ans.index(False)
         raise FormatError(f"{path}: item {i} (question_id {data[i]['question_id']}) has no "
                           "answers but others do; a split has answers everywhere or nowhere")
-    seen: dict[str, int] = {}
-    for i, it in enumerate(data):
-        if it["question_id"] in seen:
-            raise FormatError(f"{path}: question_id {it['question_id']!r} repeats item "
-                              f"{seen[it['question_id']]} at item {i}")
-        seen[it["question_id"]] = i
+    rep = first_repeat(it["question_id"] for it in data)
+    if rep:
+        raise FormatError(f"{path}: question_id {data[rep[1]]['question_id']!r} repeats item "
+                          f"{rep[0]} at item {rep[1]}")
     df = pd.DataFrame({
         "question_id": [it["question_id"] for it in data],
         "scene_id": [it["scene_id"] for it in data],

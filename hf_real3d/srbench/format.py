@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image, ImageOps
 
-from hf_real3d._io import FormatError, atomic_path
+from hf_real3d._io import FormatError, atomic_path, first_repeat
 from hf_real3d.choices import LETTERS, circular_shifts, swap_left_right
 from hf_real3d.scoring import MetricInputError, check_circular_groups
 
@@ -114,12 +114,10 @@ def read_tsv(path: str | os.PathLike, *, decode_images: bool = True) -> list[dic
         if decode_images:
             row["image_bytes"] = _decode_image(rec["image"], where)
         rows.append(row)
-    seen: dict[str, int] = {}
-    for i, r in enumerate(rows):
-        if r["qid"] in seen:
-            raise FormatError(f"{path.name} row {i}: qid {r['qid']!r} repeats row "
-                              f"{seen[r['qid']]}; every qid must be unique (drop the copy)")
-        seen[r["qid"]] = i
+    rep = first_repeat(r["qid"] for r in rows)
+    if rep:
+        raise FormatError(f"{path.name} row {rep[1]}: qid {rows[rep[1]]['qid']!r} repeats row "
+                          f"{rep[0]}; every qid must be unique (drop the copy)")
     codes, keys = pd.factorize(pd.Series([r["circular_group"] for r in rows], dtype=object))
     try:  # the rule the evaluators apply, checked where the data is built
         check_circular_groups(codes, list(keys), [r["options"] for r in rows])
