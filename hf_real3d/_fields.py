@@ -7,7 +7,11 @@ from dataclasses import field
 from typing import Any
 
 
-def help_field(text: str, **kw: Any) -> Any:
+def help_field(text: str, *, choices: Any = None, **kw: Any) -> Any:
     """``dataclasses.field`` whose ``help`` metadata the parser shows (``default=...``,
-    ``default_factory=...``, ``kw_only=...`` pass through)."""
-    return field(metadata={"help": text}, **kw)
+    ``default_factory=...``, ``kw_only=...`` pass through; ``choices``: a closed option set,
+    as trl's ``metadata={"choices": [...]}``)."""
+    meta: dict[str, Any] = {"help": text}
+    if choices is not None:
+        meta["choices"] = list(choices)
+    return field(metadata=meta, **kw)

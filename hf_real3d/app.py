@@ -40,7 +40,6 @@ import pandas as pd
 from PIL import Image
 
 from hf_real3d._io import atomic_path
-from hf_real3d.choices import choice_correctness
 from hf_real3d.geometry import Pose
 from hf_real3d.hub import card_configs, load_local, scene_from_row
 from hf_real3d.predictions import (
@@ -50,6 +49,7 @@ from hf_real3d.predictions import (
 )
 from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
 from hf_real3d.report import topdown_figure
+from hf_real3d.srbench.rules import DEFAULT_RULE, rule_hits
 
 __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predictions_for",
            "load_leaderboard", "load_srbench", "ExplorerData", "RULES", "question_html"]
@@ -459,13 +459,16 @@ def load_leaderboard(folders: Sequence[str | os.PathLike]) -> Leaderboard:
                            "consistency": _num(r.get("consistency")),
                            "consistency 95% CI": _ci(r.get("consistency_ci")),
                            "report": link})
-        elif isinstance(data, dict) and data and all(isinstance(v, dict)
-                                                     for v in data.values()):
+        elif isinstance(data, dict) and data and all(
+                isinstance(v, dict) for k, v in data.items() if k != "rule"):
+            rule = data.get("rule", "")
             for config, models in data.items():
+                if config == "rule":
+                    continue
                 for name, s in models.items():
                     if not isinstance(s, dict):
                         continue
-                    sr.append({"run": run, "model": name, "config": config,
+                    sr.append({"run": run, "model": name, "config": config, "rule": rule,
                                "CircularEval": _num((s.get("circular") or {}).get("overall")),
                                "FlipEval": _num((s.get("flip") or {}).get("overall")),
                                "Circular+Flip": _num((s.get("flip_circular") or {})
@@ -478,7 +481,7 @@ def load_leaderboard(folders: Sequence[str | os.PathLike]) -> Leaderboard:
                                      "output")
     qa_cols = ["run", "model", "EM", "EM_R", "EM_R 95% CI", "EM_R (original)", "P_1", "P_2",
                "P_3", "P_4", "VRS", "VRS 95% CI", "consistency", "consistency 95% CI", "report"]
-    sr_cols = ["run", "model", "config", "CircularEval", "FlipEval", "Circular+Flip",
+    sr_cols = ["run", "model", "config", "rule", "CircularEval", "FlipEval", "Circular+Flip",
                "vanilla", "report"]
     return Leaderboard(pd.DataFrame(qa, columns=qa_cols), pd.DataFrame(sr, columns=sr_cols),
                        reports)
@@ -565,7 +568,7 @@ def srbench_item(sr: SRBenchData, config: str, qid: str) -> tuple[Any, Any, str]
             if p is None:
                 cells.append("<td class='missing'>(none)</td>")
                 continue
-            ok = choice_correctness([p], [r.answer], [opts])[0][0]
+            ok = bool(rule_hits(DEFAULT_RULE, [p], [r.answer], [opts])[0][0])
             mark = "<span class='right'>&#10003;</span>" if ok else \
                 "<span class='wrong'>&#10007;</span>"
             cells.append(f"<td class='sr-model'>{e(p)} {mark}</td>")

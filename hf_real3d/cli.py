@@ -218,12 +218,24 @@ class Build3DSRBenchOptions(_Publishing):
 
 @dataclass
 class Evaluate3DSRBenchOptions:
-    dataset: str = help_field("Folder built by build-3dsrbench.")
     out: str = help_field("Folder for metrics.json and report.md.")
+    dataset: str | None = help_field(
+        "Folder built by build-3dsrbench. Without it, each --predictions file is scored on "
+        "the items it carries (VLMEvalKit's prediction or result table, lmms-eval's samples).",
+        default=None)
+    rule: str = help_field(
+        "Whose scorer the figures reproduce: vlmevalkit (VLMEvalKit's exact matching and its "
+        "four settings; the default), authors (the 3DSRBench authors' results script, the "
+        "paper's tables, on VLMEvalKit's hits), lmms_eval (lmms-eval's 3dsrbench tasks). A "
+        "VLMEvalKit result table's hit column (vlmevalkit, authors) and lmms-eval's sample "
+        "scores (lmms_eval) are taken as given.", default="vlmevalkit",
+        choices=("vlmevalkit", "authors", "lmms_eval"))
     configs: list[str] = help_field("Configs to score.",
                                default_factory=lambda: ["synthetic_common", "synthetic_uncommon"])
-    predictions: list[str] = help_field("One entry per model, NAME=FILE: JSONL rows {config?, qid, "
-                                   "prediction}.", default_factory=list)
+    predictions: list[str] = help_field(
+        "One entry per model, NAME=FILE[,FILE...]: JSONL rows {config?, qid, prediction}, a "
+        "VLMEvalKit table (.xlsx/.tsv/.csv) or lmms-eval --log_samples JSONL.",
+        default_factory=list)
     model: list[str] = help_field("Local image-text-to-text model folders, NAME=PATH.",
                              default_factory=list)
     prior_scenes: int = help_field("Synthetic scenes (another seed) for the text-only prior "
@@ -343,7 +355,8 @@ def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
 
     md = srb_eval.evaluate_dataset(
         o.dataset, o.out, configs=o.configs, predictions=o.predictions, models=o.model,
-        prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes))
+        prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes) if o.dataset else (),
+        rule=o.rule)
     print(md)
 
 

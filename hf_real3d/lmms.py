@@ -15,8 +15,11 @@ Tasks (names prefixed ``hf_real3d_`` so they never clash with lmms-eval's own ``
 * ``hf_real3d_real3dqa_debiased``: the ``real3dqa`` config (the filtered questions at 0
   degrees); ``em`` and ``em_refined``.
 * ``hf_real3d_3dsrbench_<config>`` for each 3DSRBench config (``real``,
-  ``synthetic_common``, ``synthetic_uncommon``): ``vanilla``, ``circular``, ``flip``,
-  ``flip_circular`` (the flip figures are NaN on a config without mirrored rows).
+  ``synthetic_common``, ``synthetic_uncommon``): lmms-eval's own ``3dsrbench_circular``
+  metrics with its values (its letter extraction, fractions): ``vanilla_accuracy``,
+  ``flip_accuracy``, ``circular_accuracy``, ``flip_circular_accuracy`` and the row
+  accuracies ``height_accuracy`` ... ``multi_object_accuracy``
+  (``hf_real3d.srbench.rules``, rule ``lmms_eval``).
 
 Documents of a task are scored together at aggregation (P_k, CircularEval and FlipEval need
 whole groups), so ``--limit`` should keep whole groups to mean anything.
@@ -35,6 +38,11 @@ __all__ = ["write_lmms_tasks", "TASK_UTILS", "SRBENCH_CONFIGS"]
 
 TASK_UTILS = Path(__file__).resolve().parent / "lmms_tasks" / "utils.py"
 SRBENCH_CONFIGS = ("real", "synthetic_common", "synthetic_uncommon")
+#: lmms-eval's own 3dsrbench_circular metrics (names and values), so a run through these
+#: tasks compares with one through lmms-eval's task
+SRBENCH_LMMS_METRICS = ("vanilla_accuracy", "flip_accuracy", "circular_accuracy",
+                        "flip_circular_accuracy", "height_accuracy", "location_accuracy",
+                        "orientation_accuracy", "multi_object_accuracy")
 
 _GENERATION = """generation_kwargs:
   max_new_tokens: {max_new_tokens}
@@ -130,8 +138,7 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
         for c in configs:
             name = f"hf_real3d_3dsrbench_{c}"
             tasks[name] = _task(name, path, c, "srbench",
-                                ("vanilla", "circular", "flip", "flip_circular"),
-                                max_new_tokens, "answer")
+                                SRBENCH_LMMS_METRICS, max_new_tokens, "answer")
     with atomic_dir(out) as tmp:
         for name, text in tasks.items():
             (tmp / f"{name}.yaml").write_text(text)

@@ -6,8 +6,8 @@
 ``response_pred``, ``response_gt``; the viewpoint is read from the file name,
 ``..._90.json`` / ``rot90`` / ``rotation_90``, or from a ``01``/``02``/``03`` id suffix).
 
-**3DSRBench** (:func:`load_srbench_predictions`): JSONL rows ``{config?, qid,
-prediction}``.
+**3DSRBench** (:func:`read_srbench_answers`): JSONL rows ``{config?, qid,
+prediction}``, VLMEvalKit's prediction and result tables, lmms-eval's logged samples.
 
 On the command line every prediction input is written ``NAME=FILE[,FILE...]``
 (:func:`parse_prediction_spec`): one model, its files joined by commas.
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import UTF8_BOM, FormatError, read_json
+from hf_real3d._io import UTF8_BOM, FormatError, first_repeat, read_json
 
 __all__ = [
     "parse_prediction_spec",
@@ -41,6 +41,8 @@ __all__ = [
     "read_prediction_columns",
     "read_model_prediction_columns",
     "load_srbench_predictions",
+    "read_srbench_answers",
+    "SRBenchAnswers",
 ]
 
 def parse_prediction_spec(spec: str) -> tuple[str, list[str]]:
@@ -412,55 +414,173 @@ def load_model_predictions(spec: str) -> pd.DataFrame:
     return read_model_prediction_columns(spec).to_frame()
 
 
-def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:
-    """``NAME=FILE[,FILE...]`` -> (name, {(config, qid): prediction}). A file is JSONL rows
-    ``{config?, qid, prediction}`` (a row without ``config`` applies to every config), or a
-    VLMEvalKit result table (``.xlsx``, ``.tsv`` or ``.csv`` with a ``prediction`` column
-    and ``qid``, as VLMEvalKit writes for 3DSRBench), read without conversion."""
+@dataclass
+class SRBenchAnswers:
+    """One model's 3DSRBench answers from its files, with what the files hold besides.
+
+    ``table`` has one row per answer: ``config`` (None: any config), ``qid``,
+    ``prediction`` (str, or None where a file holds only hits), ``hit`` (NaN unless the
+    file gives it: a VLMEvalKit ``*_result.xlsx`` column, possibly its LLM judge's; an
+    lmms-eval sample's ``score``) and, when the file carries its items (VLMEvalKit tables,
+    lmms-eval samples), ``question``, ``A``..``D``, ``answer``, ``category`` and
+    ``l2-category``. ``kind``: ``"jsonl"``, ``"vlmevalkit"`` or ``"lmms_eval"`` (the
+    scorer whose hits ``hit`` holds)."""
+
+    name: str
+    kind: str
+    table: pd.DataFrame
+
+    def as_dict(self) -> dict[tuple[str | None, str], str | None]:
+        return {(c, q): p for c, q, p in zip(self.table.config, self.table.qid,
+                                             self.table.prediction)}
+
+    def has_items(self) -> bool:
+        return {"answer", "category"} <= set(self.table.columns)
+
+
+def read_srbench_answers(spec: str) -> SRBenchAnswers:
+    """``NAME=FILE[,FILE...]`` -> :class:`SRBenchAnswers`. A file is one of:
+
+    * JSONL rows ``{config?, qid, prediction}`` (a row without ``config`` applies to every
+      config);
+    * a VLMEvalKit table (``.xlsx``, ``.tsv``, ``.csv``): its prediction file
+      (``{model}_3DSRBench.xlsx``: the TSV's columns without the image, plus
+      ``prediction``) or its result file (``*_result.xlsx``, with ``hit``), read as
+      VLMEvalKit reads it (pandas' defaults: an empty or ``"None"`` cell is missing, a
+      missing prediction reads ``"nan"``);
+    * lmms-eval's ``--log_samples`` output of a 3DSRBench task (``*_samples_*.jsonl``: lines
+      with ``filtered_resps``, ``target`` and the per-metric entries holding ``qid``,
+      ``score`` and ``category``).
+    """
     name, files = parse_prediction_spec(spec)
-    preds: dict[tuple[str | None, str], str] = {}
-    for path in files:
-        if Path(path).suffix.lower() in (".xlsx", ".tsv", ".csv"):
-            preds.update(_vlmevalkit_table(Path(path)))
+    parts, kinds = [], set()
+    for path in map(Path, files):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such predictions file")
+        if path.suffix.lower() in (".xlsx", ".tsv", ".csv"):
+            parts.append(_vlmevalkit_table(path))
+            kinds.add("vlmevalkit")
             continue
-        with open(path, encoding="utf-8-sig") as f:
-            for i, line in enumerate(f):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise FormatError(f"{path}: line {i + 1}: malformed JSON ({err.msg})") \
-                        from None
-                if not isinstance(r, dict) or "qid" not in r or \
-                        not isinstance(r.get("prediction"), str):
-                    raise FormatError(f"{path}: line {i + 1} needs qid and a string prediction")
-                preds[(r.get("config"), str(r["qid"]))] = r["prediction"]
-    return name or Path(files[0]).stem, preds
+        lines = _jsonl_objects(path)
+        if lines and "filtered_resps" in lines[0][1]:
+            parts.append(_lmms_samples(path, lines))
+            kinds.add("lmms_eval")
+        else:
+            parts.append(_jsonl_answers(path, lines))
+            kinds.add("jsonl")
+    if len(kinds) > 1:
+        raise FormatError(f"{spec}: one model's files are of different kinds ({sorted(kinds)}); "
+                          "give each kind its own NAME=")
+    table = pd.concat(parts, ignore_index=True)
+    key = list(zip(table.config, table.qid))
+    rep = first_repeat(key)
+    if rep:
+        raise FormatError(f"{spec}: qid {key[rep[1]][1]!r} is answered twice (rows {rep[0]} "
+                          f"and {rep[1]} of the files read in order); keep one answer")
+    return SRBenchAnswers(name or Path(files[0]).stem, kinds.pop(), table)
 
 
-def _vlmevalkit_table(path: Path) -> dict[tuple[str | None, str], str]:
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such predictions file")
+def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:
+    """``NAME=FILE[,FILE...]`` -> (name, {(config, qid): prediction}), from any file
+    :func:`read_srbench_answers` reads."""
+    answers = read_srbench_answers(spec)
+    return answers.name, answers.as_dict()
+
+
+def _jsonl_objects(path: Path) -> list[tuple[int, dict]]:
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise FormatError(f"{path}: line {line} is not UTF-8 text (byte 0x{data[err.start]:02x});"
+                          " re-save the file as UTF-8") from None
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise FormatError(f"{path}: line {i + 1}: malformed JSON ({err.msg})") from None
+        if not isinstance(r, dict):
+            raise FormatError(f"{path}: line {i + 1} is not a JSON object")
+        out.append((i + 1, r))
+    return out
+
+
+def _jsonl_answers(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
+    rows = []
+    for n, r in lines:
+        if "qid" not in r or not isinstance(r.get("prediction"), str):
+            raise FormatError(f"{path}: line {n} needs qid and a string prediction")
+        rows.append({"config": r.get("config"), "qid": str(r["qid"]),
+                     "prediction": r["prediction"], "hit": float("nan")})
+    if not rows:
+        raise FormatError(f"{path}: no prediction rows")
+    return pd.DataFrame(rows, columns=["config", "qid", "prediction", "hit"])
+
+
+def _lmms_samples(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
+    rows = []
+    for n, r in lines:
+        entry = next((v for v in r.values() if isinstance(v, dict) and "qid" in v
+                      and "score" in v), None)
+        if entry is None:
+            raise FormatError(f"{path}: line {n} is an lmms-eval sample without a 3DSRBench "
+                              "metric entry (qid, score); was it written by a 3dsrbench task?")
+        resp = r.get("filtered_resps")
+        while isinstance(resp, list):
+            resp = resp[0] if resp else ""
+        doc = r.get("doc") or {}
+        row = {"config": None, "qid": str(entry["qid"]), "prediction": str(resp),
+               "hit": float(entry["score"]), "answer": str(r.get("target", doc.get("answer"))),
+               "category": str(entry.get("category", doc.get("category", "")))}
+        for k in ("question", "A", "B", "C", "D"):
+            if k in doc:
+                row[k] = doc[k]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _vlmevalkit_table(path: Path) -> pd.DataFrame:
     kind = {".xlsx": "an Excel workbook", ".tsv": "a tab-separated table"}.get(
         path.suffix.lower(), "a comma-separated table")
-    try:
+    try:  # as VLMEvalKit's own `load` reads it: pandas' defaults
         if path.suffix.lower() == ".xlsx":
-            df = pd.read_excel(path, dtype=str, keep_default_na=False)
+            df = pd.read_excel(path)
         else:
             df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
-                             dtype=str, keep_default_na=False, encoding="utf-8-sig")
+                             encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise FormatError(f"{path}: byte {err.start} is not UTF-8; re-save the table as UTF-8")\
+            from None
     except (ValueError, OSError, KeyError, zipfile.BadZipFile) as err:
         # pandas' own messages name no file: "No columns to parse from file", "Excel file
         # format cannot be determined"
         raise FormatError(f"{path}: not readable as {kind} of VLMEvalKit results "
                           f"({str(err).splitlines()[0] or type(err).__name__}); expected "
                           "columns qid and prediction") from None
+    df.columns = [c if len(str(c)) == 1 and str(c).isupper() else str(c).lower()
+                  for c in df.columns]
     missing = [c for c in ("qid", "prediction") if c not in df.columns]
     if missing:
-        raise FormatError(f"{path}: a VLMEvalKit result table needs columns {missing} (has "
+        raise FormatError(f"{path}: a VLMEvalKit table needs columns {missing} (has "
                           f"{list(df.columns)[:12]})")
-    dup = df.qid[df.qid.duplicated()]
-    if len(dup):
-        raise FormatError(f"{path}: qid {dup.iloc[0]!r} appears more than once")
-    return {(None, q): p for q, p in zip(df.qid, df.prediction)}
+    if "index" in df.columns:
+        df = df.sort_values("index", kind="stable").reset_index(drop=True)
+    out = pd.DataFrame({"config": [None] * len(df), "qid": df.qid.astype(str).tolist(),
+                        "prediction": [str(x) for x in df.prediction]})
+    if "hit" in df.columns:
+        hits = pd.to_numeric(df.hit, errors="coerce")
+        bad = np.flatnonzero(hits.isna().to_numpy())
+        if len(bad):
+            raise FormatError(f"{path}: row {int(bad[0])} (qid {out.qid[int(bad[0])]}): hit "
+                              f"{df.hit.iloc[int(bad[0])]!r} is not a number")
+        out["hit"] = hits.astype(float).to_numpy()
+    else:
+        out["hit"] = float("nan")
+    for k in ("question", "A", "B", "C", "D", "answer", "category", "l2-category"):
+        if k in df.columns:
+            out[k] = ["" if pd.isna(v) else str(v) for v in df[k]]
+    return out

@@ -36,9 +36,10 @@ def fmt(v: Any, digits: int = 1) -> str:
     return str(v)
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                   digits: int = 1) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(fmt(c, digits) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 

@@ -94,10 +94,22 @@ def test_stub_model_scores_match_the_library(task_folder):
     assert rot["em_refined,none"] == pytest.approx(ok.mean() * 100, abs=1e-9)
     assert r["hf_real3d_real3dqa_debiased"]["em,none"] == 100.0
     srb = r["hf_real3d_3dsrbench_synthetic_common"]
-    # always-"A" over 3 questions (+1 complementary), each circularly shifted and flipped:
-    # every circular group has a shift whose answer is not A
-    assert srb["circular,none"] == 0.0 and srb["flip_circular,none"] == 0.0
-    assert 0.0 < srb["vanilla,none"] < 100.0
+    # lmms-eval's own 3dsrbench_circular names and values: always-"A" over 3 questions (+1
+    # complementary), each circularly shifted and mirrored, read by lmms-eval's extraction
+    from hf_real3d.srbench import load_rows
+    from hf_real3d.srbench.rules import lmms_eval_choice, lmms_eval_metrics
+
+    rows = load_rows(task_folder / "srb", "synthetic_common")
+    want = lmms_eval_metrics([x["qid"] for x in rows],
+                             [float(lmms_eval_choice("A") == x["answer"]) for x in rows],
+                             [x["category"] for x in rows])
+    for m in ("vanilla_accuracy", "flip_accuracy", "circular_accuracy",
+              "flip_circular_accuracy", "height_accuracy", "location_accuracy",
+              "orientation_accuracy", "multi_object_accuracy"):
+        assert srb[f"{m},none"] == want[m], m
+    # every circular group has an order whose answer is not A
+    assert srb["circular_accuracy,none"] == 0.0 and srb["flip_circular_accuracy,none"] == 0.0
+    assert 0.0 < srb["vanilla_accuracy,none"] < 1.0
     json.dumps(res["results"])  # plain numbers, as lmms-eval writes them
 
 

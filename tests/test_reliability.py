@@ -162,9 +162,10 @@ def _srb_rows(tmp_path):
             "image": "", "image_source": "synthetic", "image_url": ""}
     rows = []
     for i in range(3):
-        r = dict(base, qid=f"q{i}", index=i)
-        r.update({"options": ["yes", "no"], "group": "orientation", "base_qid": f"q{i}",
-                  "flipped": False, "shift": 0, "circular_group": f"q{i}", "flip_group": f"q{i}"})
+        r = dict(base, qid=f"Q000000{i}", index=i)
+        r.update({"options": ["yes", "no"], "group": "orientation", "base_qid": f"Q000000{i}",
+                  "flipped": False, "shift": 0, "circular_group": f"Q000000{i}",
+                  "flip_group": f"Q000000{i}"})
         rows.append(r)
     return expand(rows)
 
@@ -172,7 +173,7 @@ def _srb_rows(tmp_path):
 def test_tsv_with_a_repeated_qid_is_an_error(tmp_path):
     rows = _srb_rows(tmp_path)
     write_tsv(rows + [rows[0]], tmp_path / "dup.tsv")
-    with pytest.raises(FormatError, match=r"qid 'q0' repeats row 0"):
+    with pytest.raises(FormatError, match=r"qid 'Q0000000' repeats row 0"):
         read_tsv(tmp_path / "dup.tsv", decode_images=False)
 
 
@@ -195,8 +196,9 @@ def test_one_rule_for_option_sets(tmp_path):
                        group_ids=[r["circular_group"] for r in plain],
                        shifts=[r["shift"] for r in plain], options=[r["options"] for r in plain],
                        categories=[r["category"] for r in plain])
-    unpaired = [r for r in rows if not (r["flipped"] and r["base_qid"] == "q1")]
-    with pytest.raises(MetricInputError, match="unpaired flip item"):
+    # a mirrored row without its original (VLMEvalKit stops on a KeyError there)
+    unpaired = [r for r in rows if r["flipped"] or r["base_qid"] != "Q0000001"]
+    with pytest.raises(MetricInputError, match=r"flipped qid 'Q0000001-flip' has no original"):
         score_rows(unpaired, ["A"] * len(unpaired))
 
 
@@ -562,11 +564,11 @@ def test_tsv_circular_group_with_different_options_is_refused_at_build(tmp_path,
     for r in rows:
         r["image"] = base64.b64encode(png.getvalue()).decode()
     write_tsv(rows, tmp_path / "bad.tsv")
-    with pytest.raises(FormatError, match="bad.tsv: circular group 'q0'.*same options"):
+    with pytest.raises(FormatError, match="bad.tsv: circular group 'Q0000000'.*same options"):
         read_tsv(tmp_path / "bad.tsv", decode_images=False)
     assert cli(["build-3dsrbench", "--tsv", str(tmp_path / "bad.tsv"), "--scenes", "2", "--out",
                 str(tmp_path / "out")]) == 2
-    _one_line_error(capsys, "bad.tsv", "circular group 'q0'")
+    _one_line_error(capsys, "bad.tsv", "circular group 'Q0000000'")
     assert not (tmp_path / "out").exists()
 
 

@@ -6,8 +6,11 @@ Loaded by lmms-eval through ``!function utils.<name>`` from the task YAMLs that
 ``hf-real3d lmms-tasks`` writes; needs ``hf_real3d`` importable where lmms-eval runs.
 """
 
+from hf_real3d.lmms import SRBENCH_LMMS_METRICS
 from hf_real3d.scoring import answer_correctness, vrs
-from hf_real3d.srbench.evaluate import prompt_for, score_rows
+from hf_real3d.srbench.evaluate import prompt_for
+from hf_real3d.srbench.format import CATEGORIES
+from hf_real3d.srbench.rules import lmms_eval_choice, lmms_eval_metrics
 
 # --- Real-3DQA -----------------------------------------------------------------------------
 
@@ -114,7 +117,8 @@ def real3dqa_vrs(entries):
 
 # --- 3DSRBench -----------------------------------------------------------------------------
 
-SRBENCH_METRICS = ("vanilla", "circular", "flip", "flip_circular")
+#: lmms-eval's own 3dsrbench_circular metric names, with its values
+SRBENCH_METRICS = SRBENCH_LMMS_METRICS
 
 
 def srbench_doc_to_visual(doc):
@@ -128,33 +132,51 @@ def srbench_doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 
 def srbench_process_results(doc, results):
-    keep = ("qid", "options", "answer", "category", "circular_group", "flip_group", "shift",
-            "flipped")
-    entry = {k: doc[k] for k in keep}
-    entry["options"] = list(entry["options"])
-    entry["prediction"] = results[0] if results else ""
+    """As lmms-eval's 3dsrbench tasks: its letter extraction, a 0/1 score, the qid and the
+    category per document (so a logged sample reads like upstream's)."""
+    pred = results[0].strip() if results else ""
+    entry = {"index": doc.get("index"), "qid": doc["qid"],
+             "score": 1.0 if lmms_eval_choice(pred) == doc["answer"] else 0.0,
+             "category": doc["category"], "main_category": CATEGORIES.get(doc["category"],
+                                                                          "other")}
     return {m: entry for m in SRBENCH_METRICS}
 
 
 def _srbench(entries, metric):
-    scores = score_rows(entries, [e["prediction"] for e in entries])
-    return float(scores[metric]["overall"]) if metric in scores else float("nan")
+    return lmms_eval_metrics([e["qid"] for e in entries], [e["score"] for e in entries],
+                             [e["category"] for e in entries])[metric]
 
 
-def srbench_vanilla(entries):
-    return _srbench(entries, "vanilla")
+def srbench_vanilla_accuracy(entries):
+    return _srbench(entries, "vanilla_accuracy")
 
 
-def srbench_circular(entries):
-    return _srbench(entries, "circular")
+def srbench_flip_accuracy(entries):
+    return _srbench(entries, "flip_accuracy")
 
 
-def srbench_flip(entries):
-    return _srbench(entries, "flip")
+def srbench_circular_accuracy(entries):
+    return _srbench(entries, "circular_accuracy")
 
 
-def srbench_flip_circular(entries):
-    return _srbench(entries, "flip_circular")
+def srbench_flip_circular_accuracy(entries):
+    return _srbench(entries, "flip_circular_accuracy")
+
+
+def srbench_height_accuracy(entries):
+    return _srbench(entries, "height_accuracy")
+
+
+def srbench_location_accuracy(entries):
+    return _srbench(entries, "location_accuracy")
+
+
+def srbench_orientation_accuracy(entries):
+    return _srbench(entries, "orientation_accuracy")
+
+
+def srbench_multi_object_accuracy(entries):
+    return _srbench(entries, "multi_object_accuracy")
 
 
 # --- Real-ScanQA: no situation, no rotation --------------------------------------------------

@@ -12,105 +12,105 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from PIL import Image
 from tqdm.auto import tqdm
 
-from hf_real3d._io import atomic_path, write_json
-from hf_real3d.choices import choice_correctness
-from hf_real3d.predictions import check_unique_names, load_srbench_predictions
-from hf_real3d.report import srbench_table, srbench_viewpoint_table
-from hf_real3d.scoring import (
-    MetricInputError,
-    chance_accuracy,
-    check_circular_groups,
-    check_flip_groups,
-    factorize,
-    group_all_correct,
-)
+from hf_real3d._io import FormatError, atomic_path, write_json
+from hf_real3d.predictions import SRBenchAnswers, check_unique_names, read_srbench_answers
+from hf_real3d.report import markdown_table, srbench_table, srbench_viewpoint_table
+from hf_real3d.scoring import MetricInputError, check_circular_groups, factorize, first_rows
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
+from hf_real3d.srbench.rules import (
+    DEFAULT_RULE,
+    authors_random,
+    check_qids,
+    check_rule,
+    official_figures,
+    rule_hits,
+    setting_keys,
+    settings_table,
+)
 
-__all__ = ["score_rows", "baselines", "prompt_for", "model_predictions", "evaluate_dataset"]
+__all__ = ["score_rows", "score_answers", "rows_of", "baselines", "official_table", "prompt_for",
+           "model_predictions", "evaluate_dataset"]
 
 
-def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str]) -> dict[str, Any]:
-    """Vanilla, circular, flip and flip+circular accuracy (%), overall / per group / per
-    category, and the number of unparsed answers."""
-    if len(predictions) != len(rows):
-        raise MetricInputError(f"Expected one prediction per row ({len(rows)}) but got "
-                               f"{len(predictions)}")
-    correct, unparsed = choice_correctness(list(predictions), [r["answer"] for r in rows],
-                                           [r["options"] for r in rows])
-    ok = np.array(correct, dtype=bool)
-    shift = np.array([int(r["shift"]) for r in rows])
-    flipped = np.array([bool(r["flipped"]) for r in rows])
-    cat = np.array([r["category"] for r in rows], dtype=object)
-    circ = np.array([r["circular_group"] for r in rows], dtype=object)
-    flipg = np.array([r["flip_group"] for r in rows], dtype=object)
+def _row_options(r: dict[str, Any]) -> list[str]:
+    return [str(o) for o in r["options"]]
 
-    # the rules the circular_eval / flip_eval modules apply, on the same rows
-    codes, keys = factorize(circ)
-    check_circular_groups(codes, keys, [r["options"] for r in rows])
-    if flipped.any():
-        check_flip_groups(*factorize(flipg[shift == 0]), flipped[shift == 0])
-        check_flip_groups(*factorize(flipg), flipped, circular=True)
 
-    def grouped(mask, groups):
-        if not mask.any():
-            return None, None
-        allok, keys = group_all_correct(ok[mask], groups[mask])
-        first = {}
-        for g, c in zip(groups[mask], cat[mask]):
-            first.setdefault(g, c)
-        return allok, np.array([first[k] for k in keys], dtype=object)
-
-    variants = {
-        "vanilla": (ok[(shift == 0) & ~flipped], cat[(shift == 0) & ~flipped]),
-        "circular": grouped(~flipped, circ),
-        "flip": grouped(shift == 0, flipg) if flipped.any() else (None, None),
-        "flip_circular": grouped(np.ones(len(rows), bool), flipg) if flipped.any()
-        else (None, None),
-    }
-    out: dict[str, Any] = {"n": len(rows), "unparsed": unparsed}
-    for name, (vals, cats) in variants.items():
-        if vals is None or len(vals) == 0:
-            continue
-        group_of = np.array([CATEGORIES[c] for c in cats], dtype=object)
-        out[name] = {
-            "overall": float(vals.mean() * 100),
-            "per_group": {g: float(vals[group_of == g].mean() * 100) for g in GROUPS
-                          if (group_of == g).any()},
-            "per_category": {c: float(vals[cats == c].mean() * 100)
-                             for c in sorted(set(cats.tolist()))},
-        }
+def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str | None] | None = None,
+               *, rule: str = DEFAULT_RULE, hits: Sequence[float] | None = None
+               ) -> dict[str, Any]:
+    """Vanilla, circular, flip and flip+circular accuracy (%) under ``rule`` (see
+    :mod:`hf_real3d.srbench.rules`), overall / per group / per category, the number of
+    answers the rule's extraction could not read, and ``official``: the figures as the
+    rule's scorer prints them. ``hits`` (0/1 per row) takes a scorer's hits as given
+    (VLMEvalKit's result table, lmms-eval's samples) instead of reading ``predictions``."""
+    check_rule(rule)
+    qids = [str(r["qid"]) for r in rows]
+    cats = [str(r["category"]) for r in rows]
+    check_qids(qids, cats, where="3DSRBench")
+    if rows and "options" in rows[0]:  # the rule the circular_eval module applies
+        codes, keys = factorize(setting_keys(qids)["circular"])
+        check_circular_groups(codes, keys, [_row_options(r) for r in rows])
+    unparsed = 0
+    if hits is None:
+        if predictions is None:
+            raise MetricInputError("Expected predictions or hits")
+        hits, unparsed = rule_hits(rule, list(predictions), [r["answer"] for r in rows],
+                                   [_row_options(r) for r in rows])
+    elif len(hits) != len(rows):
+        raise MetricInputError(f"Expected one hit per row ({len(rows)}) but got {len(hits)}")
+    l2 = [str(r["l2-category"]) for r in rows] if rows and "l2-category" in rows[0] else None
+    out: dict[str, Any] = {"n": len(rows), "rule": rule, "unparsed": int(unparsed)}
+    out.update(settings_table(qids, hits, cats))
+    out["official"] = official_figures(rule, qids, hits, cats, l2)
     return out
 
 
-def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any]] = ()
-              ) -> dict[str, dict[str, Any]]:
-    """random / random++ (exact, from option counts), always-A, and a text-only prior
-    (the most frequent answer text per category in ``prior_rows``)."""
-    groups: dict[str, dict[str, int]] = {}
-    for r in rows:
-        if not r["flipped"]:
-            groups.setdefault(r["circular_group"], {"n": len(r["options"]),
-                                                    "cat": r["category"]})
+def _chance(rows: Sequence[dict[str, Any]], consistent: bool) -> dict[str, dict[str, Any]]:
+    """Expected accuracy (%) per setting of uniform guessing: ``random`` guesses afresh per
+    row; ``random++`` keeps one guess per question across its circular orders."""
+    keys = setting_keys([r["qid"] for r in rows])
+    logp = -np.log(np.array([len(r["options"]) for r in rows], dtype=float))
+    cats = np.array([r["category"] for r in rows], dtype=object)
+    question = keys["circular"]  # one question: an image and its text, in any option order
     out: dict[str, dict[str, Any]] = {}
-    # passes per group for each metric (n = option count): vanilla 1, circular n,
-    # flip 2 (original + flipped), flip+circular 2n
-    passes = {"vanilla": lambda n: 1, "circular": lambda n: n, "flip": lambda n: 2,
-              "flip_circular": lambda n: 2 * n}
-    for name, consistent in (("random", False), ("random++", True)):
-        out[name] = {"n": len(rows)}
-        for metric, k in passes.items():
-            def acc(ns, k=k, consistent=consistent):
-                return chance_accuracy(ns, passes=[k(n) for n in ns], consistent=consistent)
+    for name, k in keys.items():
+        codes, uniq = factorize(k)
+        if consistent:  # count each (group, question) once
+            pair = pd.Series(list(zip(codes.tolist(), question.tolist())))
+            keep = ~pair.duplicated().to_numpy()
+        else:
+            keep = np.ones(len(rows), bool)
+        p = np.exp(np.bincount(codes[keep], weights=logp[keep], minlength=len(uniq))) * 100
+        gcat = cats[first_rows(codes, len(uniq))]
+        grp = np.array([CATEGORIES[c] for c in gcat], dtype=object)
+        out[name] = {"overall": float(p.mean()), "per_group": {
+            g: float(p[grp == g].mean()) for g in GROUPS if (grp == g).any()}}
+    return out
 
-            ns_all = [v["n"] for v in groups.values()]
-            out[name][metric] = {"overall": acc(ns_all), "per_group": {
-                g: acc([v["n"] for v in groups.values() if CATEGORIES[v["cat"]] == g])
-                for g in GROUPS if any(CATEGORIES[v["cat"]] == g for v in groups.values())}}
-    out["always-A"] = score_rows(rows, ["A"] * len(rows))
+
+def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any]] = (), *,
+              rule: str = DEFAULT_RULE) -> dict[str, dict[str, Any]]:
+    """random / random++ (exact expectations, from option counts), the authors' random
+    (one seeded draw of their per-row guess, CircularEval only), always-A, and a text-only
+    prior (the most frequent answer text per category in ``prior_rows``)."""
+    qids = [str(r["qid"]) for r in rows]
+    cats = [str(r["category"]) for r in rows]
+    check_qids(qids, cats, where="3DSRBench")
+    out: dict[str, dict[str, Any]] = {}
+    for name, consistent in (("random", False), ("random++", True)):
+        out[name] = {"n": len(rows), **_chance(rows, consistent)}
+    drawn = authors_random(qids, [len(r["options"]) for r in rows], cats)
+    out["random (authors' draw)"] = {
+        "n": len(rows), "rule": "authors", "circular": {"overall": drawn["overall"],
+                                     "per_group": {g: drawn[g] for g in GROUPS}},
+        "official": drawn}
+    out["always-A"] = score_rows(rows, ["A"] * len(rows), rule=rule)
     if prior_rows:
         prior: dict[str, Counter] = {}
         for r in prior_rows:
@@ -122,7 +122,7 @@ def baselines(rows: Sequence[dict[str, Any]], prior_rows: Sequence[dict[str, Any
             best = prior.get(r["category"], Counter()).most_common()
             text = next((t for t, _ in best if t in r["options"]), None)
             preds.append("ABCD"[r["options"].index(text)] if text else "A")
-        out["text-only prior"] = score_rows(rows, preds)
+        out["text-only prior"] = score_rows(rows, preds, rule=rule)
     return out
 
 
@@ -158,47 +158,122 @@ def model_predictions(rows: Sequence[dict[str, Any]], model: str | Callable, *,
     return preds
 
 
+def _given_hits(answers: SRBenchAnswers, rule: str) -> bool:
+    """Whether a file's hits are the rule's own (taken as given, as that scorer would)."""
+    mine = {"vlmevalkit": ("vlmevalkit", "authors"), "lmms_eval": ("lmms_eval",)}
+    return rule in mine.get(answers.kind, ()) and bool(answers.table.hit.notna().all())
+
+
+def rows_of(answers: SRBenchAnswers) -> list[dict[str, Any]]:
+    """The items a VLMEvalKit table or lmms-eval samples file carries, as rows
+    :func:`score_rows` takes (options kept at their letters; none when the file has none)."""
+    if not answers.has_items():
+        raise FormatError(f"{answers.name}: its file carries no items (answer, category); give "
+                          "--dataset to score it")
+    t = answers.table
+    letters = [k for k in "ABCD" if k in t.columns]
+    rows = []
+    for i, r in enumerate(t.to_dict("records")):
+        opts = [r[k] for k in letters]
+        while opts and not opts[-1]:
+            opts.pop()
+        rows.append({"qid": r["qid"], "question": r.get("question", ""), "options": opts,
+                     "answer": r["answer"], "category": r["category"],
+                     **({"l2-category": r["l2-category"]} if "l2-category" in t else {})})
+        if r["category"] not in CATEGORIES:
+            raise FormatError(f"{answers.name} row {i} (qid {r['qid']}): category "
+                              f"{r['category']!r} is not one of the 12 3DSRBench categories")
+    return rows
+
+
+def score_answers(rows: Sequence[dict[str, Any]], answers: SRBenchAnswers, config: str | None,
+                  rule: str = DEFAULT_RULE) -> dict[str, Any]:
+    """One model's file scored on ``rows`` (matched by qid; rows of ``config`` first)."""
+    table = answers.table
+    index = {(c, q): i for i, (c, q) in enumerate(zip(table.config, table.qid))}
+    at = [index.get((config, r["qid"]), index.get((None, r["qid"]))) for r in rows]
+    missing = [r["qid"] for r, i in zip(rows, at) if i is None]
+    if missing:
+        raise ValueError(f"{answers.name}: no prediction for {len(missing)} {config or ''} rows, "
+                         f"e.g. qid {missing[0]}")
+    if _given_hits(answers, rule):
+        return score_rows(rows, rule=rule, hits=table.hit.to_numpy()[at])
+    preds = table.prediction.to_numpy(dtype=object)[at]
+    return score_rows(rows, [p if p is not None else "" for p in preds], rule=rule)
+
+
+def official_table(results: dict[str, dict[str, Any]], rule: str) -> str:
+    """The figures as the rule's scorer prints them, one row per model (VLMEvalKit: one row
+    per model and setting), in its units (fractions; the authors: %, one decimal)."""
+    rows, header = [], None
+    for name, res in results.items():
+        off = res.get("official")
+        if not off or res.get("rule") != rule:
+            continue
+        if rule == "vlmevalkit":
+            for setting, vals in off.items():
+                header = header or ["Model", "setting", *vals]
+                rows.append([name, setting, *[vals.get(k) for k in header[2:]]])
+        else:
+            header = header or ["Model", *off]
+            rows.append([name, *[off.get(k) for k in header[1:]]])
+    return markdown_table(header, rows, digits=4) if rows else ""
+
+
 def evaluate_dataset(
-    dataset: str | os.PathLike,
+    dataset: str | os.PathLike | None,
     out: str | os.PathLike,
     *,
     configs: Sequence[str] = ("synthetic_common", "synthetic_uncommon"),
     predictions: Sequence[str] = (),
     models: Sequence[str] = (),
     prior_rows: Sequence[dict[str, Any]] = (),
+    rule: str = DEFAULT_RULE,
 ) -> str:
     """``hf-real3d evaluate-3dsrbench``: baselines plus every model (``NAME=FILE``
-    predictions, ``NAME=PATH`` local models) on each config; writes ``metrics.json`` and
-    ``report.md`` under ``out`` once everything is scored, and returns the Markdown."""
+    predictions, ``NAME=PATH`` local models) on each config, under ``rule``; writes
+    ``metrics.json`` and ``report.md`` under ``out`` once everything is scored, and returns
+    the Markdown. Without ``dataset``, each predictions file is scored on the items it
+    carries (VLMEvalKit's tables, lmms-eval's samples), under the config name ``file``."""
+    check_rule(rule)
     check_unique_names([*predictions, *models], "--predictions / --model")
-    preds = [load_srbench_predictions(spec) for spec in predictions]
+    answers = [read_srbench_answers(spec) for spec in predictions]
+    if dataset is None and (models or not answers):
+        raise ValueError("Give --dataset (a folder built by build-3dsrbench), or --predictions "
+                         "files that carry their items (VLMEvalKit tables, lmms-eval samples)")
     results: dict[str, Any] = {}
-    md = ["# 3DSRBench evaluation", ""]
-    for config in configs:
-        rows = load_rows(dataset, config)
-        res = dict(baselines(rows, prior_rows))
-        for name, table in preds:
-            missing = [r["qid"] for r in rows if (config, r["qid"]) not in table
-                       and (None, r["qid"]) not in table]
-            if missing:
-                raise ValueError(f"{name}: no prediction for {len(missing)} {config} rows, e.g. "
-                                 f"qid {missing[0]}")
-            res[name] = score_rows(rows, [table.get((config, r["qid"]),
-                                                    table.get((None, r["qid"]))) for r in rows])
-        for spec in models:
-            name, _, path = spec.partition("=")
-            res[name] = score_rows(rows, model_predictions(rows, path))
+    md = ["# 3DSRBench evaluation", "",
+          f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
+          "images as circular groups of their own; FlipEval pairs each option order with its "
+          "mirror; vanilla is the mean over every row.", ""]
+    for config in (configs if dataset is not None else ["file"]):
+        if dataset is not None:
+            rows = load_rows(dataset, config)
+            res = dict(baselines(rows, prior_rows, rule=rule))
+            for a in answers:
+                res[a.name] = score_answers(rows, a, config, rule)
+            for spec in models:
+                name, _, path = spec.partition("=")
+                res[name] = score_rows(rows, model_predictions(rows, path), rule=rule)
+        else:
+            res = {}
+            for a in answers:
+                own = rows_of(a)
+                if not res and all(r["options"] for r in own):
+                    res.update(baselines(own, rule=rule))
+                res[a.name] = score_answers(own, a, None, rule)
         results[config] = res
         md += [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
                f"## {config}: vanilla / circular / flip / flip+circular", ""]
         for metric in ("vanilla", "flip", "flip_circular"):
             md += [f"### {metric}", "", srbench_table(res, metric), ""]
+        md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
     if "synthetic_common" in results and "synthetic_uncommon" in results:
         md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
                srbench_viewpoint_table(results["synthetic_common"],
                                        results["synthetic_uncommon"]), ""]
     out = Path(out)
-    write_json(out / "metrics.json", results, indent=2)
+    write_json(out / "metrics.json", {"rule": rule, **results}, indent=2)
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text("\n".join(md) + "\n")
     return "\n".join(md)

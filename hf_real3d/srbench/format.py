@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import hashlib
 import io
 import os
 import re
@@ -35,7 +36,9 @@ __all__ = [
     "CATEGORIES",
     "GROUPS",
     "TSV_COLUMNS",
+    "QID_FORM",
     "parse_qid",
+    "qid_base",
     "read_tsv",
     "write_tsv",
     "circular_expand",
@@ -58,6 +61,17 @@ CATEGORIES: dict[str, str] = {c: g for g, cs in GROUPS.items() for c in cs}
 TSV_COLUMNS = ("index", "qid", "question", "A", "B", "C", "D", "answer", "category", "image",
                "image_source", "image_url")
 _QID = re.compile(r"^(?P<base>.+?)(?P<flip>-flip)?(?:-(?P<shift>[1-3]))?$")
+#: the real benchmark's qids, which VLMEvalKit, lmms-eval and the authors' script group by
+#: position (``qid[:8]``, ``qid[:13]``, a trailing ``-N``)
+QID_FORM = re.compile(r"^[A-Z0-9]{8}(?:-flip)?(?:-[1-3])?$")
+_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+def qid_base(key: str) -> str:
+    """An 8-character base qid (capitals and digits) derived from any stable key, for rows
+    that must group like the real benchmark's (the synthetic renders, their complements)."""
+    digest = int.from_bytes(hashlib.sha1(key.encode()).digest()[:5], "big")
+    return "".join(_B32[(digest >> (5 * i)) & 31] for i in range(7, -1, -1))
 
 
 def parse_qid(qid: str) -> tuple[str, bool, int]:
@@ -78,6 +92,10 @@ def _derive(row: dict[str, Any], where: str) -> dict[str, Any]:
     if row["category"] not in CATEGORIES:
         raise FormatError(f"{where}: category {row['category']!r} is not one of the 12 "
                           f"3DSRBench categories {sorted(CATEGORIES)}")
+    if not QID_FORM.match(str(row["qid"])):
+        raise FormatError(f"{where}: qid {row['qid']!r} is not of 3DSRBench's form: 8 capitals "
+                          "or digits, then optionally -flip and -1..-3 (VLMEvalKit, lmms-eval and "
+                          "the authors' script group by qid[:8] and a trailing -N); rename it")
     base, flipped, shift = parse_qid(row["qid"])
     return {**row, "options": opts, "group": CATEGORIES[row["category"]], "base_qid": base,
             "flipped": flipped, "shift": shift,
@@ -237,7 +255,7 @@ def complementary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 if re.search(rf"\b{x}\b", q):
                     new_q = re.sub(rf"\b{x}\b", y, q)
                     other = "B" if r["answer"] == "A" else "A"
-                    base = r["base_qid"] + "-comp"
+                    base = qid_base((r.get("pair_id") or r["base_qid"]) + "-comp")
                     comp = {**r, "question": new_q, "answer": other, "qid": base,
                             "base_qid": base, "circular_group": base, "flip_group": base}
                     if "pair_id" in r:

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d.scoring import MetricInputError
-from hf_real3d.srbench.format import CATEGORIES, GROUPS
+from hf_real3d.srbench.format import CATEGORIES, GROUPS, QID_FORM
 
 __all__ = [
     "RULES",
@@ -81,7 +81,6 @@ SETTINGS = {"vanilla": ("vanilla", "vanilla_accuracy"),
             "flip": ("flip_eval", "flip_accuracy"),
             "circular": ("circ_eval", "circular_accuracy"),
             "flip_circular": ("flip_circ_eval", "flip_circular_accuracy")}
-QID_FORM = re.compile(r"^[A-Z0-9]{8}(?:-flip)?(?:-[1-3])?$")
 
 
 def check_rule(rule: str) -> str:
@@ -368,9 +367,9 @@ def _authors_groups(qids: Sequence[str]) -> np.ndarray:
     return np.asarray(out, dtype=object)
 
 
-def _authors_row(ok: np.ndarray, gcat: np.ndarray) -> dict[str, float]:
-    def pct(v: np.ndarray) -> float:
-        return float(np.round(np.mean(v) * 100, decimals=1)) if len(v) else float("nan")
+def _authors_row(ok: np.ndarray, gcat: np.ndarray) -> dict[str, float | None]:
+    def pct(v: np.ndarray) -> float | None:
+        return float(np.round(np.mean(v) * 100, decimals=1)) if len(v) else None
 
     row = {"overall": pct(ok)}
     for t, subs in GROUPS.items():
@@ -381,9 +380,10 @@ def _authors_row(ok: np.ndarray, gcat: np.ndarray) -> dict[str, float]:
 
 
 def authors_results(qids: Sequence[str], hits: Sequence[int], categories: Sequence[str]
-                    ) -> dict[str, float]:
+                    ) -> dict[str, float | None]:
     """The authors' results row: overall, the 4 types, the 12 categories, in percent
-    rounded to one decimal (NaN for a type with no group), in the script's column order.
+    rounded to one decimal (None where the script prints nan: a type with no group), in the
+    script's column order.
 
     Example:
         >>> qids = ["AAAAAAAA", "AAAAAAAA-1", "AAAAAAAA-flip", "AAAAAAAA-flip-1"]
@@ -397,7 +397,7 @@ def authors_results(qids: Sequence[str], hits: Sequence[int], categories: Sequen
 
 
 def authors_random(qids: Sequence[str], n_options: Sequence[int], categories: Sequence[str], *,
-                   seed: int = 0) -> dict[str, float]:
+                   seed: int = 0) -> dict[str, float | None]:
     """The authors' ``random`` row: a fresh uniform guess per row (right with probability
     1/2 for two options, 1/4 otherwise), grouped and rounded as :func:`authors_results`;
     one draw from ``seed``. The script draws from NumPy's global state, unseeded."""

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from hf_real3d.choices import LETTERS
 from hf_real3d.scene import Scene
-from hf_real3d.srbench.format import CATEGORIES, flip_expand, mirrored_answer
+from hf_real3d.srbench.format import CATEGORIES, flip_expand, mirrored_answer, qid_base
 from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.config import SRBenchConfig
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
@@ -314,7 +314,9 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
                 images = [png_bytes(renderer.render(cam)) for cam in cams]
             options = opt_fn(labels) if opt_fn else ["yes", "no"]
             options = [options[k] for k in rng.permutation(len(options))]
-            qid = f"syn{cfg.seed}-{s:04d}-{v}{len(seen):02d}"
+            # the readable id pairs the two renders; the qid has the real benchmark's form
+            readable = f"syn{cfg.seed}-{s:04d}-{v}{len(seen):02d}"
+            qid = qid_base(readable)
             for cam, img, ans, mans, out, src in zip(
                     cams, images, answers, mirrored, (common, uncommon),
                     ("synthetic_common", "synthetic_uncommon")):
@@ -326,7 +328,7 @@ def _scene_rows(cfg: SRBenchConfig, s: int, renderer: Renderer | None = None
                     "category": cat, "group": CATEGORIES[cat], "image_bytes": img,
                     "image_source": src, "image_url": "", "base_qid": qid,
                     "circular_group": qid, "flip_group": qid, "shift": 0, "flipped": False,
-                    "pair_id": qid, "objects": [int(o) for o in objs],
+                    "pair_id": readable, "objects": [int(o) for o in objs],
                     "scene_seed": [cfg.seed, 77, s],
                     "camera": json.dumps({**asdict(cam), **{f"measured_{k}": round(x, 3)
                                                            for k, x in meas.items()}}),

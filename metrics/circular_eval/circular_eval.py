@@ -3,17 +3,20 @@
 import datasets
 import evaluate
 
-import hf_real3d.choices
 import hf_real3d.scoring
+import hf_real3d.srbench.rules
 from hf_real3d.metric_base import InMemoryCompute
 
 _DESCRIPTION = """
 CircularEval asks an n-option question n times with its options circularly shifted and
 counts it correct only if every shift is answered correctly, so a model cannot score by
 favouring one option position. Predictions may be option letters or free-form answers:
-each is mapped to a letter with `hf_real3d.choices.extract_choice` (rules only; an
-unparseable answer is wrong and counted in `unparsed`, never a random pick).
-Reports circular accuracy, vanilla accuracy (unshifted rows only) and both per category.
+each is read as the chosen `rule` reads it (`hf_real3d.srbench.rules`): `vlmevalkit`, the
+default, is VLMEvalKit's exact matching, which the authors' results script also scores;
+`lmms_eval` is lmms-eval's chain of regular expressions. An unreadable answer is wrong and
+counted in `unparsed`, never a random pick. Reports circular accuracy and vanilla accuracy
+(the mean over every row, as VLMEvalKit and lmms-eval report it), both per category. As the
+field scores 3DSRBench, a mirrored item is a circular group of its own: give it its own group id.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -24,9 +27,11 @@ Args:
     shifts (`list` of `int`): 0 for the original option order, k for the k-th shift.
     options (`list` of `list` of `str`): the row's option texts, in the row's order.
     categories (`list` of `str`): question category per row (pass one constant if none).
+    rule (`str`, optional): whose answer extraction: `vlmevalkit` (default), `authors` (the
+        same extraction) or `lmms_eval`.
 Returns:
     circular (`float`, 0-100): % of groups with every shift correct.
-    vanilla (`float`, 0-100): accuracy over rows with shift 0.
+    vanilla (`float`, 0-100): accuracy over every row.
     per_category, vanilla_per_category (`dict`): the same per category.
     groups, n, unparsed (`int`).
 Examples:
@@ -41,7 +46,7 @@ Examples:
     ...     categories=["height_higher"] * 4,
     ... )
     >>> print(out["vanilla"], out["circular"])
-    100.0 50.0
+    75.0 50.0
 """
 
 _CITATION = """
@@ -72,10 +77,12 @@ class CircularEval(InMemoryCompute, evaluate.Metric):
             reference_urls=["https://3dsrbench.github.io"],
         )
 
-    def _compute(self, predictions, references, group_ids, shifts, options, categories):
-        correct, unparsed = hf_real3d.choices.choice_correctness(predictions, references,
-                                                                 options)
-        out = hf_real3d.scoring.circular_eval(correct, group_ids, options=options, shifts=shifts,
-                                              categories=categories)
+    def _compute(self, predictions, references, group_ids, shifts, options, categories,
+                 rule="vlmevalkit"):
+        correct, unparsed = hf_real3d.srbench.rules.rule_hits(rule, predictions, references,
+                                                              options)
+        out = hf_real3d.scoring.circular_eval(correct.astype(bool), group_ids, options=options,
+                                              shifts=[0] * len(shifts), categories=categories)
         out["unparsed"] = unparsed
+        out["rule"] = rule
         return out

@@ -3,17 +3,19 @@
 import datasets
 import evaluate
 
-import hf_real3d.choices
 import hf_real3d.scoring
+import hf_real3d.srbench.rules
 from hf_real3d.metric_base import InMemoryCompute
 
 _DESCRIPTION = """
-FlipEval pairs each question with a copy asked on the horizontally flipped image, with
-left and right swapped in the question, options and answer. A pair counts only if both
-are right, which removes a left/right bias a model may have learned from the data.
-Config `flip_circular` groups every circular shift of the original and of the flipped
-question; a group counts only if all its rows are right. Predictions may be letters or
-free-form answers (mapped with `hf_real3d.choices.extract_choice`; unparseable = wrong).
+FlipEval pairs each question with the same question asked of the horizontally mirrored
+image, whose answer follows the mirrored scene (a left/right answer flips, a height answer
+stays). A pair counts only if both are right, which removes a left/right bias a model may
+have learned from the data. As VLMEvalKit and lmms-eval score 3DSRBench, each circular order
+is its own pair. Config `flip_circular` groups every circular shift of the original and of
+the mirrored question; a group counts only if all its rows are right. Predictions may be
+letters or free-form answers, read as the chosen `rule` reads them
+(`hf_real3d.srbench.rules`: `vlmevalkit` by default, or `lmms_eval`; unreadable = wrong).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -25,6 +27,8 @@ Args:
     flipped (`list` of `bool`): whether the row is the flipped copy.
     options (`list` of `list` of `str`): the row's option texts.
     categories (`list` of `str`): question category per row.
+    rule (`str`, optional): whose answer extraction: `vlmevalkit` (default), `authors` (the
+        same extraction) or `lmms_eval`.
 Returns:
     flip or flip_circular (`float`, 0-100): % of groups with every row correct.
     per_category (`dict`), groups, n, unparsed (`int`).
@@ -74,10 +78,13 @@ class FlipEval(InMemoryCompute, evaluate.Metric):
             reference_urls=["https://3dsrbench.github.io"],
         )
 
-    def _compute(self, predictions, references, group_ids, flipped, options, categories):
-        correct, unparsed = hf_real3d.choices.choice_correctness(predictions, references,
-                                                                 options)
-        out = hf_real3d.scoring.flip_eval(correct, group_ids, flipped, categories=categories,
+    def _compute(self, predictions, references, group_ids, flipped, options, categories,
+                 rule="vlmevalkit"):
+        correct, unparsed = hf_real3d.srbench.rules.rule_hits(rule, predictions, references,
+                                                              options)
+        out = hf_real3d.scoring.flip_eval(correct.astype(bool), group_ids, flipped,
+                                          categories=categories,
                                           circular=self.config_name == "flip_circular")
         out["unparsed"] = unparsed
+        out["rule"] = rule
         return out
