@@ -33,7 +33,9 @@ def _sample_argv(cls, only_required: bool = False) -> list[str]:
         tp = hints[f.name]
         inner = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
         inner = inner[0]
-        if inner is bool:
+        if f.metadata.get("choices"):  # a closed set: a choice other than the default
+            argv += [f"--{f.name}", next(c for c in f.metadata["choices"] if c != f.default)]
+        elif inner is bool:
             argv += [f"--{f.name}", "false" if f.default is True else "true"]
         elif typing.get_origin(inner) is list:
             argv += [f"--{f.name}", "a=1", "b=2"]

@@ -270,7 +270,7 @@ def _png(color):
     return buf.getvalue()
 
 
-def _three_question_folder(folder):
+def _three_question_folder(folder, export_tsv=False):
     """A built 3DSRBench folder of three hand-made questions (plus the builder's
     complementary one, flips and circular shifts), in synthetic_common and _uncommon."""
     from hf_real3d.srbench import build_srbench
@@ -290,7 +290,7 @@ def _three_question_folder(folder):
                      "flipped": False, "pair_id": f"t{i}", "camera": "{}",
                      **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
     build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
-                                     "stats": {}})
+                                     "stats": {}}, export_tsv=export_tsv)
     return folder
 
 

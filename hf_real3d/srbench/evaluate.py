@@ -60,6 +60,12 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str | None]
     if hits is None:
         if predictions is None:
             raise MetricInputError("Expected predictions or hits")
+        bare = next((i for i, r in enumerate(rows) if not r.get("options")), None)
+        if rule != "lmms_eval" and bare is not None:
+            raise MetricInputError(
+                f"row {bare} (qid {qids[bare]}) has no options, and rule {rule!r} reads option "
+                "texts; give --dataset (lmms-eval's samples do not carry the options) or use "
+                "--rule lmms_eval")
         hits, unparsed = rule_hits(rule, list(predictions), [r["answer"] for r in rows],
                                    [_row_options(r) for r in rows])
     elif len(hits) != len(rows):
