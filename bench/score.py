@@ -1,7 +1,8 @@
 """Scoring speed: vectorised hf_real3d.scoring against a straightforward per-item loop.
 
 * 1,000,000 predictions (250,000 questions x 4 viewpoints) through refined EM + VRS;
-* 100,000 3DSRBench-style rows through CircularEval + FlipEval + flip+circular.
+* 100,000 3DSRBench-style rows through VLMEvalKit's answer reading, CircularEval, FlipEval
+  and flip+circular, against VLMEvalKit's own way (a read per row, a hit map per setting).
 
 Target (metrics issue): at least 20x faster than the per-item loop, identical numbers.
 
@@ -22,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import report  # noqa: E402
 
 from hf_real3d.answers import match  # noqa: E402
-from hf_real3d.choices import extract_choice, extract_choices  # noqa: E402
-from hf_real3d.scoring import answer_correctness, circular_eval, flip_eval, vrs  # noqa: E402
+from hf_real3d.scoring import answer_correctness, vrs  # noqa: E402
+from hf_real3d.srbench.rules import rule_hits, settings_table, vlmevalkit_choice  # noqa: E402
 
 VOCAB = ("chair table left right forward backward two three four one zero yes no window door "
          "bed couch desk lamp monitor brown white black gray cabinet sink toilet trash can "
@@ -61,7 +62,8 @@ def fast_em_vrs(preds, refs, gids, rots):
 
 
 def make_mc(n: int, seed: int = 1):
-    """Raw model outputs for 2-option questions, each asked in 2 shifts x (original, flip)."""
+    """Raw model outputs for 2-option questions, each asked in 2 option orders x (original,
+    mirrored image), with qids of the real benchmark's form."""
     rng = np.random.default_rng(seed)
     q = n // 4
     refs = np.where(rng.random(n) < 0.5, "A", "B")
@@ -73,35 +75,35 @@ def make_mc(n: int, seed: int = 1):
     for letter, o, s in zip(pred_letter.tolist(), options, style.tolist()):
         text = o["AB".index(letter)]
         preds.append([letter, f"({letter})", f"The answer is {letter}.",
-                      f"It is on the {text}.", "I cannot tell."][s] if s < 4 or rng.random() < 0.5
+                      f"the {text}", "I cannot tell."][s] if s < 4 or rng.random() < 0.5
                      else letter)
-    base = np.repeat(np.arange(q), 4)
-    flipped = np.tile([False, False, True, True], q)
-    shift = np.tile([0, 1, 0, 1], q)
-    circ = [f"q{b}{'-flip' if f else ''}" for b, f in zip(base.tolist(), flipped.tolist())]
-    flipg = [f"q{b}-s{s}" for b, s in zip(base.tolist(), shift.tolist())]
-    allg = [f"q{b}" for b in base.tolist()]
-    return preds, refs.tolist(), options, circ, flipg, allg, flipped.tolist(), shift.tolist()
+    suffix = ["", "-1", "-flip", "-flip-1"]
+    qids = [f"{b:08d}{suffix[k]}" for b in range(q) for k in range(4)]
+    cats = ["orientation_on_the_left"] * (4 * q)
+    return preds, refs[: 4 * q].tolist(), options[: 4 * q], qids, cats
 
 
-def loop_mc(preds, refs, options, circ, flipg, allg, flipped, shift):
-    correct = [extract_choice(p, o).letter == r for p, o, r in zip(preds, options, refs)]
+def loop_mc(preds, refs, options, qids, cats):
+    """VLMEvalKit's way: an answer read per row, then a hit map per setting."""
+    hits = [int(vlmevalkit_choice(p, dict(zip("AB", o))) == r)
+            for p, o, r in zip(preds, options, refs)]
+    out = []
+    for key in (lambda x: x[:8] if "-flip" not in x else x[:13],
+                lambda x: x.replace("-flip", ""), lambda x: x[:8]):
+        keys = [key(x) for x in qids]
+        heads = set(keys)
+        hit_map = {x: h for x, h in zip(qids, hits) if x in heads}
+        for k, h in zip(keys, hits):
+            hit_map[k] *= h
+        vals = [hit_map[x] for x in qids if x in heads]
+        out.append(100 * sum(vals) / len(vals))
+    return tuple(out)
 
-    def all_ok(groups):
-        d = defaultdict(lambda: True)
-        for c, g in zip(correct, groups):
-            d[g] = d[g] and c
-        return 100 * sum(d.values()) / len(d)
 
-    return all_ok(circ), all_ok(flipg), all_ok(allg)
-
-
-def fast_mc(preds, refs, options, circ, flipg, allg, flipped, shift):
-    letters, _ = extract_choices(preds, options)
-    correct = [p == r for p, r in zip(letters, refs)]
-    return (circular_eval(correct, circ, shifts=shift)["circular"],
-            flip_eval(correct, flipg, flipped)["flip"],
-            flip_eval(correct, allg, flipped, circular=True)["flip_circular"])
+def fast_mc(preds, refs, options, qids, cats):
+    hits, _ = rule_hits("vlmevalkit", preds, refs, options)
+    t = settings_table(qids, hits, cats)
+    return t["circular"]["overall"], t["flip"]["overall"], t["flip_circular"]["overall"]
 
 
 def timed(fn, *args):
