@@ -171,21 +171,31 @@ def rule_hits(rule: str, predictions: Sequence[Any], answers: Sequence[str],
     if len(predictions) != len(answers):
         raise MetricInputError(f"Expected one prediction per row ({len(answers)}) but got "
                                f"{len(predictions)}")
+    n = len(predictions)
+    # answers repeat heavily ("A", "(B)"): each distinct (answer, options) is read once
+    pcodes, puniq = pd.factorize(np.asarray([p if isinstance(p, str) else str(p)
+                                             for p in predictions], dtype=object))
     if rule == "lmms_eval":
-        got = [lmms_eval_choice(p) for p in predictions]
+        codes, uniq = pcodes, [(p, None) for p in puniq]
     else:
         if options is None:
             raise MetricInputError(f"rule {rule!r} reads option texts: give each row's options")
-        cache: dict[tuple, str | None] = {}
-        got = []
-        for p, opts in zip(predictions, options):
-            key = (str(p), tuple(opts))
-            if key not in cache:
-                cache[key] = vlmevalkit_choice(p, {"ABCD"[i]: o for i, o in enumerate(opts)
-                                                   if o not in (None, "")})
-            got.append(cache[key])
-    hits = np.array([g is not None and g == a for g, a in zip(got, answers)], dtype=np.int64)
-    return hits, sum(g is None or g == "Z" for g in got)
+        try:
+            joined = ["\x1f".join(o) for o in options]
+        except TypeError:  # an option that is not a string (a number read from a table)
+            joined = ["\x1f".join(map(str, o)) for o in options]
+        ocodes, ouniq = pd.factorize(np.asarray(joined, dtype=object))
+        codes, pairs = pd.factorize(pcodes.astype(np.int64) * (len(ouniq) + 1) + ocodes)
+        first = _first_of(codes, len(pairs)) if n else np.zeros(0, np.int64)
+        uniq = [(puniq[pcodes[i]], options[i]) for i in first.tolist()]
+    read = np.array([lmms_eval_choice(p) if rule == "lmms_eval" else vlmevalkit_choice(
+        p, {"ABCD"[i]: o for i, o in enumerate(opts) if o not in (None, "")})
+        for p, opts in uniq] + [None], dtype=object)
+    got = read[codes] if n else read[:0]
+    unread = np.array([g is None or g == "Z" for g in read[:-1]] + [False], dtype=bool)[codes] \
+        if n else np.zeros(0, bool)
+    hits = (got == np.asarray(answers, dtype=object)).astype(np.int64)
+    return hits, int(unread.sum())
 
 
 # --- qids and the four settings ----------------------------------------------------------------
@@ -256,27 +266,45 @@ def _binary_hits(hits: Sequence[Any], where: str) -> np.ndarray:
     return h.astype(np.int64)
 
 
+def _structure(qids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Group codes per setting for qids of the real form (what :func:`check_qids` admits):
+    the base is ``qid[:8]``, ``-flip`` marks the mirror, a trailing ``-N`` the order."""
+    q = [str(x) for x in qids]
+    base, _ = pd.factorize(np.asarray([x[:8] for x in q], dtype=object))
+    base = base.astype(np.int64)
+    flip = np.array(["-flip" in x for x in q], dtype=bool)
+    pair, _ = pd.factorize(np.asarray([x.replace("-flip", "") for x in q], dtype=object))
+    return {"vanilla": np.arange(len(q), dtype=np.int64),
+            "flip": pair.astype(np.int64),
+            "circular": pd.factorize(base * 2 + flip)[0].astype(np.int64),
+            "flip_circular": pd.factorize(base)[0].astype(np.int64)}
+
+
 def settings_table(qids: Sequence[str], hits: Sequence[int], categories: Sequence[str]
                    ) -> dict[str, dict[str, Any]]:
     """The four settings in percent: overall, per group (height ...) and per category, each
-    a mean over the setting's groups (a group is right when all its rows are). On checked
-    qids this equals every rule's four figures x 100."""
+    a mean over the setting's groups (a group is right when all its rows are). On qids that
+    :func:`check_qids` admits this equals every rule's four figures x 100."""
     h = _binary_hits(hits, "hits")
-    cats = np.asarray([str(c) for c in categories], dtype=object)
+    ccodes, cuniq = pd.factorize(np.asarray([str(c) for c in categories], dtype=object))
+    cgroup = np.array([CATEGORIES.get(c, "other") for c in cuniq], dtype=object)
     out: dict[str, dict[str, Any]] = {}
-    for name, keys in setting_keys(qids).items():
-        ok, codes = _group_products(keys, h)
-        if not len(ok):
+    for name, codes in _structure(qids).items():
+        if not len(codes):
             continue
-        gcat = cats[_first_of(codes, len(ok))]
-        ggrp = np.array([CATEGORIES.get(c, "other") for c in gcat], dtype=object)
+        n = int(codes.max()) + 1
+        ok = np.bincount(codes, weights=(h == 0), minlength=n) == 0
+        gc = ccodes[_first_of(codes, n)]
+        per_cat = np.bincount(gc, weights=ok, minlength=len(cuniq))
+        cnt_cat = np.bincount(gc, minlength=len(cuniq))
         out[name] = {
             "overall": float(ok.mean() * 100),
-            "per_group": {g: float(ok[ggrp == g].mean() * 100) for g in GROUPS
-                          if (ggrp == g).any()},
-            "per_category": {c: float(ok[gcat == c].mean() * 100)
-                             for c in sorted(set(gcat.tolist()))},
-            "groups": int(len(ok)),
+            "per_group": {g: float(per_cat[cgroup == g].sum() / cnt_cat[cgroup == g].sum() * 100)
+                          for g in GROUPS if cnt_cat[cgroup == g].sum()},
+            "per_category": {c: float(per_cat[i] / cnt_cat[i] * 100)
+                             for i, c in sorted(enumerate(cuniq), key=lambda t: t[1])
+                             if cnt_cat[i]},
+            "groups": n,
         }
     return out
 
