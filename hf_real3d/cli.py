@@ -244,6 +244,47 @@ class Evaluate3DSRBenchOptions:
 
 
 @dataclass
+class StressTestOptions:
+    """Test-set stress test (after Brown et al. 2025): a text-only diagnostic trained by
+    grouped k-fold cross-validation on the set's own non-visual inputs; --prune runs
+    iterative bias pruning."""
+    dataset: str = help_field("A folder this library built or imported, an SQA3D folder "
+                              "(questions + annotations JSON), a 3DSRBench .tsv, or a Hub "
+                              "dataset id with the --*-column options.")
+    out: str = help_field("Folder for stress_test.json, scores.jsonl, stress_test.png and "
+                          "report.md.")
+    config: str | None = help_field("Config of a dataset folder (default: real3dqa, "
+                                    "real_scanqa, or the 3DSRBench real/synthetic_common).",
+                                    default=None)
+    split: str = help_field("Split to read.", default="test")
+    folds: int = help_field("Cross-validation folds.", default=5)
+    group_by: str | None = help_field("Column whose values stay in one fold (default: "
+                                      "scene_id; 3DSRBench: the base qid).", default=None)
+    diagnostic: str = help_field("rf: a random forest over word counts (its importances name "
+                                 "the words that carry the score); logreg: a logistic "
+                                 "regression over TF-IDF.", default="rf",
+                                 choices=("rf", "logreg"))
+    question_column: list[str] = help_field("Columns joined into the text the diagnostic "
+                                            "reads (a Hub dataset).", default_factory=list)
+    answer_column: str | None = help_field("Answer column (a string or a list whose first "
+                                           "entry counts).", default=None)
+    type_column: str | None = help_field("Question-type column (default: the question's "
+                                         "first word).", default=None)
+    exclude: str | None = help_field("A dataset whose ids are left out (the questions a "
+                                     "filter removed: --dataset sqa3d --exclude real3dqa).",
+                                     default=None)
+    prune: bool = help_field("Run iterative bias pruning and write the kept items as "
+                             "<config>_tst.", default=False)
+    round_fraction: float = help_field("Share of the original set removed per pruning "
+                                       "round.", default=0.05)
+    margin: float = help_field("Pruning stops when solvability is within this many points "
+                               "of the majority-answer baseline.", default=2.0)
+    budget: float | None = help_field("At most this many removals (a fraction if < 1).",
+                                      default=None)
+    seed: int = help_field("Seed of the folds and the forest.", default=0)
+
+
+@dataclass
 class PublishMetricsOptions:
     namespace: str = help_field("Hub user or organisation that receives the metric Spaces.")
     private: bool = help_field("Create private Spaces.", default=False)
@@ -456,6 +497,25 @@ def cmd_render_views(o: RenderViewsOptions) -> None:
                                                              counts.items()))
 
 
+def cmd_stress_test(o: StressTestOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.debias.run import run_stress_test
+
+    s = run_stress_test(o.dataset, o.out, config=o.config, split=o.split,
+                        question_columns=o.question_column or None,
+                        answer_column=o.answer_column, group_by=o.group_by,
+                        type_column=o.type_column, exclude=o.exclude, diagnostic=o.diagnostic,
+                        folds=o.folds, seed=o.seed, do_prune=o.prune,
+                        round_fraction=o.round_fraction, margin=o.margin, budget=o.budget)
+    sv = s["solvability"]
+    print(f"non-visual solvability {sv['overall']:.1f}% [{sv['ci'][0]:.1f}, {sv['ci'][1]:.1f}] "
+          f"(majority {s['majority']:.1f}, chance {s['chance']:.1f}, n {s['n']})")
+    if "final" in s:
+        print(f"after pruning: {s['final']['kept']} kept, solvability "
+              f"{s['final']['solvability']:.1f}")
+    print(f"wrote {o.out}/stress_test.json, scores.jsonl, stress_test.png, report.md")
+
+
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.lmms import write_lmms_tasks
@@ -512,6 +572,8 @@ COMMANDS: dict[str, Command] = {
                                   lambda: Evaluate3DSRBenchOptions, cmd_evaluate_3dsrbench),
     "explore": Command("browse questions, viewpoints, scenes, answers and a leaderboard in a "
                        "local web app", lambda: ExploreOptions, cmd_explore),
+    "stress-test": Command("is a test set text-solvable? k-fold text-only diagnostic; --prune",
+                           lambda: StressTestOptions, cmd_stress_test),
     "lmms-tasks": Command("lmms-eval task YAMLs for your built datasets",
                           lambda: LmmsTasksOptions, cmd_lmms_tasks),
     "publish-metrics": Command("upload the metric modules as Hub Spaces",

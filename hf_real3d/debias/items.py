@@ -1,0 +1,178 @@
+"""The non-visual inputs of a test set: what a text-only diagnostic may read.
+
+:func:`load_items` reads any dataset this library builds or imports, an SQA3D folder, a
+3DSRBench TSV, or any ``datasets`` dataset given its column names, into :class:`Items`:
+one row per question, its text (situation + question, or question + options), its answer
+(normalised as EM normalises it), the group that k-fold keeps on one side (the scene), and
+its question type. 3DSRBench items are the unshifted, unmirrored questions: their mirrored
+and shifted copies carry the same text, so a text-only model sees each question once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hf_real3d._io import FormatError
+from hf_real3d.answers import normalize_answer
+from hf_real3d.sqa3d import question_type
+
+__all__ = ["Items", "load_items", "KINDS"]
+
+KINDS = ("real3dqa", "sqa3d", "scanqa", "srbench", "columns")
+
+
+@dataclass
+class Items:
+    """One row per question: ``ids``, ``text``, ``labels`` (normalised answers),
+    ``groups`` and ``types``; ``options`` (normalised) for multiple choice."""
+
+    ids: list[str]
+    text: list[str]
+    labels: list[str]
+    groups: list[str]
+    types: list[str]
+    kind: str
+    source: str
+    group_by: str
+    options: list[list[str]] | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def subset(self, keep: Sequence[int]) -> Items:
+        keep = list(keep)
+        pick = lambda xs: [xs[i] for i in keep]  # noqa: E731
+        return Items(pick(self.ids), pick(self.text), pick(self.labels), pick(self.groups),
+                     pick(self.types), self.kind, self.source, self.group_by,
+                     pick(self.options) if self.options is not None else None,
+                     pick(self.rows) if self.rows else [])
+
+
+def _first_answer(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence) and value and isinstance(value[0], str):
+        return value[0]
+    if isinstance(value, Sequence) and value and isinstance(value[0], dict) and \
+            isinstance(value[0].get("answer"), str):
+        return value[0]["answer"]
+    raise FormatError(f"{where}: no answer ({value!r}); a stress test needs each item's answer "
+                      "(a test split released without answers, such as ScanQA's, cannot be "
+                      "stress-tested)")
+
+
+def _column(rows: list[dict], name: str, source: str, what: str) -> None:
+    if rows and name not in rows[0]:
+        raise FormatError(f"{source}: no column {name!r} for {what} (columns: "
+                          f"{sorted(rows[0])[:20]}); name it with the matching --*-column option")
+
+
+def _from_rows(rows: list[dict[str, Any]], source: str, *, kind: str, question: Sequence[str],
+               answer: str, group: str, qtype: str | None, id_col: str) -> Items:
+    if not rows:
+        raise FormatError(f"{source}: no items")
+    for c in question:
+        _column(rows, c, source, "the question text")
+    _column(rows, answer, source, "the answer")
+    _column(rows, group, source, "the groups (--group-by)")
+    if qtype:
+        _column(rows, qtype, source, "the question type")
+    ids, text, labels, groups, types = [], [], [], [], []
+    for i, r in enumerate(rows):
+        where = f"{source} item {i} ({id_col} {r.get(id_col, i)})"
+        ids.append(str(r.get(id_col, i)))
+        text.append(" ".join(str(r[c]) for c in question))
+        labels.append(normalize_answer(_first_answer(r[answer], where)))
+        groups.append(str(r[group]))
+        types.append(str(r[qtype]) if qtype else question_type(str(r[question[-1]])))
+    return Items(ids, text, labels, groups, types, kind, source, group, rows=rows)
+
+
+def _srbench_items(rows: list[dict[str, Any]], source: str, group: str | None) -> Items:
+    rows = [r for r in rows if not r.get("flipped") and not int(r.get("shift", 0))]
+    if not rows:
+        raise FormatError(f"{source}: no unshifted, unmirrored 3DSRBench rows")
+    opts = [[str(o) for o in r["options"]] for r in rows]
+    for r, o in zip(rows, opts):
+        r["question_text"] = r["question"] + " Options: " + " | ".join(o)
+        r["answer_text"] = o["ABCD".index(r["answer"])]
+        r.setdefault("base_qid", str(r["qid"])[:8])
+    items = _from_rows(rows, source, kind="srbench", question=["question_text"],
+                       answer="answer_text", group=group or "base_qid", qtype="category",
+                       id_col="qid")
+    items.options = [[normalize_answer(x) for x in o] for o in opts]
+    return items
+
+
+def _is_sqa3d_folder(path: Path) -> bool:
+    return path.is_dir() and any(path.glob("*_questions_*.json"))
+
+
+def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: str = "test",
+               question_columns: Sequence[str] | None = None, answer_column: str | None = None,
+               group_by: str | None = None, type_column: str | None = None) -> Items:
+    """Items of ``dataset``: a folder built by this library (its ``config``; by default the
+    de-biased ``real3dqa``, ``real_scanqa`` or the 3DSRBench ``real`` / ``synthetic_common``
+    config), an SQA3D folder (``*_questions_*.json`` + annotations, read with ``split``), a
+    3DSRBench ``.tsv``, or a ``datasets`` dataset on the Hub (offline: from the cache) whose
+    columns the ``*_column`` arguments name."""
+    from hf_real3d.hub import card_configs, load_local
+
+    path = Path(dataset)
+    src = str(dataset)
+    if path.suffix == ".tsv":
+        from hf_real3d.srbench.format import read_tsv
+
+        return _srbench_items(read_tsv(path, decode_images=False), src, group_by)
+    if _is_sqa3d_folder(path):
+        from hf_real3d.sqa3d import read_split
+
+        recs = read_split(path, split, validate_poses=False)
+        rows = [{"question_id": r.question_id, "scene_id": r.scene_id,
+                 "situation": r.situation, "question": r.question, "answers": r.answers,
+                 "question_type": r.qtype} for r in recs]
+        return _from_rows(rows, src, kind="sqa3d", question=("situation", "question"),
+                          answer="answers", group=group_by or "scene_id",
+                          qtype=type_column or "question_type", id_col="question_id")
+    if path.is_dir() and (path / "README.md").is_file():
+        configs = card_configs(path)
+        config = config or next((c for c in ("real3dqa", "real_scanqa", "real",
+                                              "synthetic_common", "test") if c in configs),
+                                configs[0] if configs else None)
+        if config not in configs:
+            raise FormatError(f"{src}: no config {config!r} (has {configs}); pick one with "
+                              "--config")
+        rows = [dict(r) for r in load_local(path, config, split)]
+        src = f"{src} ({config})"
+        if rows and "qid" in rows[0] and "options" in rows[0]:
+            return _srbench_items(rows, src, group_by)
+        if question_columns is None and rows and "situation" in rows[0]:
+            return _from_rows(rows, src, kind="real3dqa", question=("situation", "question"),
+                              answer=answer_column or "answers", group=group_by or "scene_id",
+                              qtype=type_column or ("question_type" if "question_type"
+                                                    in rows[0] else None),
+                              id_col="question_id")
+        if question_columns is None and rows and "question" in rows[0] and "scene_id" in rows[0]:
+            return _from_rows(rows, src, kind="scanqa", question=("question",),
+                              answer=answer_column or "answers", group=group_by or "scene_id",
+                              qtype=type_column, id_col="question_id")
+    elif path.exists() and not path.is_dir():
+        raise FormatError(f"{src}: not a dataset folder, an SQA3D folder or a 3DSRBench .tsv")
+    elif not path.exists() and (src.startswith((".", "/", "~")) or os.sep in src and
+                                src.count("/") != 1):
+        raise FileNotFoundError(f"{src}: no such dataset folder or file")
+    if question_columns is None or answer_column is None or group_by is None:
+        raise FormatError(f"{src}: name the columns: --question-column, --answer-column and "
+                          "--group-by")
+    if not path.is_dir():
+        import datasets
+
+        rows = [dict(r) for r in datasets.load_dataset(src, config, split=split)]
+    return _from_rows(rows, src, kind="columns", question=tuple(question_columns),
+                      answer=answer_column, group=group_by, qtype=type_column,
+                      id_col="question_id" if rows and "question_id" in rows[0] else "id")

@@ -1,0 +1,222 @@
+"""``hf-real3d stress-test``: TsT (and IBP with ``prune``) on a dataset, with its outputs.
+
+Writes under ``out``: ``stress_test.json`` (percent; see :func:`run_stress_test`),
+``scores.jsonl`` (each item's s(x), held-out prediction and whether it was right),
+``stress_test.png`` and ``report.md``. A dataset folder this library built also gets the
+scores as its config ``stress_test`` and, with ``prune``, the kept items as
+``<config>_tst`` (for Real-3DQA also ``rotations_tst``: the rotation groups of the kept
+questions) with a card section on what was removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hf_real3d._io import atomic_path, write_json
+from hf_real3d.debias.items import Items, load_items
+from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
+from hf_real3d.report import markdown_table
+
+__all__ = ["run_stress_test", "exclude_ids"]
+
+
+def exclude_ids(items: Items, other: str | os.PathLike, config: str | None = None) -> Items:
+    """``items`` without the ids that ``other`` (a dataset ``load_items`` reads) holds: the
+    questions a filter removed are the full set without the kept ones."""
+    drop = set(load_items(other, config=config).ids)
+    keep = [i for i, q in enumerate(items.ids) if q not in drop]
+    if not keep:
+        raise ValueError(f"{other}: holds every item of {items.source}; nothing is left")
+    out = items.subset(keep)
+    out.source = f"{items.source} without {other}"
+    return out
+
+
+def _plot(summary: dict[str, Any], rounds: list[dict[str, Any]] | None, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    per = summary["solvability"]["per_type"]
+    types = sorted(per, key=lambda t: -per[t]["n"])
+    fig, axes = plt.subplots(1, 2 if rounds else 1, figsize=(11 if rounds else 7, 4),
+                             squeeze=False)
+    ax = axes[0][0]
+    x = np.arange(len(types))
+    ax.bar(x, [per[t]["solvability"] for t in types], color="#c0504d", label="text-only (TsT)")
+    ax.scatter(x, [per[t]["majority"] for t in types], color="k", marker="_", s=300,
+               label="majority answer", zorder=3)
+    ax.scatter(x, [per[t]["chance"] for t in types], color="#4f81bd", marker="_", s=300,
+               label="chance", zorder=3)
+    ax.set_xticks(x, [f"{t}\n(n={per[t]['n']})" for t in types], rotation=45, ha="right",
+                  fontsize=7)
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title(f"non-visual solvability {summary['solvability']['overall']:.1f}% "
+                 f"({summary['diagnostic']}, {summary['folds']} folds)", fontsize=9)
+    ax.legend(fontsize=7)
+    if rounds:
+        ax = axes[0][1]
+        ax.plot([r["kept"] for r in rounds], [r["solvability"] for r in rounds], "o-",
+                color="#c0504d", label="text-only (TsT)")
+        ax.plot([r["kept"] for r in rounds], [r["majority"] for r in rounds], "s--", color="k",
+                label="majority answer")
+        ax.invert_xaxis()
+        ax.set_xlabel("items kept")
+        ax.set_ylabel("held-out accuracy (%)")
+        ax.set_title("iterative bias pruning", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _report(summary: dict[str, Any], res: StressResult, source: str) -> str:
+    s = summary["solvability"]
+    md = ["## Test-set stress test (non-visual solvability)", "",
+          f"`{source}`: {summary['n']} items, a `{summary['diagnostic']}` text-only diagnostic, "
+          f"{summary['folds']}-fold cross-validation grouped by `{summary['group_by']}`. "
+          f"Solvability **{s['overall']:.1f}%** [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}] against "
+          f"{summary['majority']:.1f}% for the majority answer and {summary['chance']:.1f}% "
+          "chance.", "",
+          markdown_table(["type", "n", "TsT", "95% CI", "majority", "chance"],
+                         [[t, v["n"], v["solvability"], f"[{v['ci'][0]:.1f}, {v['ci'][1]:.1f}]",
+                           v["majority"], v["chance"]] for t, v in s["per_type"].items()]),
+          "", "What drives the score (" + ("impurity importance" if res.diagnostic == "rf"
+                                            else "mean |coefficient|") + "): " +
+          ", ".join(f"`{f}` {w:.3f}" for f, w in res.features[:12]) + "."]
+    if "rounds" in summary:
+        md += ["", "### Iterative bias pruning", "",
+               markdown_table(["round", "removed", "kept", "TsT", "majority"],
+                              [[r["round"], r["removed"], r["kept"], r["solvability"],
+                                r["majority"]] for r in summary["rounds"]]),
+               "", f"Stopped: {summary['rounds'][-1].get('stop', '')}. Kept "
+               f"{summary['final']['kept']} of {summary['n']}."]
+    return "\n".join(md) + "\n"
+
+
+def _removed_section(items: Items, keep: set[int], config: str) -> str:
+    gone = [i for i in range(len(items)) if i not in keep]
+    by_type = Counter(items.types[i] for i in gone)
+    by_answer = Counter(items.labels[i] for i in gone)
+    total = Counter(items.types)
+    return ("Iterative bias pruning removed "
+            f"{len(gone)} of {len(items)} items of `{config}`.\n\n"
+            + markdown_table(["type", "removed", "of"],
+                             [[t, c, total[t]] for t, c in by_type.most_common()])
+            + "\n\nMost removed answers: "
+            + ", ".join(f"`{a}` {c}" for a, c in by_answer.most_common(10)) + ".")
+
+
+def run_stress_test(
+    dataset: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    config: str | None = None,
+    split: str = "test",
+    question_columns: Sequence[str] | None = None,
+    answer_column: str | None = None,
+    group_by: str | None = None,
+    type_column: str | None = None,
+    exclude: str | None = None,
+    diagnostic: str = "rf",
+    folds: int = 5,
+    seed: int = 0,
+    do_prune: bool = False,
+    round_fraction: float = 0.05,
+    margin: float = 2.0,
+    budget: float | None = None,
+    write_configs: bool = True,
+    log=print,
+) -> dict[str, Any]:
+    """TsT (and IBP with ``do_prune``) of ``dataset``; returns what ``stress_test.json``
+    holds: ``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
+    "diagnostic", "folds", "group_by", "features"}`` in percent, and with pruning
+    ``"rounds"`` and ``"final": {"kept", "solvability"}``."""
+    items = load_items(dataset, config=config, split=split, question_columns=question_columns,
+                       answer_column=answer_column, group_by=group_by, type_column=type_column)
+    if exclude:
+        items = exclude_ids(items, exclude)
+    check_items(items, folds)
+    log(f"stress test: {len(items)} items of {items.source}, {diagnostic}, {folds} folds")
+    res = stress_test(items, diagnostic=diagnostic, folds=folds, seed=seed,
+                      progress=lambda m: log("  " + m))
+    summary = res.summary()
+    summary["group_by"] = items.group_by
+    summary["features"] = [{"feature": f, "weight": w} for f, w in res.features]
+    summary["source"] = items.source
+    keep = None
+    if do_prune:
+        keep, rounds, last = prune(items, diagnostic=diagnostic, folds=folds, seed=seed,
+                                   round_fraction=round_fraction, margin=margin, budget=budget,
+                                   progress=lambda m: log("  " + m))
+        summary["rounds"] = rounds
+        summary["final"] = {"kept": len(keep), "solvability": last.solvability,
+                            "majority": last.majority}
+        summary["prune"] = {"round_fraction": round_fraction, "margin": margin,
+                            "budget": budget}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / "scores.jsonl") as tmp:
+        kept = set(keep) if keep is not None else None
+        Path(tmp).write_text("".join(json.dumps(
+            {"id": q, "type": t, "answer": a, "predicted": p, "score": float(s),
+             "correct": bool(c), **({"kept": i in kept} if kept is not None else {})}) + "\n"
+            for i, (q, t, a, p, s, c) in enumerate(zip(items.ids, items.types, items.labels,
+                                                       res.predicted, res.score, res.correct))))
+    _plot(summary, summary.get("rounds"), out / "stress_test.png")
+    with atomic_path(out / "report.md") as tmp:
+        Path(tmp).write_text(_report(summary, res, items.source))
+    folder = Path(dataset)
+    if write_configs and folder.is_dir() and (folder / "README.md").is_file() and \
+            items.kind != "sqa3d":
+        summary["configs"] = _add_configs(folder, config, items, res, keep)
+    write_json(out / "stress_test.json", summary, indent=2)
+    return summary
+
+
+def _add_configs(folder: Path, config: str | None, items: Items, res: StressResult,
+                 keep: list[int] | None) -> list[str]:
+    import datasets
+
+    from hf_real3d.hub import ConfigData, add_config, card_configs, load_local
+
+    feats = datasets.Features({"id": datasets.Value("string"),
+                               "score": datasets.Value("float32"),
+                               "correct": datasets.Value("bool"),
+                               "predicted": datasets.Value("string"),
+                               "type": datasets.Value("string")})
+    rows = [{"id": q, "score": float(s), "correct": bool(c), "predicted": p, "type": t}
+            for q, s, c, p, t in zip(items.ids, res.score, res.correct, res.predicted,
+                                     items.types)]
+    base = config or items.source.rsplit("(", 1)[-1].rstrip(")")
+    add_config(folder, ConfigData("stress_test", {"test": rows}, feats,
+                                  f"per-item bias score s(x) of `{base}` from a "
+                                  f"{res.diagnostic} text-only diagnostic ({res.folds}-fold, "
+                                  "grouped): the held-out probability of the right answer"))
+    written = ["stress_test"]
+    if keep is None:
+        return written
+    kept_rows = [items.rows[i] for i in keep]
+    ds = load_local(folder, base)
+    add_config(folder, ConfigData(f"{base}_tst", {"test": kept_rows}, ds.features,
+                                  f"`{base}` after iterative bias pruning"),
+               _removed_section(items, set(keep), base))
+    written.append(f"{base}_tst")
+    if items.kind == "real3dqa" and "rotations" in card_configs(folder):
+        kept_ids = {str(items.ids[i]) for i in keep}
+        rot = load_local(folder, "rotations")
+        rot_rows = [dict(r) for r in rot if str(r["question_id"]) in kept_ids]
+        add_config(folder, ConfigData("rotations_tst", {"test": rot_rows}, rot.features,
+                                      "the rotation groups of the questions kept by "
+                                      "iterative bias pruning"))
+        written.append("rotations_tst")
+    return written

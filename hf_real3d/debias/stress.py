@@ -1,0 +1,231 @@
+"""Test-set stress test (TsT) and iterative bias pruning (IBP), after Brown et al. 2025.
+
+A text-only diagnostic is trained by grouped k-fold cross-validation on the test set's own
+non-visual inputs (:mod:`hf_real3d.debias.items`): a group (a scene) never sits on both
+sides. Each item is predicted by the model that did not see its fold, which gives
+
+* **non-visual solvability**: the held-out accuracy, overall and per question type, with a
+  bootstrap interval over groups; beside it the held-out majority-answer baseline (the
+  training folds' most frequent answer, among the item's options for multiple choice) and
+  chance (1 / options, or 1 / the training folds' distinct answers);
+* the per-item **bias score** s(x): the held-out probability of the right answer (0 when
+  the training folds never gave that answer).
+
+Diagnostics (scikit-learn estimators over word and word-pair counts of the text, plus the
+question type as a token): ``rf`` (a random forest, whose impurity importances name the
+words that carry the score) and ``logreg`` (a logistic regression over TF-IDF).
+
+:func:`prune` removes the items of highest s(x) in rounds, re-fitting after each, until
+solvability is within ``margin`` points of the majority baseline or the removal budget is
+spent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hf_real3d.debias.items import Items
+from hf_real3d.scoring import bootstrap_ci
+
+__all__ = ["DIAGNOSTICS", "StressResult", "stress_test", "prune", "check_items"]
+
+DIAGNOSTICS = ("rf", "logreg")
+
+
+@dataclass
+class StressResult:
+    """Held-out predictions of one k-fold pass, and the figures they give (percent)."""
+
+    score: np.ndarray          # s(x): held-out probability of the right answer
+    correct: np.ndarray        # held-out prediction right
+    predicted: list[str]
+    majority_correct: np.ndarray
+    chance: np.ndarray         # per item, the chance of a uniform guess
+    types: list[str]
+    groups: list[str]
+    diagnostic: str
+    folds: int
+    features: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def solvability(self) -> float:
+        return float(self.correct.mean() * 100)
+
+    @property
+    def majority(self) -> float:
+        return float(self.majority_correct.mean() * 100)
+
+    def summary(self, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+        """``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
+        "diagnostic", "folds"}`` in percent; intervals resample groups."""
+        def ci(mask: np.ndarray) -> list[float]:
+            g = np.asarray(self.groups, dtype=object)[mask]
+            ok = self.correct[mask].astype(float)
+            codes = np.unique(g, return_inverse=True)[1]
+            sums = np.bincount(codes, weights=ok)
+            counts = np.bincount(codes)
+            rng_stat = lambda idx: sums[idx].sum(1) / counts[idx].sum(1) * 100  # noqa: E731
+            v = np.arange(len(sums))
+            lo, hi = bootstrap_ci(v, lambda x: rng_stat(x), n_resamples=n_resamples,
+                                  seed=seed)
+            return [lo, hi]
+
+        types = np.asarray(self.types, dtype=object)
+        per_type = {}
+        for t in sorted(set(self.types)):
+            m = types == t
+            per_type[t] = {"n": int(m.sum()), "solvability": float(self.correct[m].mean() * 100),
+                           "majority": float(self.majority_correct[m].mean() * 100),
+                           "chance": float(self.chance[m].mean() * 100), "ci": ci(m)}
+        everything = np.ones(len(self.correct), bool)
+        return {"n": int(len(self.correct)),
+                "solvability": {"overall": self.solvability, "ci": ci(everything),
+                                "per_type": per_type},
+                "majority": self.majority, "chance": float(self.chance.mean() * 100),
+                "diagnostic": self.diagnostic, "folds": self.folds}
+
+
+def check_items(items: Items, folds: int) -> None:
+    """Refuse what k-fold cannot do: fewer groups than folds, fewer than 2 folds."""
+    if folds < 2:
+        raise ValueError(f"Expected --folds >= 2 but got {folds}")
+    n_groups = len(set(items.groups))
+    if n_groups < folds:
+        raise ValueError(f"{items.source}: {n_groups} groups ({items.group_by}) for {folds} "
+                         f"folds; a group must stay on one side, so use --folds {n_groups} or "
+                         "fewer, or another --group-by")
+
+
+def _vectorizer(diagnostic: str):
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+    kind = TfidfVectorizer if diagnostic == "logreg" else CountVectorizer
+    return kind(ngram_range=(1, 2), min_df=2, max_features=4000, token_pattern=r"[\w']+",
+                binary=diagnostic == "rf")
+
+
+def _estimator(diagnostic: str, seed: int):
+    if diagnostic == "rf":
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=-1)
+    if diagnostic == "logreg":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=2000, C=2.0)
+    raise ValueError(f"Expected a diagnostic in {list(DIAGNOSTICS)} but got {diagnostic!r}")
+
+
+def _texts(items: Items) -> list[str]:
+    return [f"{t} qtype_{ty.replace(' ', '_')}" for t, ty in zip(items.text, items.types)]
+
+
+def _importances(vec, clf, diagnostic: str, top: int = 20) -> list[tuple[str, float]]:
+    names = vec.get_feature_names_out()
+    if diagnostic == "rf":
+        imp = clf.feature_importances_
+    else:
+        imp = np.abs(clf.coef_).mean(axis=0)
+    order = np.argsort(-imp)[:top]
+    return [(str(names[i]), float(imp[i])) for i in order]
+
+
+def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
+                progress: Callable[[str], None] | None = None) -> StressResult:
+    """One grouped k-fold pass of the text-only ``diagnostic`` over ``items``."""
+    from sklearn.model_selection import GroupKFold
+
+    check_items(items, folds)
+    _estimator(diagnostic, seed)  # an unknown name fails before any work
+    texts = _texts(items)
+    y = np.asarray(items.labels, dtype=object)
+    n = len(items)
+    score, correct = np.zeros(n), np.zeros(n, bool)
+    maj, chance = np.zeros(n, bool), np.zeros(n)
+    predicted: list[str] = [""] * n
+    splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for k, (train, test) in enumerate(splitter.split(texts, y, items.groups)):
+        if progress:
+            progress(f"fold {k + 1}/{folds}: {len(train)} training items")
+        vec = _vectorizer(diagnostic)
+        xtr = vec.fit_transform([texts[i] for i in train])
+        xte = vec.transform([texts[i] for i in test])
+        clf = _estimator(diagnostic, seed)
+        ytr = y[train]
+        counts = Counter(ytr.tolist())
+        if len(counts) == 1:  # one answer only: every model predicts it
+            proba, classes = np.ones((len(test), 1)), np.array(list(counts), dtype=object)
+        else:
+            clf.fit(xtr, ytr)
+            proba, classes = clf.predict_proba(xte), clf.classes_
+        col = {c: j for j, c in enumerate(classes.tolist())}
+        for row, i in zip(proba, test.tolist()):
+            if items.options is not None:  # multiple choice: among this item's options
+                opts = items.options[i]
+                p = np.array([row[col[o]] if o in col else 0.0 for o in opts])
+                p = p / p.sum() if p.sum() > 0 else np.full(len(opts), 1 / len(opts))
+                pick = opts[int(np.argmax(p))]
+                s = float(p[opts.index(y[i])]) if y[i] in opts else 0.0
+                best = max(opts, key=lambda o: (counts.get(o, 0), -opts.index(o)))
+                chance[i] = 1 / len(opts)
+            else:
+                pick = str(classes[int(np.argmax(row))])
+                s = float(row[col[y[i]]]) if y[i] in col else 0.0
+                best = counts.most_common(1)[0][0]
+                chance[i] = 1 / len(counts)
+            predicted[i], score[i] = pick, s
+            correct[i], maj[i] = pick == y[i], best == y[i]
+    res = StressResult(score, correct, predicted, maj, chance, list(items.types),
+                       list(items.groups), diagnostic, folds)
+    # what drives the score: the diagnostic refitted on every item
+    if len(set(items.labels)) > 1:
+        vec = _vectorizer(diagnostic)
+        clf = _estimator(diagnostic, seed).fit(vec.fit_transform(texts), y)
+        res.features = _importances(vec, clf, diagnostic)
+    return res
+
+
+def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
+          round_fraction: float = 0.05, margin: float = 2.0, budget: float | None = None,
+          progress: Callable[[str], None] | None = None
+          ) -> tuple[list[int], list[dict[str, Any]], StressResult]:
+    """Iterative bias pruning: fit, stop when solvability <= majority + ``margin`` (points)
+    or when the removals reach ``budget`` (a fraction of the set if < 1, else a count),
+    else remove the ``round_fraction`` of the original set with the highest s(x) (ties:
+    the earlier item first) and fit again.
+
+    Returns the kept item indices, one record per fit ``{"round", "removed" (so far),
+    "kept", "solvability", "majority"}`` and the last fit."""
+    n = len(items)
+    per_round = max(1, int(round(round_fraction * n)))
+    limit = None if budget is None else int(budget * n if budget < 1 else budget)
+    keep = list(range(n))
+    rounds: list[dict[str, Any]] = []
+    while True:
+        res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds, seed=seed)
+        rounds.append({"round": len(rounds), "removed": n - len(keep), "kept": len(keep),
+                       "solvability": res.solvability, "majority": res.majority})
+        if progress:
+            progress(f"round {len(rounds) - 1}: {len(keep)} kept, solvability "
+                     f"{res.solvability:.1f} (majority {res.majority:.1f})")
+        if res.solvability <= res.majority + margin:
+            rounds[-1]["stop"] = f"solvability within {margin:g} points of the majority answer"
+            break
+        room = per_round if limit is None else min(per_round, limit - (n - len(keep)))
+        if room <= 0:
+            rounds[-1]["stop"] = f"removal budget of {limit} items spent"
+            break
+        try:
+            check_items(items.subset(keep[:-room] if room < len(keep) else []), folds)
+        except ValueError:
+            rounds[-1]["stop"] = "too few groups left for another round"
+            break
+        order = np.lexsort((np.arange(len(keep)), -res.score))
+        drop = set(order[:room].tolist())
+        keep = [k for j, k in enumerate(keep) if j not in drop]
+    return keep, rounds, res

@@ -1,0 +1,159 @@
+"""Test-set stress test and iterative bias pruning (hf_real3d.debias)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hf_real3d.debias import Items, load_items, prune, stress_test
+from hf_real3d.debias.stress import check_items
+
+WORDS = "chair table lamp sofa bed desk door window shelf plant box rug".split()
+
+
+def _items(n=400, shortcut=True, seed=0, groups=40, every=1):
+    """Questions of random words; with ``shortcut`` the answer is written in every
+    ``every``-th question ('... marked red' -> red), else drawn independently of the text."""
+    rng = np.random.default_rng(seed)
+    answers = ["red", "blue", "green", "white"]
+    text, labels = [], []
+    for i in range(n):
+        a = answers[rng.integers(4)]
+        words = " ".join(rng.choice(WORDS, 6))
+        if shortcut and i % every == 0:
+            text.append(f"what is near the {words} marked {a}")
+        else:
+            text.append(f"what colour is the {words}")
+        labels.append(a if shortcut and i % every == 0 else answers[rng.integers(4)])
+    ids = [str(i) for i in range(n)]
+    grp = [f"scene{i % groups}" for i in range(n)]
+    return Items(ids, text, labels, grp, ["color"] * n, "columns", "planted", "scene_id")
+
+
+@pytest.mark.parametrize("diagnostic", ["rf", "logreg"])
+def test_a_planted_text_shortcut_is_found(diagnostic):
+    res = stress_test(_items(), diagnostic=diagnostic, folds=5)
+    assert res.solvability > 90
+    assert res.majority < 40
+    top = [f for f, _ in res.features[:8]]
+    assert any(w in " ".join(top) for w in ("red", "blue", "green", "white"))
+    # s(x) is the held-out probability of the right answer
+    assert ((res.score > 0.5) == res.correct).mean() > 0.9
+
+
+def test_answers_independent_of_the_text_sit_near_chance():
+    res = stress_test(_items(800, shortcut=False), folds=5)
+    s = res.summary()
+    assert s["chance"] == pytest.approx(25.0)
+    assert abs(res.solvability - 25) < 8
+    assert s["solvability"]["ci"][0] < 25 + 8
+
+
+def test_a_group_never_spans_training_and_held_out_folds():
+    from sklearn.model_selection import GroupKFold
+
+    it = _items(300, groups=17)
+    for train, test in GroupKFold(n_splits=5, shuffle=True, random_state=0).split(
+            it.text, it.labels, it.groups):
+        assert not {it.groups[i] for i in train} & {it.groups[i] for i in test}
+    # and the stress test itself: an answer that is unique to one group cannot be learnt
+    # from the other folds, so it is never predicted right
+    it.labels = [f"only{g}" if i % 3 == 0 else a for i, (g, a) in
+                 enumerate(zip(it.groups, it.labels))]
+    it.text = [f"{t} tag{g}" if i % 3 == 0 else t for i, (t, g) in
+               enumerate(zip(it.text, it.groups))]
+    res = stress_test(it, folds=5)
+    unique = np.array([lab.startswith("only") for lab in it.labels])
+    assert res.correct[unique].sum() == 0 and (res.score[unique] == 0).all()
+
+
+def test_pruning_stops_within_the_margin_of_the_majority():
+    it = _items(400, every=2)  # half the questions carry the shortcut
+    keep, rounds, last = prune(it, folds=5, round_fraction=0.1, margin=2.0)
+    assert rounds[0]["solvability"] > 55
+    assert rounds[-1]["solvability"] <= rounds[-1]["majority"] + 2.0
+    # what it removed is the planted shortcut
+    removed = set(range(400)) - set(keep)
+    assert sum(i % 2 == 0 for i in removed) >= 0.8 * len(removed)
+    assert "within 2 points" in rounds[-1]["stop"]
+    assert [r["kept"] for r in rounds] == sorted((r["kept"] for r in rounds), reverse=True)
+    assert all(b["removed"] - a["removed"] == 40 for a, b in zip(rounds, rounds[1:]))
+    assert len(keep) == rounds[-1]["kept"] and last.solvability == rounds[-1]["solvability"]
+
+
+def test_pruning_stops_at_the_budget():
+    keep, rounds, _ = prune(_items(400), folds=5, round_fraction=0.05, budget=50)
+    assert 400 - len(keep) == 50 and "budget" in rounds[-1]["stop"]
+
+
+def test_folds_larger_than_the_groups_are_refused():
+    with pytest.raises(ValueError, match="3 groups .* for 5 folds"):
+        check_items(_items(30, groups=3), 5)
+
+
+def _release(real_dir, tmp_path):
+    from hf_real3d.real3dqa import import_release
+
+    out = tmp_path / "release"
+    import_release(real_dir / "real3dqa", out)
+    return out
+
+
+def test_real_release_through_the_cli(real_dir, tmp_path, capsys):
+    """The real Real-3DQA release: solvability, per type, a plot, the scores as a config,
+    and after pruning a real3dqa_tst config with the rotation groups of the kept items."""
+    from hf_real3d.cli import main
+    from hf_real3d.hub import card_configs, load_local
+
+    folder = _release(real_dir, tmp_path)
+    out = tmp_path / "st"
+    assert main(["stress-test", "--dataset", str(folder), "--out", str(out), "--prune",
+                 "--round_fraction", "0.2", "--budget", "0.4"]) == 0
+    s = json.loads((out / "stress_test.json").read_text())
+    assert s["n"] == 1485 and s["group_by"] == "scene_id" and s["folds"] == 5
+    assert s["solvability"]["overall"] > s["majority"] + 5  # the set is still text-solvable
+    assert s["solvability"]["ci"][0] <= s["solvability"]["overall"] <= s["solvability"]["ci"][1]
+    assert set(s["solvability"]["per_type"]) >= {"number", "navigation", "spatial relation"}
+    assert [r["removed"] for r in s["rounds"]][:3] == [0, 297, 594]
+    assert s["final"]["kept"] == 1485 - 594 and s["final"]["solvability"] < \
+        s["solvability"]["overall"]
+    assert (out / "stress_test.png").stat().st_size > 5000
+    assert {"stress_test", "real3dqa_tst", "rotations_tst"} <= set(card_configs(folder))
+    kept = {r["question_id"] for r in load_local(folder, "real3dqa_tst")}
+    assert len(kept) == s["final"]["kept"]
+    assert {r["question_id"] for r in load_local(folder, "rotations_tst")} <= kept
+    assert "Iterative bias pruning removed 594 of 1485" in (folder / "README.md").read_text()
+
+
+def test_bad_inputs_name_the_problem(real_dir, tmp_path, capsys):
+    from hf_real3d.cli import main
+
+    folder = _release(real_dir, tmp_path)
+    out = tmp_path / "st"
+    assert main(["stress-test", "--dataset", str(folder), "--out", str(out), "--group_by",
+                 "room"]) == 2
+    assert "no column 'room' for the groups" in capsys.readouterr().err
+    assert main(["stress-test", "--dataset", str(folder), "--out", str(out), "--folds",
+                 "100"]) == 2
+    assert "groups (scene_id) for 100 folds" in capsys.readouterr().err
+    assert not out.exists()  # nothing written
+
+
+def test_scanqa_test_split_without_answers_is_refused(tmp_path):
+    rows = [{"question_id": "q1", "question": "What is it?", "scene_id": "s1",
+             "answers": []}]
+    from hf_real3d.debias.items import _from_rows
+
+    with pytest.raises(Exception, match="no answer"):
+        _from_rows(rows, "scanqa_test", kind="scanqa", question=("question",),
+                   answer="answers", group="scene_id", qtype=None, id_col="question_id")
+
+
+def test_sqa3d_folder_and_exclusion(real_dir, tmp_path):
+    from hf_real3d.debias.run import exclude_ids
+
+    sqa = load_items(real_dir / "sqa3d")
+    assert len(sqa) == 3519 and len(set(sqa.groups)) == 67
+    assert set(sqa.types) == {"what", "is", "how", "can", "which", "other"}
+    removed = exclude_ids(sqa, _release(real_dir, tmp_path))
+    assert len(removed) == 3519 - 1485
