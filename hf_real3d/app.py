@@ -56,6 +56,7 @@ __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predi
 
 RULES = {"refined EM": "em_refined", "EM": "em", "LEO's rule (official)": "leo"}
 SUBSETS = ("all", "de-biased", "filtered out")
+PRUNED = "kept by bias pruning"  # the real3dqa_tst config of hf-real3d stress-test --prune
 MAX_POINTS = 6000  # points drawn in the 3D view (a random subset of the scene's)
 _APP_HINT = "pip install 'hf_real3d[app]' (Gradio); `make install` installs it"
 
@@ -126,6 +127,7 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
 
     kept, out, base, rot = (frame(c) for c in ("real3dqa", "filtered_out", "sqa3d",
                                                "rotations"))
+    tst = frame("real3dqa_tst")
     firsts = [f for f in (kept, out, base) if f is not None]
     if rot is not None:
         firsts.append(rot[rot.rotation_deg == 0])
@@ -136,7 +138,9 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
     first = first.assign(
         subset=["de-biased" if q in kept_ids else "filtered out" if q in reasons else
                 "all only" for q in first.question_id.tolist()],
-        reason=[reasons.get(int(q), "") for q in first.question_id.tolist()])
+        reason=[reasons.get(int(q), "") for q in first.question_id.tolist()],
+        pruned_kept=first.question_id.isin(set() if tst is None else
+                                           set(tst.question_id.tolist())).to_numpy())
     viewpoints: dict[int, list[dict[str, Any]]] = {}
     sem = dict(zip(base.question_id.tolist(), base.semantics.tolist())) \
         if base is not None and "semantics" in base else {}
@@ -153,7 +157,7 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
     for q, s in sem.items():
         if q in viewpoints and s:
             viewpoints[q][0]["semantics"] = s
-    table = first[["question_id", "scene_id", "question_type", "question", "subset",
+    table = first[["question_id", "scene_id", "question_type", "question", "subset", "pruned_kept",
                    "reason"]].sort_values("question_id").reset_index(drop=True)
     scene_rows: dict[str, dict[str, Any]] = {}
     note = ""
@@ -680,7 +684,9 @@ def _filtered_ids(qd: QuestionData, qtype: str, scene: str, subset: str) -> list
         mask &= (t.question_type == qtype).to_numpy()
     if scene != "all":
         mask &= (t.scene_id == scene).to_numpy()
-    if subset != "all":
+    if subset == PRUNED:
+        mask &= t.pruned_kept.to_numpy(dtype=bool)
+    elif subset != "all":
         mask &= (t.subset == subset).to_numpy()
     return t.question_id[mask].astype(int).tolist()
 
@@ -697,7 +703,8 @@ def _questions_tab(gr, qd: QuestionData, models: list[ModelAnswers]) -> None:
                                 value="all", label="question type", elem_id="f-type")
             scene = gr.Dropdown(["all", *sorted(t.scene_id.unique())], value="all",
                                 label="scene", elem_id="f-scene")
-            subset = gr.Dropdown([s for s in SUBSETS if s == "all" or (t.subset == s).any()],
+            subset = gr.Dropdown([s for s in SUBSETS if s == "all" or (t.subset == s).any()]
+                                 + ([PRUNED] if t.pruned_kept.any() else []),
                                  value="all", label="subset", elem_id="f-subset")
             rule = gr.Dropdown(list(RULES), value="refined EM", label="matching rule",
                                elem_id="f-rule")

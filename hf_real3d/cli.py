@@ -104,6 +104,9 @@ class EvaluateOptions:
     allow_missing: bool = help_field("Count missing predictions as wrong; without it a figure "
                                 "whose rows are not all predicted is not computed (a note "
                                 "says which).", default=False)
+    pruned: bool = help_field("Score on the questions iterative bias pruning kept (configs "
+                              "real3dqa_tst and rotations_tst of hf-real3d stress-test --prune) "
+                              "in place of real3dqa and rotations.", default=False)
 
 
 def _push_to_hub() -> Any:
@@ -330,7 +333,7 @@ def cmd_evaluate(o: EvaluateOptions) -> None:
     with no_gc(freeze=True):
         report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
                                         leo_compatible=o.reproduce_official,
-                                        allow_missing=o.allow_missing)
+                                        allow_missing=o.allow_missing, pruned=o.pruned)
     print(report.table)
     for r in report.results:
         for w in r.get("warnings", []):

@@ -14,6 +14,9 @@ Tasks (names prefixed ``hf_real3d_`` so they never clash with lmms-eval's own ``
   ``vrs`` (incomplete groups left out, as ``hf-real3d evaluate`` does).
 * ``hf_real3d_real3dqa_debiased``: the ``real3dqa`` config (the filtered questions at 0
   degrees); ``em`` and ``em_refined``.
+* ``hf_real3d_real3dqa_tst`` / ``hf_real3d_real3dqa_debiased_tst``: the same on the
+  ``rotations_tst`` / ``real3dqa_tst`` configs (what ``hf-real3d stress-test --prune``
+  kept), when the folder has them.
 * ``hf_real3d_3dsrbench_<config>`` for each 3DSRBench config (``real``,
   ``synthetic_common``, ``synthetic_uncommon``): lmms-eval's own ``3dsrbench_circular``
   metrics with its values (its letter extraction, fractions): ``vanilla_accuracy``,
@@ -112,6 +115,16 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
         if have is None or "real3dqa" in have:
             tasks["hf_real3d_real3dqa_debiased"] = _task(
                 "hf_real3d_real3dqa_debiased", path, "real3dqa", "real3dqa",
+                ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
+        # what hf-real3d stress-test --prune kept, when the folder has it
+        if have is not None and "rotations_tst" in have:
+            tasks["hf_real3d_real3dqa_tst"] = _task("hf_real3d_real3dqa_tst", path,
+                                                    "rotations_tst", "real3dqa", metrics,
+                                                    max_new_tokens,
+                                                    "!function utils.real3dqa_doc_to_target")
+        if have is not None and "real3dqa_tst" in have:
+            tasks["hf_real3d_real3dqa_debiased_tst"] = _task(
+                "hf_real3d_real3dqa_debiased_tst", path, "real3dqa_tst", "real3dqa",
                 ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
         if have is not None and not {"rotations", "real3dqa"} & set(have):
             raise FileNotFoundError(f"{real3dqa}: no rotations/ or real3dqa/ config; build it "

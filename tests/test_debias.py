@@ -123,6 +123,31 @@ def test_real_release_through_the_cli(real_dir, tmp_path, capsys):
     assert len(kept) == s["final"]["kept"]
     assert {r["question_id"] for r in load_local(folder, "rotations_tst")} <= kept
     assert "Iterative bias pruning removed 594 of 1485" in (folder / "README.md").read_text()
+    _pruned_config_is_selectable(folder, kept, tmp_path)
+
+
+def _pruned_config_is_selectable(folder, kept, tmp_path):
+    """`evaluate --pruned`, the lmms-eval tasks and the explorer select real3dqa_tst."""
+    from hf_real3d import app as A
+    from hf_real3d.cli import main
+    from hf_real3d.hub import load_local
+    from hf_real3d.lmms import write_lmms_tasks
+
+    answers = {(r["question_id"], 0): r["answers"][0] for r in load_local(folder, "real3dqa")}
+    answers.update({(r["question_id"], r["rotation_deg"]): r["answers"][0]
+                    for r in load_local(folder, "rotations")})
+    preds = tmp_path / "oracle.jsonl"
+    preds.write_text("".join(json.dumps({"question_id": q, "rotation_deg": d, "prediction": a})
+                             + "\n" for (q, d), a in answers.items()))
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--dataset", str(folder), "--predictions", f"oracle={preds}",
+                 "--pruned", "--out", str(out)]) == 0
+    m = json.loads((out / "metrics.json").read_text())[0]
+    assert m["debiased"]["n"] == len(kept) and m["debiased"]["em_refined"] == 100.0
+    names = write_lmms_tasks(tmp_path / "tasks", real3dqa=str(folder))
+    assert {"hf_real3d_real3dqa_tst", "hf_real3d_real3dqa_debiased_tst"} <= set(names)
+    qd = A.load_questions(folder)
+    assert set(A._filtered_ids(qd, "all", "all", A.PRUNED)) == kept
 
 
 def test_bad_inputs_name_the_problem(real_dir, tmp_path, capsys):

@@ -57,11 +57,17 @@ __all__ = ["load_references", "reference_cache_dir", "load_folder_references",
            "ReferenceColumns", "reference_columns"]
 
 
-def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
+def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -> pd.DataFrame:
     """Reference table from a built dataset folder: the
     ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
-    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept."""
+    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept. ``pruned``:
+    ``real3dqa_tst`` and ``rotations_tst`` (what ``hf-real3d stress-test --prune`` kept) in
+    place of ``real3dqa`` and ``rotations``."""
     folder = Path(folder)
+    tst = "_tst" if pruned else ""
+    if pruned and not (folder / "real3dqa_tst").is_dir():
+        raise FileNotFoundError(f"{folder}: no real3dqa_tst config; write it with hf-real3d "
+                                f"stress-test --dataset {folder} --out DIR --prune")
 
     # the datasets library (through hub) only for built folders: scoring against a release
     # folder does not pay for importing it
@@ -72,7 +78,7 @@ def load_folder_references(folder: str | os.PathLike) -> pd.DataFrame:
             return None
         return load_local(folder, config).to_pandas()
 
-    kept, base, rot = load("real3dqa"), load("sqa3d"), load("rotations")
+    kept, base, rot = load(f"real3dqa{tst}"), load("sqa3d"), load(f"rotations{tst}")
     base = base if base is not None else kept
     if base is None and rot is None:
         raise FileNotFoundError(f"{folder}: no sqa3d/, real3dqa/ or rotations/ config to score "
@@ -112,6 +118,9 @@ class ReferenceColumns:
     in_debiased: np.ndarray
     in_rotation: np.ndarray
     report: dict[str, Any] | None = None
+    # a subset of a fuller set (iterative bias pruning's configs): predictions of the
+    # questions it left out are dropped with a note, not refused
+    subset: bool = False
 
     def __len__(self) -> int:
         return len(self.question_id)
@@ -219,9 +228,14 @@ def _release_references(src: Path, cache: bool) -> ReferenceColumns:
 
 
 def reference_columns(source: str | os.PathLike, split: str = "test", *,
-                      cache: bool = True) -> ReferenceColumns:
-    """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses)."""
+                      cache: bool = True, pruned: bool = False) -> ReferenceColumns:
+    """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses); ``pruned``
+    (a built folder): the configs iterative bias pruning kept."""
     src = Path(source)
+    if pruned:
+        refs = ReferenceColumns.from_frame(load_folder_references(src, pruned=True))
+        refs.subset = True
+        return refs
     if (src / "rotation_0.json").is_file():
         return _release_references(src, cache)
     if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
@@ -261,6 +275,7 @@ class _Aligned:
     question_id: np.ndarray  # ids with the x100+suffix scheme resolved
     rotation_deg: np.ndarray
     repeats: int  # identical repeated predictions dropped
+    left_out: int = 0  # predictions of questions a subset's references leave out
 
 
 def _answer_codes(preds: PredictionColumns) -> tuple[np.ndarray, np.ndarray]:
@@ -331,6 +346,11 @@ def _align(refs: ReferenceColumns, preds: PredictionColumns, answers: np.ndarray
                                "build it again with load_references")
     ref = index.get_indexer(pred_keys[rows])
     unknown = ref < 0
+    if unknown.any() and refs.subset:  # the questions the subset left out
+        left_out = int(unknown.sum())
+        rows, ref = rows[~unknown], ref[~unknown]
+        return _Aligned(rows, ref.astype(np.int64), qid[rows], deg[rows], int(drop.sum()),
+                        left_out)
     if unknown.any():
         i = int(rows[np.argmax(unknown)])
         raise MetricInputError(
@@ -410,6 +430,9 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
     al = _align(refs, preds, answers[0], name)
     em, ref, warnings = _correctness(refs, preds, al, answers, leo_compatible)
     notices: list[str] = []
+    if al.left_out:
+        notices.append(f"{al.left_out} predictions of questions that bias pruning removed are "
+                       "left out")
     if al.repeats:
         notices.append(f"{al.repeats} repeated predictions (same question, "
                        "viewpoint and answer, e.g. in both the de-biased and rotation_0 files) "
@@ -510,12 +533,13 @@ class EvaluationReport:
 
 
 def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str | os.PathLike,
-                   *, leo_compatible: bool = False,
-                   allow_missing: bool = False) -> EvaluationReport:
+                   *, leo_compatible: bool = False, allow_missing: bool = False,
+                   pruned: bool = False) -> EvaluationReport:
     """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
-    write ``metrics.json``, ``report.md`` and the plots under ``out``."""
+    write ``metrics.json``, ``report.md`` and the plots under ``out``. ``pruned``: score on
+    the ``real3dqa_tst`` / ``rotations_tst`` configs of ``hf-real3d stress-test --prune``."""
     check_unique_names(predictions)
-    refs = reference_columns(dataset)
+    refs = reference_columns(dataset, pruned=pruned)
     results = []
     for spec in predictions:
         preds = read_model_prediction_columns(spec)
