@@ -177,3 +177,25 @@ def test_readme_srbench_study_table_is_rendered_from_results_json():
     for statement, holds in srbench_study_findings(srbench_study_summary(seeds)):
         assert f"{statement} ({'holds' if holds else 'does NOT hold'})" in " ".join(
             block.split()), statement
+
+
+def test_readme_stress_test_table_is_rendered_from_the_measured_runs():
+    """The README's stress-test table is `summary_table` of the recorded runs on the real
+    files (tests/data/stress_test_real.json; tests/test_debias.py re-measures the de-biased
+    set's solvability against it), and its statements quote those records."""
+    from hf_real3d.debias.run import summary_table
+
+    d = json.loads((ROOT / "tests/data/stress_test_real.json").read_text())
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("<!-- stress-test -->"):text.index("<!-- /stress-test -->")]
+    assert summary_table({"SQA3D test split": d["sqa3d_test"],
+                          "Real-3DQA de-biased set (the paper's)": d["real3dqa_debiased"],
+                          "questions its filters removed": d["filtered_out"]}) in block
+    deb = d["real3dqa_debiased"]
+    flat = " ".join(block.split())
+    assert f"answers {deb['solvability']['overall']:.1f}% of them" in flat
+    assert f"majority answer ({deb['majority']:.1f}%)" in flat
+    assert f"after {len(deb['rounds']) - 1} rounds with {deb['final']['kept']} of 1,485" in flat
+    assert f"It removes {1485 - deb['final']['kept']} of the paper's kept" in flat
+    for t in ("visibility", "navigation", "number", "spatial relation"):
+        assert f"{t} {deb['solvability']['per_type'][t]['solvability']:.1f}%" in flat

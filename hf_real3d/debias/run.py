@@ -24,7 +24,7 @@ from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
 from hf_real3d.report import markdown_table
 
-__all__ = ["run_stress_test", "exclude_ids"]
+__all__ = ["run_stress_test", "exclude_ids", "summary_table"]
 
 
 def exclude_ids(items: Items, other: str | os.PathLike, config: str | None = None) -> Items:
@@ -37,6 +37,19 @@ def exclude_ids(items: Items, other: str | os.PathLike, config: str | None = Non
     out = items.subset(keep)
     out.source = f"{items.source} without {other}"
     return out
+
+
+def summary_table(named: dict[str, dict[str, Any]]) -> str:
+    """One row per stress-tested set (``{name: stress_test.json}``): n, solvability with its
+    interval, the majority and chance baselines, and after pruning what was kept."""
+    rows = []
+    for name, s in named.items():
+        sv, fin = s["solvability"], s.get("final") or {}
+        rows.append([name, s["n"], f"{sv['overall']:.1f} [{sv['ci'][0]:.1f}, {sv['ci'][1]:.1f}]",
+                     s["majority"], s["chance"], fin.get("kept"),
+                     f"{fin['solvability']:.1f} ({fin['majority']:.1f})" if fin else None])
+    return markdown_table(["set", "n", "TsT solvability [95% CI]", "majority answer", "chance",
+                           "kept by IBP", "TsT after IBP (majority)"], rows)
 
 
 def _plot(summary: dict[str, Any], rounds: list[dict[str, Any]] | None, path: Path) -> None:
