@@ -20,7 +20,7 @@ try:  # a faster parser for the large prediction and reference files, when insta
 except ImportError:  # pragma: no cover - a dependency; plain json gives the same values
     orjson = None
 
-__all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "FormatError",
+__all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries"]
 
 
@@ -145,6 +145,19 @@ def no_gc(*, freeze: bool = False) -> Iterator[None]:
 def looks_local(name: str) -> bool:
     """A folder path (existing, or written like one) rather than an ``org/name`` Hub id."""
     return Path(name).exists() or name.startswith(("/", ".", "~")) or name.count("/") != 1
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file (a byte-order mark dropped); text in another encoding is a
+    :class:`FormatError` naming the file, the line and the byte."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise FormatError(f"{path}: line {line} is not UTF-8 text (byte 0x{data[err.start]:02x}); "
+                          "re-save the file as UTF-8") from None
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import UTF8_BOM, FormatError, first_repeat, read_json
+from hf_real3d._io import UTF8_BOM, FormatError, first_repeat, read_json, read_text
 
 __all__ = [
     "parse_prediction_spec",
@@ -207,7 +207,7 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
         raise FileNotFoundError(f"{path}: no such predictions file")
     if path.suffix == ".jsonl":
         rows, where = [], []
-        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        for n, line in enumerate(read_text(path).splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -224,7 +224,13 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
         where = None
     if isinstance(rows, dict) and "predictions" in rows:
         rows = rows["predictions"]
-    elif isinstance(rows, dict) and rows and all(isinstance(v, str) for v in rows.values()):
+    elif isinstance(rows, dict) and any(isinstance(v, str) for v in rows.values()):
+        # {question_id: answer}: every value must be the answer text
+        bad = next((k for k, v in rows.items() if not isinstance(v, str)), None)
+        if bad is not None:
+            raise FormatError(f"{path}: question_id {bad}: the answer is "
+                              f"{type(rows[bad]).__name__} {rows[bad]!r}; a {{question_id: "
+                              "answer}} file needs a string answer for every id (quote it)")
         # a mapping {question_id: answer} (the shape several 3D-LLM eval scripts dump); JSON
         # parsers keep the last of two equal keys, so a repeated id is looked for first
         _no_repeated_keys(path)
@@ -488,13 +494,7 @@ def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str
 
 
 def _jsonl_objects(path: Path) -> list[tuple[int, dict]]:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[:err.start].count(b"\n") + 1
-        raise FormatError(f"{path}: line {line} is not UTF-8 text (byte 0x{data[err.start]:02x});"
-                          " re-save the file as UTF-8") from None
+    text = read_text(path)
     out = []
     for i, line in enumerate(text.splitlines()):
         if not line.strip():

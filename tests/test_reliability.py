@@ -640,3 +640,23 @@ def test_renamed_viewpoint_files(real_dir, tmp_path_factory, name_deg, suffix):
                                                    f"says {name_deg} degrees but question_id "
                                                    f".* suffix 0{suffix}"):
             score(refs, preds, allow_missing=True)
+
+
+def test_object_answers_with_a_number_name_the_id(tmp_path):
+    from hf_real3d.predictions import read_prediction_columns
+
+    f = tmp_path / "answers.json"
+    f.write_text('{"220602000000": "two", "220602000001": 3}')
+    with pytest.raises(FormatError, match=r"answers\.json: question_id 220602000001: the answer "
+                                          r"is int 3; .* needs a string answer"):
+        read_prediction_columns(f)
+
+
+def test_latin1_predictions_name_the_file_and_line(tmp_path):
+    from hf_real3d.predictions import read_prediction_columns
+
+    f = tmp_path / "preds.jsonl"
+    f.write_bytes(b'{"question_id": 1, "prediction": "chair"}\n'
+                  b'{"question_id": 2, "prediction": "caf\xe9"}\n')
+    with pytest.raises(FormatError, match=r"preds\.jsonl: line 2 is not UTF-8 text \(byte 0xe9\)"):
+        read_prediction_columns(f)
