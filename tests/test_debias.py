@@ -188,3 +188,27 @@ def test_sqa3d_folder_and_exclusion(real_dir, tmp_path):
     assert set(sqa.types) == {"what", "is", "how", "can", "which", "other"}
     removed = exclude_ids(sqa, _release(real_dir, tmp_path))
     assert len(removed) == 3519 - 1485
+
+
+def test_3dsrbench_items_are_the_unshifted_unmirrored_questions(tmp_path):
+    """A 3DSRBench TSV (and folder): one item per question, the text is the question and
+    its options, predicted among the options, chance 1/options."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_srbench import _three_question_folder
+
+    folder = _three_question_folder(tmp_path / "srb", export_tsv=True)
+    for source in (folder / "tsv" / "synthetic_common.tsv", folder):
+        it = load_items(source)
+        assert len(it) == 4 and it.kind == "srbench"  # 3 questions + 1 complementary
+        assert all(len(q) == 8 for q in it.ids)
+        assert all("Options:" in t for t in it.text)
+        assert all(lab in opts for lab, opts in zip(it.labels, it.options))
+    # the diagnostic picks among each item's options; chance is 1/options
+    rep = Items(it.ids * 10, it.text * 10, it.labels * 10, [f"g{i}" for i in range(40)],
+                it.types * 10, "srbench", "x", "qid", it.options * 10)
+    res = stress_test(rep, folds=4)
+    assert all(p in o for p, o in zip(res.predicted, rep.options))
+    assert res.summary()["chance"] == pytest.approx(50.0)
