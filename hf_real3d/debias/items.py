@@ -121,15 +121,18 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     config), an SQA3D folder (``*_questions_*.json`` + annotations, read with ``split``), a
     3DSRBench ``.tsv``, or a ``datasets`` dataset on the Hub (offline: from the cache) whose
     columns the ``*_column`` arguments name."""
+    # the datasets stack (hub) loads only here, so that importing the items is light
     from hf_real3d.hub import card_configs, load_local
 
     path = Path(dataset)
     src = str(dataset)
     if path.suffix == ".tsv":
+        # each reader imported for its kind of input
         from hf_real3d.srbench.format import read_tsv
 
         return _srbench_items(read_tsv(path, decode_images=False), src, group_by)
     if _is_sqa3d_folder(path):
+        # likewise
         from hf_real3d.sqa3d import read_split
 
         recs = read_split(path, split, validate_poses=False)
@@ -170,6 +173,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         raise FormatError(f"{src}: name the columns: --question-column, --answer-column and "
                           "--group-by")
     if not path.is_dir():
+        # a Hub dataset (offline: from the cache)
         import datasets
 
         rows = [dict(r) for r in datasets.load_dataset(src, config, split=split)]

@@ -53,10 +53,11 @@ def summary_table(named: dict[str, dict[str, Any]]) -> str:
 
 
 def _plot(summary: dict[str, Any], rounds: list[dict[str, Any]] | None, path: Path) -> None:
+    # matplotlib (~0.5 s) only when a plot is drawn
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after the backend is chosen
 
     per = summary["solvability"]["per_type"]
     types = sorted(per, key=lambda t: -per[t]["n"])
@@ -198,9 +199,10 @@ def run_stress_test(
 
 def _add_configs(folder: Path, config: str | None, items: Items, res: StressResult,
                  keep: list[int] | None) -> list[str]:
+    # datasets and the Hub client only when a folder gets configs
     import datasets
 
-    from hf_real3d.hub import ConfigData, add_config, card_configs, load_local
+    from hf_real3d.hub import ConfigData, add_config, card_configs, load_local  # likewise
 
     feats = datasets.Features({"id": datasets.Value("string"),
                                "score": datasets.Value("float32"),

@@ -102,6 +102,7 @@ def check_items(items: Items, folds: int) -> None:
 
 
 def _vectorizer(diagnostic: str):
+    # scikit-learn (~1 s to import) only when a diagnostic runs
     from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
     kind = TfidfVectorizer if diagnostic == "logreg" else CountVectorizer
@@ -111,10 +112,12 @@ def _vectorizer(diagnostic: str):
 
 def _estimator(diagnostic: str, seed: int):
     if diagnostic == "rf":
+        # each estimator imported when it is asked for
         from sklearn.ensemble import RandomForestClassifier
 
         return RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=-1)
     if diagnostic == "logreg":
+        # likewise
         from sklearn.linear_model import LogisticRegression
 
         return LogisticRegression(max_iter=2000, C=2.0)
@@ -138,6 +141,7 @@ def _importances(vec, clf, diagnostic: str, top: int = 20) -> list[tuple[str, fl
 def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
                 progress: Callable[[str], None] | None = None) -> StressResult:
     """One grouped k-fold pass of the text-only ``diagnostic`` over ``items``."""
+    # scikit-learn only when a pass runs
     from sklearn.model_selection import GroupKFold
 
     check_items(items, folds)
