@@ -12,7 +12,9 @@
 If no rule decides, an optional ``judge`` (any local ``transformers`` text-generation
 pipeline or a callable ``str -> str``) is asked, and its reply goes through rules 1-3.
 An answer nothing can parse is returned as ``None``: it scores as wrong and is counted as
-unparsed, never replaced by a random pick.
+unparsed, never replaced by a random pick. 3DSRBench is scored with the field's own readers
+instead (:mod:`hf_real3d.srbench.rules`: VLMEvalKit's, lmms-eval's), so its figures equal
+theirs; this reader (with its optional judge) is for answers those rules cannot read.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ __all__ = [
     "extract_choice",
     "extract_choices",
     "ChoiceResult",
-    "choice_correctness",
     "circular_shifts",
     "swap_left_right",
     "judge_prompt",
@@ -176,13 +177,6 @@ def extract_choices(
         for r, c in zip(res, per_pair.tolist()):
             stats[r.rule] += c
     return letters.tolist(), stats
-
-
-def choice_correctness(predictions: Sequence[str], references: Sequence[str],
-                       options: Sequence[Sequence[str]]) -> tuple[list[bool], int]:
-    """Per row: does the answer choose the reference letter? And how many were unparsed."""
-    letters, stats = extract_choices(predictions, options)
-    return [p is not None and p == r for p, r in zip(letters, references)], stats["unparsed"]
 
 
 def circular_shifts(options: Sequence[str], answer: str) -> list[tuple[list[str], str]]:
