@@ -64,15 +64,14 @@ class StressResult:
         """``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
         "diagnostic", "folds"}`` in percent; intervals resample groups."""
         def ci(mask: np.ndarray) -> list[float]:
-            g = np.asarray(self.groups, dtype=object)[mask]
-            ok = self.correct[mask].astype(float)
-            codes = np.unique(g, return_inverse=True)[1]
-            sums = np.bincount(codes, weights=ok)
-            counts = np.bincount(codes)
-            rng_stat = lambda idx: sums[idx].sum(1) / counts[idx].sum(1) * 100  # noqa: E731
-            v = np.arange(len(sums))
-            lo, hi = bootstrap_ci(v, lambda x: rng_stat(x), n_resamples=n_resamples,
-                                  seed=seed)
+            # resample groups: each group's right answers and items, summed per resample
+            _, codes = np.unique(np.asarray(self.groups, dtype=object)[mask],
+                                 return_inverse=True)
+            right = np.bincount(codes, weights=self.correct[mask].astype(float))
+            items = np.bincount(codes)
+            lo, hi = bootstrap_ci(np.arange(len(items)),
+                                  lambda idx: right[idx].sum(1) / items[idx].sum(1) * 100,
+                                  n_resamples=n_resamples, seed=seed)
             return [lo, hi]
 
         types = np.asarray(self.types, dtype=object)

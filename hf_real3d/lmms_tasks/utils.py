@@ -142,41 +142,25 @@ def srbench_process_results(doc, results):
     return {m: entry for m in SRBENCH_METRICS}
 
 
-def _srbench(entries, metric):
-    return lmms_eval_metrics([e["qid"] for e in entries], [e["score"] for e in entries],
-                             [e["category"] for e in entries])[metric]
+def _srbench(metric):
+    """lmms-eval's aggregation of ``metric`` over the documents' entries (a named hook per
+    metric, as the task YAML's ``!function utils.srbench_<metric>`` asks)."""
+    def aggregate(entries):
+        return lmms_eval_metrics([e["qid"] for e in entries], [e["score"] for e in entries],
+                                 [e["category"] for e in entries])[metric]
+
+    aggregate.__name__ = f"srbench_{metric}"
+    return aggregate
 
 
-def srbench_vanilla_accuracy(entries):
-    return _srbench(entries, "vanilla_accuracy")
-
-
-def srbench_flip_accuracy(entries):
-    return _srbench(entries, "flip_accuracy")
-
-
-def srbench_circular_accuracy(entries):
-    return _srbench(entries, "circular_accuracy")
-
-
-def srbench_flip_circular_accuracy(entries):
-    return _srbench(entries, "flip_circular_accuracy")
-
-
-def srbench_height_accuracy(entries):
-    return _srbench(entries, "height_accuracy")
-
-
-def srbench_location_accuracy(entries):
-    return _srbench(entries, "location_accuracy")
-
-
-def srbench_orientation_accuracy(entries):
-    return _srbench(entries, "orientation_accuracy")
-
-
-def srbench_multi_object_accuracy(entries):
-    return _srbench(entries, "multi_object_accuracy")
+srbench_vanilla_accuracy = _srbench("vanilla_accuracy")
+srbench_flip_accuracy = _srbench("flip_accuracy")
+srbench_circular_accuracy = _srbench("circular_accuracy")
+srbench_flip_circular_accuracy = _srbench("flip_circular_accuracy")
+srbench_height_accuracy = _srbench("height_accuracy")
+srbench_location_accuracy = _srbench("location_accuracy")
+srbench_orientation_accuracy = _srbench("orientation_accuracy")
+srbench_multi_object_accuracy = _srbench("multi_object_accuracy")
 
 
 # --- Real-ScanQA: no situation, no rotation --------------------------------------------------

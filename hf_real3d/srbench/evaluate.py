@@ -29,6 +29,7 @@ from hf_real3d.srbench.rules import (
     check_rule,
     official_figures,
     rule_hits,
+    setting_codes,
     setting_keys,
     settings_table,
 )
@@ -80,20 +81,19 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str | None]
 def _chance(rows: Sequence[dict[str, Any]], consistent: bool) -> dict[str, dict[str, Any]]:
     """Expected accuracy (%) per setting of uniform guessing: ``random`` guesses afresh per
     row; ``random++`` keeps one guess per question across its circular orders."""
-    keys = setting_keys([r["qid"] for r in rows])
+    codes_of = setting_codes([r["qid"] for r in rows])
     logp = -np.log(np.array([len(r["options"]) for r in rows], dtype=float))
     cats = np.array([r["category"] for r in rows], dtype=object)
-    question = keys["circular"]  # one question: an image and its text, in any option order
+    question = codes_of["circular"]  # one question: an image and its text, in any order
     out: dict[str, dict[str, Any]] = {}
-    for name, k in keys.items():
-        codes, uniq = factorize(k)
+    for name, codes in codes_of.items():
+        n = int(codes.max()) + 1 if len(codes) else 0
         if consistent:  # count each (group, question) once
-            pair = pd.Series(list(zip(codes.tolist(), question.tolist())))
-            keep = ~pair.duplicated().to_numpy()
+            keep = ~pd.Series(codes * (int(question.max()) + 1) + question).duplicated().to_numpy()
         else:
             keep = np.ones(len(rows), bool)
-        p = np.exp(np.bincount(codes[keep], weights=logp[keep], minlength=len(uniq))) * 100
-        gcat = cats[first_rows(codes, len(uniq))]
+        p = np.exp(np.bincount(codes[keep], weights=logp[keep], minlength=n)) * 100
+        gcat = cats[first_rows(codes, n)]
         grp = np.array([CATEGORIES[c] for c in gcat], dtype=object)
         out[name] = {"overall": float(p.mean()), "per_group": {
             g: float(p[grp == g].mean()) for g in GROUPS if (grp == g).any()}}

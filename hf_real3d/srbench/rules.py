@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d.scoring import MetricInputError
+from hf_real3d.scoring import MetricInputError, first_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS, QID_FORM
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "lmms_eval_choice",
     "rule_hits",
     "setting_keys",
+    "setting_codes",
     "settings_table",
     "vlmevalkit_settings",
     "lmms_eval_metrics",
@@ -186,7 +187,7 @@ def rule_hits(rule: str, predictions: Sequence[Any], answers: Sequence[str],
             joined = ["\x1f".join(map(str, o)) for o in options]
         ocodes, ouniq = pd.factorize(np.asarray(joined, dtype=object))
         codes, pairs = pd.factorize(pcodes.astype(np.int64) * (len(ouniq) + 1) + ocodes)
-        first = _first_of(codes, len(pairs)) if n else np.zeros(0, np.int64)
+        first = first_rows(codes, len(pairs)) if n else np.zeros(0, np.int64)
         uniq = [(puniq[pcodes[i]], options[i]) for i in first.tolist()]
     read = np.array([lmms_eval_choice(p) if rule == "lmms_eval" else vlmevalkit_choice(
         p, {"ABCD"[i]: o for i, o in enumerate(opts) if o not in (None, "")})
@@ -251,12 +252,6 @@ def _group_products(keys: np.ndarray, hits: np.ndarray) -> tuple[np.ndarray, np.
     return (wrong == 0).astype(np.int64), codes
 
 
-def _first_of(codes: np.ndarray, n: int) -> np.ndarray:
-    first = np.empty(n, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    return first
-
-
 def _binary_hits(hits: Sequence[Any], where: str) -> np.ndarray:
     h = np.asarray(hits, dtype=float)
     bad = np.flatnonzero(~np.isin(h, (0.0, 1.0)))
@@ -266,7 +261,7 @@ def _binary_hits(hits: Sequence[Any], where: str) -> np.ndarray:
     return h.astype(np.int64)
 
 
-def _structure(qids: Sequence[str]) -> dict[str, np.ndarray]:
+def setting_codes(qids: Sequence[str]) -> dict[str, np.ndarray]:
     """Group codes per setting for qids of the real form (what :func:`check_qids` admits):
     the base is ``qid[:8]``, ``-flip`` marks the mirror, a trailing ``-N`` the order."""
     q = [str(x) for x in qids]
@@ -289,12 +284,12 @@ def settings_table(qids: Sequence[str], hits: Sequence[int], categories: Sequenc
     ccodes, cuniq = pd.factorize(np.asarray([str(c) for c in categories], dtype=object))
     cgroup = np.array([CATEGORIES.get(c, "other") for c in cuniq], dtype=object)
     out: dict[str, dict[str, Any]] = {}
-    for name, codes in _structure(qids).items():
+    for name, codes in setting_codes(qids).items():
         if not len(codes):
             continue
         n = int(codes.max()) + 1
         ok = np.bincount(codes, weights=(h == 0), minlength=n) == 0
-        gc = ccodes[_first_of(codes, n)]
+        gc = ccodes[first_rows(codes, n)]
         per_cat = np.bincount(gc, weights=ok, minlength=len(cuniq))
         cnt_cat = np.bincount(gc, minlength=len(cuniq))
         out[name] = {
@@ -421,7 +416,7 @@ def authors_results(qids: Sequence[str], hits: Sequence[int], categories: Sequen
     h = _binary_hits(hits, "hits")
     cats = np.asarray([str(c) for c in categories], dtype=object)
     ok, codes = _group_products(_authors_groups(qids), h)
-    return _authors_row(ok.astype(float), cats[_first_of(codes, len(ok))])
+    return _authors_row(ok.astype(float), cats[first_rows(codes, len(ok))])
 
 
 def authors_random(qids: Sequence[str], n_options: Sequence[int], categories: Sequence[str], *,
