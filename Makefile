@@ -42,8 +42,9 @@ sysdeps:
 demo: install
 	$(OFFLINE) $(VENV)/bin/hf-real3d demo --out outputs/demo
 
+# RUN_SLOW=1: the end-to-end tests marked `slow` run too (plain `pytest` skips them)
 test: install
-	$(OFFLINE) $(PY) -m pytest -q
+	$(OFFLINE) RUN_SLOW=1 $(PY) -m pytest -q
 
 bench: install
 	$(OFFLINE) $(PY) bench/run_all.py

@@ -21,11 +21,40 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
     orjson = None
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
-           "remove_stale_temporaries"]
+           "Terminated", "request_stop", "check_stop", "clear_stop",
+           "remove_stale_temporaries", "save_png",
+           "write_jsonl"]
 
 
 class FormatError(ValueError):
     """An input file or record that does not follow its documented format."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised by the CLI's handler, so that every ``finally`` runs)."""
+
+
+# The interruptions a signal handler asked for (KeyboardInterrupt, Terminated). A handler's
+# exception raised while Python runs a finaliser (``__del__``, a weakref callback) is
+# printed as "Exception ignored" and lost; recorded here, it still stops every atomic write
+# from committing (:func:`check_stop`), and the CLI still exits 130 / 143.
+_STOP: list[type[BaseException]] = []
+
+
+def request_stop(kind: type[BaseException]) -> None:
+    """Record that the process must stop (a signal handler calls this before it raises)."""
+    _STOP.append(kind)
+
+
+def check_stop() -> None:
+    """Raise the interruption a signal asked for, if one did (even if its first raise was
+    swallowed)."""
+    if _STOP:
+        raise _STOP[0]()
+
+
+def clear_stop() -> None:
+    _STOP.clear()
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -84,6 +113,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        check_stop()  # a swallowed SIGTERM / Ctrl-C still commits nothing
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
@@ -103,6 +133,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        check_stop()  # a swallowed SIGTERM / Ctrl-C still commits nothing
         old = None
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".old", dir=path.parent))
@@ -183,3 +214,17 @@ def read_json(path: str | os.PathLike) -> Any:
         raise FormatError(
             f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}"
         ) from None
+
+
+def save_png(fig, path: str | os.PathLike, dpi: int = 110) -> None:
+    """Write a matplotlib figure as PNG, atomically (a reader never sees half a file)."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    """One JSON object per line, written atomically."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")

@@ -74,7 +74,11 @@ _RULES: list[tuple[re.Pattern, str]] = [
 
 
 def normalize_answer(text: str) -> str:
-    """LEO / Real-3DQA answer normalisation (see the module docstring)."""
+    """LEO / Real-3DQA answer normalisation (see the module docstring).
+
+    >>> normalize_answer("The Chair.")
+    'chair'
+    """
     if not isinstance(text, str):
         raise TypeError(f"Expected a string answer but got {type(text).__name__}: {text!r}")
     text = text.lower()

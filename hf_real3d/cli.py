@@ -29,7 +29,7 @@ bound_openmp_spinning()  # before anything imports torch (the demo, training, VL
 
 from hf_real3d._argparse import DataclassParser  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
-from hf_real3d._io import no_gc  # noqa: E402
+from hf_real3d._io import Terminated, check_stop, clear_stop, no_gc, request_stop  # noqa: E402
 from hf_real3d.predictions import named_files, prediction_pairs  # noqa: E402
 from hf_real3d.synth.config import SRBenchConfig, SynthConfig  # noqa: E402
 
@@ -594,12 +594,14 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-class _Terminated(BaseException):
-    """Raised by the SIGTERM handler so that every ``finally`` (temporaries) runs."""
-
-
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised through a subprocess
-    raise _Terminated()
+    request_stop(Terminated)
+    raise Terminated()
+
+
+def _on_sigint(signum, frame):  # pragma: no cover - exercised through a subprocess
+    request_stop(KeyboardInterrupt)
+    raise KeyboardInterrupt()
 
 
 def parse(argv: Sequence[str]) -> tuple[str, Any]:
@@ -630,18 +632,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a parent may have blocked these (the mask is inherited across exec): the exit codes
     # 130/143 and the clean-up are promised whatever started us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    clear_stop()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous_int = signal.signal(signal.SIGINT, _on_sigint)
     name = argv[0]
     try:
         name, options = parse(argv)
         COMMANDS[name].run(options)
+        check_stop()  # a signal whose exception a finaliser swallowed
         return 0
     except KeyboardInterrupt:
         print(f"hf-real3d {name}: interrupted", file=sys.stderr)
         return 130
-    except _Terminated:
+    except Terminated:
         print(f"hf-real3d {name}: terminated", file=sys.stderr)
         return 143
     except (ValueError, TypeError, OSError, KeyError, ImportError) as err:
@@ -652,6 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 if __name__ == "__main__":

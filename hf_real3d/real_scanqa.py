@@ -32,9 +32,9 @@ from hf_real3d.predictions import (
     read_prediction_columns,
 )
 from hf_real3d.real3dqa.filtering import filter_questions
-from hf_real3d.report import markdown_table
 from hf_real3d.scanqa import read_scanqa, require_answers
 from hf_real3d.scoring import MetricInputError, answer_correctness
+from hf_real3d.tables import markdown_table
 
 __all__ = ["build_real_scanqa", "score_real_scanqa", "caption_metrics", "evaluate_real_scanqa",
            "CAPTION_METRICS", "CITATION"]

@@ -106,6 +106,11 @@ def answer_correctness(
 
     A prediction may be a string or a list of candidate strings (best candidate counts);
     a reference may be a string or a list of acceptable answers.
+
+    >>> em, refined = answer_correctness(["the chair", "two", "white table"],
+    ...                                  [["chair"], ["2"], ["table"]])
+    >>> em.tolist(), refined.tolist()
+    ([True, True, False], [True, True, True])
     """
     n = _check_lengths(predictions=predictions, references=references)
     p_item, _, p_text = _flatten(predictions, "predictions")
@@ -170,7 +175,11 @@ def em_scores(
     question_types: Sequence[str] | None = None,
     leo_compatible: bool = False,
 ) -> dict[str, Any]:
-    """``em`` and ``em_refined`` (%), overall and per question type."""
+    """``em`` and ``em_refined`` (%), overall and per question type.
+
+    >>> em_scores(["chair", "2"], [["chair"], ["3"]])
+    {'em': 50.0, 'em_refined': 50.0, 'n': 2}
+    """
     _check_lengths(predictions=predictions, references=references, question_types=question_types)
     em, ref = answer_correctness(predictions, references, leo_compatible=leo_compatible)
     out: dict[str, Any] = {
@@ -274,7 +283,12 @@ def viewpoint_groups(
 
 
 def vrs_from_counts(counts: np.ndarray, n: int) -> dict[str, float]:
-    """P_1..P_n (%) and VRS from per-group numbers of correct viewpoints."""
+    """P_1..P_n (%) and VRS from per-group numbers of correct viewpoints.
+
+    >>> r = vrs_from_counts(np.array([4, 2, 0]), 4)
+    >>> [round(r[f"p_at_least_{k}"], 1) for k in (1, 2, 3, 4)], round(r["vrs"], 1)
+    ([66.7, 66.7, 33.3, 33.3], 50.0)
+    """
     c = np.asarray(counts)
     ks = np.arange(1, n + 1)
     p = (c[:, None] >= ks[None, :]).mean(0) * 100 if len(c) else np.full(n, np.nan)
@@ -285,7 +299,11 @@ def vrs_from_counts(counts: np.ndarray, n: int) -> dict[str, float]:
 
 def expected_p_at_least(accuracy: Sequence[float]) -> np.ndarray:
     """P(at least k of n viewpoints correct), k = 1..n, if each viewpoint v were answered
-    independently with probability ``accuracy[v]`` (a Poisson-binomial tail), in %."""
+    independently with probability ``accuracy[v]`` (a Poisson-binomial tail), in %.
+
+    >>> expected_p_at_least([0.5, 0.5]).tolist()  # P(at least 1), P(both)
+    [75.0, 25.0]
+    """
     dist = np.ones(1)
     for a in np.asarray(accuracy, dtype=float):
         dist = np.convolve(dist, [1.0 - a, a])
@@ -329,6 +347,10 @@ def vrs(
     with ``ci=True``, 95% bootstrap intervals over groups (``vrs_ci``, ``consistency_ci``,
     ``p_at_least_ci``). The bootstrap resamples groups through the counts of their 2^n
     correctness patterns, so its cost does not grow with the number of groups.
+
+    >>> r = vrs([1, 1, 1, 0, 1, 0, 0, 0], ["a"] * 4 + ["b"] * 4, [0, 90, 180, 270] * 2)
+    >>> r["p_at_least_1"], r["p_at_least_4"], r["vrs"]
+    (100.0, 0.0, 50.0)
     """
     _check_lengths(correct=correct, group_ids=group_ids)
     g = viewpoint_groups(group_ids, rotations, viewpoints=viewpoints, incomplete=incomplete)
@@ -400,7 +422,12 @@ def _all_correct(ok: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray
 
 
 def group_all_correct(correct: Sequence[bool], group_ids: Sequence) -> tuple[np.ndarray, list]:
-    """Per group: True only if every member row is correct."""
+    """Per group: True only if every member row is correct.
+
+    >>> ok, keys = group_all_correct([1, 1, 0, 1], ["q", "q", "r", "r"])
+    >>> ok.tolist(), keys
+    ([True, False], ['q', 'r'])
+    """
     _check_lengths(correct=correct, group_ids=group_ids)
     codes, keys = factorize(group_ids)
     return _all_correct(np.asarray(correct, dtype=bool), codes, len(keys)), keys
@@ -468,6 +495,9 @@ def circular_eval(
 
     ``options`` (each row's option texts) must hold the same set within a group; ``shifts``
     (0 = original order) gives ``vanilla`` accuracy over the unshifted rows.
+
+    >>> circular_eval([1, 1, 1, 1, 0, 1], ["q"] * 3 + ["r"] * 3, shifts=[0, 1, 2] * 2)
+    {'circular': 50.0, 'groups': 2, 'n': 6, 'vanilla': 100.0}
     """
     n = _check_lengths(correct=correct, group_ids=group_ids, options=options, shifts=shifts,
                        categories=categories)
@@ -503,6 +533,9 @@ def flip_eval(
     With ``circular=False`` every group must be exactly one original and one flipped row;
     with ``circular=True`` (flip+circular) a group is all shifts of both and needs at least
     one of each.
+
+    >>> flip_eval([1, 1, 1, 0], ["q", "q", "r", "r"], [False, True, False, True])
+    {'flip': 50.0, 'groups': 2, 'n': 4}
     """
     n = _check_lengths(correct=correct, group_ids=group_ids, flipped=flipped,
                        categories=categories)
@@ -532,6 +565,9 @@ def chance_accuracy(
     are. ``random``: independent uniform guesses, ``prod 1/n`` over the passes.
     ``random++`` (``consistent=True``): one guess reused across the shifts of a question,
     ``1/n`` per distinct question (``passes // n`` of them).
+
+    >>> chance_accuracy([4, 2]), chance_accuracy([4, 2], consistent=True)
+    (12.6953125, 37.5)
     """
     n = np.asarray(n_options, dtype=float)
     if (n < 1).any():

@@ -22,7 +22,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,8 @@ __all__ = [
     "write_split",
     "split_paths",
     "summarize",
+    "check_item",
+    "item_id",
 ]
 
 QUESTION_TYPES = ("what", "is", "how", "can", "which", "other")
@@ -130,39 +132,75 @@ def _items(path: Path, key: str) -> list[dict]:
     return data[key]
 
 
-def _need(item: dict, keys: Iterable[str], path: Path, what: str, index: int) -> None:
-    missing = [k for k in keys if k not in item]
-    if missing:
-        who = f"question_id {item['question_id']}" if "question_id" in item else "(no id)"
-        raise FormatError(f"{path}: {what} #{index} {who} lacks {missing}")
-    for key in ("situation", "question", "scene_id"):
-        if key in item and not isinstance(item[key], str):
-            raise FormatError(f"{path}: {what} #{index} question_id "
-                              f"{item.get('question_id', '?')}: {key} is {item[key]!r}, "
-                              "expected a string")
+_TEXT_KEYS = ("situation", "question", "scene_id", "question_type")
+_POSITION = ("x", "y", "z")
+_QUATERNION = ("_x", "_y", "_z", "_w")
 
 
-def _qid(value: Any, path: Path) -> int:
+def item_id(value: Any, where: str) -> int:
+    """A question id: an integer, or a string of digits (as some SQA3D tools write it)."""
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise FormatError(f"{path}: question_id {value!r} is not an integer")
+        raise FormatError(f"{where}: question_id {value!r} is not an integer")
     try:
         return int(value)
     except ValueError:
-        raise FormatError(f"{path}: question_id {value!r} is not an integer") from None
+        raise FormatError(f"{where}: question_id {value!r} is not an integer") from None
 
 
-def _check_pose(ann: dict, qid: int) -> None:
-    item = f"question_id {qid}"
-    pos = ann["position"]
-    if not isinstance(pos, dict) or not all(k in pos for k in "xyz"):
-        raise FormatError(f"{item}: position {pos!r} is not SQA3D's {{'x', 'y', 'z'}}")
-    vals = [pos[k] for k in "xyz"]
-    if not all(isinstance(v, int | float) and math.isfinite(v) for v in vals):
-        raise FormatError(f"{item}: position {pos!r} has a NaN or non-number; fix or drop it")
+def check_item(item: Any, path: str | os.PathLike, index: int, keys: Sequence[str], *,
+               what: str = "question") -> int:
+    """Validate one SQA3D-style item and return its question id: a question, an
+    annotation, or a Real-3DQA release item (question and annotation fields merged).
+
+    Every key of ``keys`` must be present; the texts (``situation``, ``question``,
+    ``scene_id``, ``question_type``) must be strings; ``question_id`` an integer;
+    ``position`` three finite numbers ``x, y, z``; ``rotation`` four finite numbers
+    ``_x, _y, _z, _w``; ``answers`` a non-empty list of ``{"answer": str}``; the scene id
+    safe as a folder name. A failure raises :class:`FormatError` naming the file, the item
+    (``what #index``, with its id when it has one), the field and what to fix. One
+    validator serves :func:`read_sqa3d` and :func:`hf_real3d.real3dqa.release.read_release`.
+    """
+    if not isinstance(item, dict):
+        raise FormatError(f"{path}: {what} #{index} is {type(item).__name__}, expected an "
+                          "object")
+    who = f"question_id {item['question_id']}" if "question_id" in item else "(no id)"
+    where = f"{path}: {what} #{index} {who}"
+    missing = [k for k in keys if k not in item]
+    if missing:
+        raise FormatError(f"{where} lacks {missing}")
+    for key in _TEXT_KEYS:
+        if key in item and not isinstance(item[key], str):
+            raise FormatError(f"{where}: {key} is {item[key]!r}, expected a string")
+    qid = item_id(item["question_id"], f"{path}: {what} #{index}")
+    for key, names in (("position", _POSITION), ("rotation", _QUATERNION)):
+        if key not in keys:
+            continue
+        v = item[key]
+        if not isinstance(v, dict) or not all(k in v for k in names):
+            raise FormatError(f"{where}: {key} {v!r} needs the keys {list(names)}")
+        if not all(isinstance(v[k], int | float) and not isinstance(v[k], bool)
+                   and math.isfinite(v[k]) for k in names):
+            raise FormatError(f"{where}: {key} {v!r} has a NaN, an infinity or a non-number; "
+                              "fix or drop the item")
+    if "answers" in keys:
+        answers = item["answers"]
+        if not isinstance(answers, list) or not answers or not all(
+                isinstance(a, dict) and isinstance(a.get("answer"), str) for a in answers):
+            raise FormatError(f"{where}: answers must be a non-empty list of "
+                              "{'answer': str, ...}")
+    if "scene_id" in keys:
+        try:
+            check_scene_id(item["scene_id"])
+        except ValueError as err:
+            raise FormatError(f"{where}: {err}") from None
+    return qid
+
+
+def _check_yaw(ann: dict, qid: int, path: Path) -> None:
     try:
-        yaw_from_quaternion(ann["rotation"], item=item)
+        yaw_from_quaternion(ann["rotation"], item=f"question_id {qid}")
     except PoseError as err:
-        raise FormatError(str(err)) from None
+        raise FormatError(f"{path}: {err}") from None
 
 
 def read_sqa3d(
@@ -183,16 +221,14 @@ def read_sqa3d(
     annotations = _items(apath, "annotations")
     anns: dict[int, dict] = {}
     for i, ann in enumerate(annotations):
-        _need(ann, _ANNOTATION_KEYS, apath, "annotation", i)
-        qid = _qid(ann["question_id"], apath)
+        qid = check_item(ann, apath, i, _ANNOTATION_KEYS, what="annotation")
         if qid in anns:
             raise FormatError(f"{apath}: duplicate question_id {qid}; ids must be unique")
         anns[qid] = ann
     records: list[SQA3DRecord] = []
     seen: set[int] = set()
     for i, q in enumerate(questions):
-        _need(q, _QUESTION_KEYS, qpath, "question", i)
-        qid = _qid(q["question_id"], qpath)
+        qid = check_item(q, qpath, i, _QUESTION_KEYS, what="question")
         if qid in seen:
             raise FormatError(f"{qpath}: duplicate question_id {qid}; ids must be unique")
         seen.add(qid)
@@ -202,21 +238,14 @@ def read_sqa3d(
                 f"{qpath}: question_id {qid} has no annotation in {apath.name}; "
                 "add it or remove the question"
             )
-        check_scene_id(q["scene_id"])
         if ann["scene_id"] != q["scene_id"]:
             raise FormatError(
                 f"question_id {qid}: scene_id {q['scene_id']!r} in {qpath.name} but "
                 f"{ann['scene_id']!r} in {apath.name}"
             )
         if validate_poses:
-            _check_pose(ann, qid)
+            _check_yaw(ann, qid, apath)
         answers = ann["answers"]
-        if not isinstance(answers, list) or not answers or not all(
-            isinstance(a, dict) and isinstance(a.get("answer"), str) for a in answers
-        ):
-            raise FormatError(
-                f"question_id {qid}: answers must be a non-empty list of {{'answer': str, ...}}"
-            )
         extra = {k: v for k, v in ann.items() if k not in _ANNOTATION_KEYS
                  and k not in ("question_type", "answer_type")}
         records.append(

@@ -1,6 +1,9 @@
 """Blind fine-tuning: the same SceneLM trained without its 3D input (text only).
 
     accelerate launch recipes/blind_ft.py --config recipes/configs/blind_ft_synth.yaml
+
+This recipe trains the blind model without reweighting (``blind: true``, ``reweighting:
+none``): another value of either is an error pointing to the recipe that takes it.
 """
 
 from hf_real3d._threads import bound_openmp_spinning
@@ -9,14 +12,19 @@ bound_openmp_spinning()  # before torch is imported
 
 from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
 
-__all__ = ["main", "make_parser"]
+__all__ = ["main", "make_parser", "parse"]
+
+FIXED = {"reweighting": "none", "blind": True}
+
+
+def parse(argv=None):
+    return parse_recipe_args(argv, fixed=FIXED, recipe="recipes/blind_ft.py",
+                             instead="recipes/sft.py (full model) or recipes/3drft.py")
 
 
 def main(script_args, training_args):
-    training_args.reweighting = "none"
-    script_args.blind = True
     return train_model(script_args, training_args, blind=True)
 
 
 if __name__ == "__main__":
-    run_recipe(main, parse_recipe_args)
+    run_recipe(main, parse)

@@ -5,6 +5,8 @@
         --config recipes/configs/sft_synth.yaml [--dataset_name org/real3dqa-train ...]
 
 Flags override the YAML file; every field of ScriptArguments and ReweightedConfig is a flag.
+This recipe trains without reweighting (``reweighting: none``): any other ``reweighting``
+is an error pointing to recipes/3drft.py.
 """
 
 from hf_real3d._threads import bound_openmp_spinning
@@ -13,13 +15,19 @@ bound_openmp_spinning()  # before torch is imported
 
 from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
 
-__all__ = ["main", "make_parser"]
+__all__ = ["main", "make_parser", "parse"]
+
+FIXED = {"reweighting": "none"}
+
+
+def parse(argv=None):
+    return parse_recipe_args(argv, fixed=FIXED, recipe="recipes/sft.py",
+                             instead="recipes/3drft.py")
 
 
 def main(script_args, training_args):
-    training_args.reweighting = "none"
     return train_model(script_args, training_args, blind=False)
 
 
 if __name__ == "__main__":
-    run_recipe(main, parse_recipe_args)
+    run_recipe(main, parse)

@@ -98,7 +98,7 @@ def test_questions_viewpoints_and_flips(folders):
     # the filters: a type and a subset narrow the list to exactly those questions
     t = qd.table
     qtype = t.question_type.iloc[0]
-    got = A._filtered_ids(qd, qtype, "all", "de-biased")
+    got = A.filtered_ids(qd, qtype, "all", "de-biased")
     assert got == t.question_id[(t.question_type == qtype) &
                                 (t.subset == "de-biased")].tolist()
     # the 3D view and the top-down picture, with the answer objects of the viewpoint
@@ -132,7 +132,7 @@ def test_leaderboard_tables_and_exports(folders):
     metrics = json.loads((folders["root"] / "res_a" / "metrics.json").read_text())
     assert lb.real3dqa.VRS.iloc[0] == pytest.approx(metrics[0]["rotation"]["vrs"], abs=0.05)
     assert all(r.endswith("report.md") for r in lb.reports) and len(lb.reports) == 2
-    md = A.markdown_table(lb.real3dqa)
+    md = A.leaderboard_markdown(lb.real3dqa)
     assert md.splitlines()[0].startswith("| run | model | EM | EM_R |") and "report" not in md
     path = A.export_csv(lb.real3dqa, "lb")
     assert Path(path).resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())

@@ -153,7 +153,7 @@ def _pruned_config_is_selectable(folder, kept, tmp_path):
     names = write_lmms_tasks(tmp_path / "tasks", real3dqa=str(folder))
     assert {"hf_real3d_real3dqa_tst", "hf_real3d_real3dqa_debiased_tst"} <= set(names)
     qd = A.load_questions(folder)
-    assert set(A._filtered_ids(qd, "all", "all", A.PRUNED)) == kept
+    assert set(A.filtered_ids(qd, "all", "all", A.PRUNED)) == kept
 
 
 def test_bad_inputs_name_the_problem(real_dir, tmp_path, capsys):

@@ -1,11 +1,12 @@
-"""The package's import graph: no circles, synth/ used only by its consumers, imports at
-module top unless a comment says why (a heavy optional dependency)."""
+"""The package's import graph: no circles between modules, no arrow running back up between
+the package's parts (its top-level modules and subpackages), synth/ used only by its
+consumers, imports at module top unless a comment says why (a heavy optional dependency)."""
 
 import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "hf_real3d"
-# modules allowed to import hf_real3d.synth (the producer) besides synth itself
+# parts allowed to import hf_real3d.synth (the producer) besides synth itself
 SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli"}
 
 
@@ -64,9 +65,61 @@ def test_no_import_cycles():
     assert not real, real
 
 
+def _part(module: str) -> str:
+    """The part a module belongs to: ``hf_real3d.X`` for a top-level module or a subpackage."""
+    return ".".join(module.split(".")[:2])
+
+
+def _part_graph() -> dict[str, set[str]]:
+    parts: dict[str, set[str]] = {}
+    for m, deps in _graph().items():
+        parts.setdefault(_part(m), set()).update(_part(d) for d in deps)
+    return {p: deps - {p, "hf_real3d"} for p, deps in parts.items()}
+
+
+def _arrows_back_up(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Edges a -> b where b also reaches a: the parts do not stack in layers."""
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for d in graph.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return seen
+
+    return sorted((a, b) for a in graph for b in graph[a] if a in reach(b))
+
+
+def test_parts_stack_in_layers():
+    """No arrow runs back up: the graph of the package's parts (a subpackage counts as one)
+    has no circle, so e.g. srbench/ never imports a top-level module that imports srbench/."""
+    back = _arrows_back_up(_part_graph())
+    detail = {(a, b): sorted(f"{m} -> {d}" for m, deps in _graph().items() for d in deps
+                             if _part(m) == a and _part(d) == b) for a, b in back}
+    assert not back, detail
+
+
+def test_the_arrow_check_finds_a_planted_arrow():
+    graph = {"hf_real3d.srbench": {"hf_real3d.report"}, "hf_real3d.report": {"hf_real3d.tables"},
+             "hf_real3d.tables": set()}
+    assert _arrows_back_up(graph) == []
+    graph["hf_real3d.report"].add("hf_real3d.srbench")
+    assert _arrows_back_up(graph) == [("hf_real3d.report", "hf_real3d.srbench"),
+                                      ("hf_real3d.srbench", "hf_real3d.report")]
+
+
+def test_generic_report_knows_no_demo_arm():
+    """report.py serves `evaluate`, `evaluate-3dsrbench` and the explorer: the demo's models
+    and settings live in hf_real3d/demo/."""
+    text = (PKG / "report.py").read_text()
+    for word in ("sft_more", "3drft", "hidden_size", "blind", "srbench"):
+        assert word not in text, word
+
+
 def test_synth_is_only_imported_by_its_consumers():
     offenders = sorted(m for m, deps in _graph().items()
-                       if not m.startswith("hf_real3d.synth") and m not in SYNTH_USERS
+                       if not m.startswith("hf_real3d.synth") and _part(m) not in SYNTH_USERS
                        and any(d.startswith("hf_real3d.synth") for d in deps))
     assert not offenders, offenders
 

@@ -131,9 +131,9 @@ def test_reader_inputs_matter_and_are_checked(data):
     with pytest.raises(ValueError, match="question_mask"):
         model(**{k: v for k, v in batch.items() if k != "question_mask"})
     with pytest.raises(ValueError, match="needs object_labels"):
-        SceneLMConfig(question_reader=True)
+        SceneLMConfig(question_reader=True, object_labels=False)
     with pytest.raises(ValueError, match="no 3D input"):
-        SceneLMConfig(object_tokens=False)
+        SceneLMConfig(object_tokens=False, question_reader=False)
 
 
 def test_unknown_direction_word_gets_no_embedding(data):

@@ -151,7 +151,7 @@ def test_readme_snippets(tmp_path, real_dir):
 def test_readme_demo_table_is_rendered_from_results_json():
     """The README's demo table is `report.demo_summary_table` of the measured results.json
     (its summary is kept in tests/data/demo_results.json)."""
-    from hf_real3d.report import demo_summary_table, summary_gains_table, summary_scanqa_table
+    from hf_real3d.demo.report import demo_summary_table, summary_gains_table, summary_scanqa_table
 
     data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
     text = (ROOT / "README.md").read_text()
@@ -163,11 +163,11 @@ def test_readme_demo_table_is_rendered_from_results_json():
 
 
 def test_readme_srbench_study_table_is_rendered_from_results_json():
-    """The README's 3DSRBench VLM table is `report.srbench_study_table` of the measured
+    """The README's 3DSRBench VLM table is `srbench.report.srbench_study_table` of the measured
     `hf-real3d demo --srbench_model --seeds 3` (its study records are kept in
     tests/data/srbench_study.json), and its findings are those the report computes."""
-    from hf_real3d.analysis import srbench_study_findings, srbench_study_summary
-    from hf_real3d.report import srbench_study_table
+    from hf_real3d.demo.findings import srbench_study_findings
+    from hf_real3d.srbench.report import srbench_study_summary, srbench_study_table
 
     seeds = json.loads((ROOT / "tests/data/srbench_study.json").read_text())
     text = (ROOT / "README.md").read_text()

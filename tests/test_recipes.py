@@ -176,3 +176,59 @@ def test_design_card_command_with_no_arguments_builds_the_default(tmp_path):
     p = subprocess.run([*cmd, "--output_dir", "again"], capture_output=True, text=True,
                        timeout=600, cwd=tmp_path, env=env)
     assert p.returncode == 0 and "(the embedded default benchmark, found)" in p.stderr
+
+
+@pytest.mark.parametrize("recipe,flags,named", [
+    ("sft", ["--reweighting", "paper"], "--reweighting"),
+    ("blind_ft", ["--reweighting", "official"], "--reweighting"),
+    ("blind_ft", ["--blind", "false"], "--blind"),
+])
+def test_recipes_refuse_a_setting_they_would_overwrite(tmp_path, recipe, flags, named):
+    """sft.py and blind_ft.py stand for fixed settings: a `--reweighting` (or `--blind`)
+    they cannot honour is an error naming it and the recipe that takes it, not silently
+    replaced (the model card would say one thing and the training do another)."""
+    p = subprocess.run([sys.executable, str(ROOT / f"recipes/{recipe}.py"), *flags,
+                        "--output_dir", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr[-2000:]
+    last = p.stderr.strip().splitlines()[-1]
+    assert named in last and "use recipes/" in last and "Traceback" not in p.stderr, last
+    assert not (tmp_path / "o").exists()
+    # the same value in a YAML file names the file
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"{named[2:]}: {flags[1]}\noutput_dir: {tmp_path / 'o'}\n")
+    p = subprocess.run([sys.executable, str(ROOT / f"recipes/{recipe}.py"), "--config",
+                        str(cfg)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and str(cfg) in p.stderr.strip().splitlines()[-1], p.stderr
+
+
+def test_recipes_accept_their_own_fixed_values():
+    sys.path.insert(0, str(ROOT / "recipes"))
+    try:
+        import blind_ft
+        import sft
+    finally:
+        sys.path.pop(0)
+    _, t = sft.parse(["--reweighting", "none", "--output_dir", "x"])
+    assert t.reweighting == "none"
+    s, t = blind_ft.parse(["--output_dir", "x"])
+    assert s.blind is True and t.reweighting == "none"  # their defaults, not the trainer's
+
+
+def test_one_set_of_scenelm_defaults():
+    """SceneLMConfig, the recipes' ScriptArguments and the demo's DemoConfig take SceneLM's
+    settings from one dataclass, with one set of defaults."""
+    from hf_real3d.demo import DemoConfig
+    from hf_real3d.modeling import SceneLMConfig
+    from hf_real3d.modeling.settings import DEFAULTS, SceneModelArguments
+
+    want = DEFAULTS.settings()
+    assert ScriptArguments().settings() == want == DemoConfig().model_settings()
+    assert issubclass(ScriptArguments, SceneModelArguments)
+    assert issubclass(DemoConfig, SceneModelArguments)
+    cfg = SceneLMConfig()
+    for k in ("max_objects", "points_per_object", "object_labels", "direction_features",
+              "direction_words", "question_reader", "color_words", "object_tokens"):
+        assert getattr(cfg, k) == want[k], k
+    assert cfg.text_config.hidden_size == want["hidden_size"]
+    assert cfg.text_config.num_hidden_layers == want["num_layers"]

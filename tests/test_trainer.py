@@ -1,6 +1,6 @@
 import pytest
 import torch
-from conftest import tiny_model
+from conftest import PLAIN_3D, tiny_model
 from datasets import Dataset
 from safetensors.torch import load_file
 
@@ -158,8 +158,8 @@ def test_object_labels_and_direction_features(tiny_training):
                        max_position_embeddings=128, tie_word_embeddings=True)
     torch.manual_seed(0)
     model = SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
-                                  encoder_hidden=16, object_labels=True,
-                                  direction_features=True))
+                                  encoder_hidden=16, **{**PLAIN_3D, "object_labels": True,
+                                                        "direction_features": True}))
     coll = SceneQACollator(tok, bank, object_labels=True, direction_features=True)
     batch = coll(rows[:4])
     assert batch["object_labels"].shape[:2] == (4, 8) and batch["object_boxes"].shape[-1] == 13
@@ -197,7 +197,7 @@ def test_direction_words(tiny_training):
                        max_position_embeddings=128, tie_word_embeddings=True)
     torch.manual_seed(0)
     model = SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
-                                  encoder_hidden=16, direction_words=True))
+                                  encoder_hidden=16, **{**PLAIN_3D, "direction_words": True}))
     out = model(**batch).logits
     assert not torch.allclose(out, model(**{k: v for k, v in batch.items()
                                             if k != "object_directions"}).logits)

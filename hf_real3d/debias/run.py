@@ -22,7 +22,7 @@ import numpy as np
 from hf_real3d._io import atomic_path, write_json
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
-from hf_real3d.report import markdown_table
+from hf_real3d.tables import markdown_table
 
 __all__ = ["run_stress_test", "exclude_ids", "summary_table"]
 

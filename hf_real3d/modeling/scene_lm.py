@@ -21,6 +21,8 @@ from transformers import initialization as init
 from transformers.modeling_outputs import ModelOutput
 from transformers.modeling_utils import PreTrainedModel
 
+from hf_real3d.modeling.settings import DEFAULTS, SceneModelArguments
+
 __all__ = ["SceneLMConfig", "SceneLM", "SceneLMOutput", "SCENE_INPUT_NAMES", "causal_lm_loss",
            "QuestionReader"]
 
@@ -34,7 +36,9 @@ class SceneLMConfig(PretrainedConfig):
 
     Args:
         text_config: the language model's config (a dict or ``PretrainedConfig``); default
-            a 2-layer Llama with hidden size 128, the embedded benchmark's model.
+            a 2-layer Llama with hidden size 128, the embedded benchmark's model. The 3D
+            input's defaults are :data:`hf_real3d.modeling.settings.DEFAULTS`, the ones the
+            recipes and the demo use.
         lm_path: a local checkpoint of the language model to load instead of building it
             from ``text_config`` (Qwen, Llama, ...).
         point_dim: features per point (xyz + rgb = 6).
@@ -69,18 +73,18 @@ class SceneLMConfig(PretrainedConfig):
     sub_configs = {"text_config": AutoConfig}
 
     def __init__(self, text_config=None, lm_path: str | None = None, point_dim: int = 6,
-                 encoder_hidden: int = 128, max_objects: int = 24, points_per_object: int = 16,
-                 egocentric: bool = True, blind: bool = False, blind_mode: str = "drop",
-                 object_labels: bool = False, direction_features: bool = False,
-                 direction_words: bool = False, question_reader: bool = False,
-                 reader_heads: int = 5, color_words: bool = False, object_tokens: bool = True,
-                 **kwargs):
+                 encoder_hidden: int = 128, max_objects: int = DEFAULTS.max_objects,
+                 points_per_object: int = DEFAULTS.points_per_object, egocentric: bool = True,
+                 blind: bool = False, blind_mode: str = "drop",
+                 object_labels: bool = DEFAULTS.object_labels,
+                 direction_features: bool = DEFAULTS.direction_features,
+                 direction_words: bool = DEFAULTS.direction_words,
+                 question_reader: bool = DEFAULTS.question_reader, reader_heads: int = 5,
+                 color_words: bool = DEFAULTS.color_words,
+                 object_tokens: bool = DEFAULTS.object_tokens, **kwargs):
         if isinstance(text_config, dict):
             text_config = AutoConfig.for_model(**text_config)
-        self.text_config = text_config or LlamaConfig(
-            vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-            num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
-            tie_word_embeddings=True)
+        self.text_config = text_config or text_config_for(512, DEFAULTS)
         if blind_mode not in ("drop", "zeroed"):
             raise ValueError(f"Expected blind_mode 'drop' or 'zeroed' but got {blind_mode!r}")
         self.lm_path = lm_path
@@ -108,6 +112,35 @@ class SceneLMConfig(PretrainedConfig):
                              "unless question_reader=True")
         self.object_tokens = object_tokens
         super().__init__(**kwargs)
+
+
+    @classmethod
+    def from_settings(cls, settings: SceneModelArguments, tokenizer=None, *,
+                      lm_path: str | None = None, blind: bool = False) -> SceneLMConfig:
+        """The config of a SceneLM with these settings: a Llama of ``settings.hidden_size``
+        and ``num_layers`` over ``tokenizer``'s vocabulary (or the local checkpoint
+        ``lm_path``), the 3D input as ``settings`` say."""
+        s = settings.settings()
+        return cls(text_config=text_config_for(len(tokenizer) if tokenizer else 512, settings,
+                                               tokenizer),
+                   lm_path=lm_path, blind=blind,
+                   **{k: s[k] for k in ("max_objects", "points_per_object", "object_labels",
+                                        "direction_features", "direction_words",
+                                        "question_reader", "color_words", "object_tokens")})
+
+
+def text_config_for(vocab_size: int, settings: SceneModelArguments, tokenizer=None
+                    ) -> LlamaConfig:
+    """The language model SceneLM builds from settings: a Llama of ``hidden_size`` and
+    ``num_layers`` (4 heads, MLP twice as wide, tied embeddings)."""
+    ids = {} if tokenizer is None else {"pad_token_id": tokenizer.pad_token_id,
+                                        "bos_token_id": tokenizer.bos_token_id,
+                                        "eos_token_id": tokenizer.eos_token_id}
+    return LlamaConfig(vocab_size=vocab_size, hidden_size=settings.hidden_size,
+                       intermediate_size=2 * settings.hidden_size,
+                       num_hidden_layers=settings.num_layers, num_attention_heads=4,
+                       num_key_value_heads=4, max_position_embeddings=256,
+                       tie_word_embeddings=True, **ids)
 
 
 # initial weights of each reader head on (label match, direction-word match, distance), and

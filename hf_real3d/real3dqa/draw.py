@@ -1,17 +1,25 @@
-"""A question drawn top-down from every viewpoint of its rotation group."""
+"""A question drawn top-down from every viewpoint of its rotation group (``hf-real3d draw``,
+the demo's ``topdown.png`` and the explorer's panels)."""
 
 from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Polygon
+
+from hf_real3d._io import save_png
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
-from hf_real3d.report import plot_topdown
 from hf_real3d.scene import read_scannet
 from hf_real3d.spatial import Unanswerable
 from hf_real3d.sqa3d import read_split
 
-__all__ = ["draw_question"]
+__all__ = ["draw_question", "topdown_figure", "plot_topdown"]
 
 
 def draw_question(sqa3d_dir: str | os.PathLike, scenes_dir: str | os.PathLike,
@@ -48,3 +56,60 @@ def draw_question(sqa3d_dir: str | os.PathLike, scenes_dir: str | os.PathLike,
                                    *textwrap.wrap(r["situation"], 60)])} for r in rows]
     plot_topdown(scene, panels, out, title=f"{rec.question_id}: {rec.question}")
     return note
+
+
+def plot_topdown(scene, panels: Sequence[dict[str, Any]], path: str | os.PathLike,
+                 title: str = "") -> None:
+    """Write :func:`topdown_figure` of ``scene`` to ``path`` (PNG)."""
+    save_png(topdown_figure(scene, panels, title), path)
+
+
+def topdown_figure(scene, panels: Sequence[dict[str, Any]], title: str = "", *,
+                   panel_width: float = 4.2) -> Figure:
+    """Top-down views of ``scene``, one panel per viewpoint (a matplotlib Figure).
+
+    Each panel: ``pose`` (:class:`hf_real3d.geometry.Pose`), ``label`` (title line) and
+    ``highlight`` (object ids drawn in red, e.g. the answer object). The agent is an arrow
+    along its facing direction; dashed lines split its four quadrants (front/right/back/
+    left, 45 degrees off its heading).
+    """
+    n = len(panels)
+    fig = Figure(figsize=(panel_width * n, panel_width * 1.05))
+    axes = fig.subplots(1, n, squeeze=False)
+    lo, hi = scene.mesh_bounds()
+    for ax, panel in zip(axes[0], panels):
+        pose, hl = panel["pose"], set(panel.get("highlight", ()))
+        for o in scene.objects:
+            if o.label == "floor":
+                continue
+            color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
+                                                          else "#1f77b4")
+            ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
+            if not o.is_structural:
+                ax.text(o.center[0], o.center[1], o.label, fontsize=6, ha="center",
+                        va="center")
+        p, f = pose.position[:2], pose.facing[:2]
+        reach = float(np.linalg.norm(hi[:2] - lo[:2]))
+        for deg in (45, 135, 225, 315):
+            a = np.radians(deg)
+            d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
+            ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--", lw=0.6,
+                    alpha=0.5)
+        ax.annotate("", xy=p + f * 0.7, xytext=p,
+                    arrowprops={"arrowstyle": "-|>", "color": "#2ca02c", "lw": 2})
+        ax.plot(*p, "o", color="#2ca02c")
+        ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
+        ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
+        ax.set_aspect("equal")
+        ax.set_title(panel.get("label", ""), fontsize=8)
+        ax.tick_params(labelsize=6)
+    legend = [Patch(color="#d62728", alpha=0.45, label="answer object(s) of this view"),
+              Patch(color="#1f77b4", alpha=0.45, label="other objects"),
+              Patch(color="#bbbbbb", alpha=0.45, label="walls, doors, windows"),
+              Line2D([], [], color="#2ca02c", marker="o", lw=2, label="agent (facing)"),
+              Line2D([], [], color="k", ls="--", lw=0.6, label="quadrant borders")]
+    fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=7,
+               frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig

@@ -22,9 +22,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError
-from hf_real3d.report import markdown_table
 from hf_real3d.scanqa import read_scanqa
 from hf_real3d.scoring import MetricInputError, answer_correctness
+from hf_real3d.tables import markdown_table
 
 __all__ = [
     "FilterResult",

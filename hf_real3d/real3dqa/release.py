@@ -29,8 +29,7 @@ import numpy as np
 
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
-from hf_real3d.scene import check_scene_id
-from hf_real3d.sqa3d import question_type
+from hf_real3d.sqa3d import check_item, question_type
 
 __all__ = [
     "RELEASE_VIEWPOINTS",
@@ -58,6 +57,8 @@ class ReleaseData:
 
 def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED,
                 licenses: dict[str, Any] | None = None) -> list[dict]:
+    """A release file's items, each checked by the SQA3D validator
+    (:func:`hf_real3d.sqa3d.check_item`)."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise FormatError(f"{path}: expected an object with a 'questions' list")
@@ -65,34 +66,12 @@ def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED,
         licenses[path.name] = data.get("license")
     items = data["questions"]
     for i, it in enumerate(items):
-        if not isinstance(it, dict):
-            raise FormatError(f"{path}: questions[{i}] is not an object")
-        who = f"questions[{i}] (question_id {it.get('question_id', '?')})"
-        missing = [k for k in required if k not in it]
-        if missing:
-            raise FormatError(f"{path.name}: {who} lacks {missing}")
-        for key in ("situation", "question", "question_type"):
-            if key in it and not isinstance(it[key], str):
-                raise FormatError(f"{path.name}: {who}: {key} is {it[key]!r}, expected a "
-                                  "string")
-        if isinstance(it["question_id"], bool) or not isinstance(it["question_id"], int):
-            raise FormatError(f"{path.name}: {who}: question_id must be an integer")
-        for key, names in (("position", "xyz"), ("rotation", ("_x", "_y", "_z", "_w"))):
-            v = it[key]
-            if not isinstance(v, dict) or any(not isinstance(v.get(k), int | float)
-                                              or isinstance(v.get(k), bool) for k in names):
-                raise FormatError(f"{path.name}: {who}: {key} {v!r} needs numbers "
-                                  f"{list(names)}")
-        check_scene_id(it["scene_id"])
+        check_item(it, path, i, required, what="question")
     return items
 
 
 def _row(it: dict, path: Path) -> dict[str, Any]:
     answers = it["answers"]
-    if not isinstance(answers, list) or not all(isinstance(a, dict) and "answer" in a
-                                                for a in answers):
-        raise FormatError(f"{path.name}: question_id {it['question_id']}: answers must be "
-                          "a list of {'answer': ...}")
     return {
         "source_question_id": int(it["question_id"]),
         "scene_id": it["scene_id"],

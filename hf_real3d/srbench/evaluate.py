@@ -18,10 +18,10 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_path, write_json
 from hf_real3d.predictions import SRBenchAnswers, check_unique_names, read_srbench_answers
-from hf_real3d.report import markdown_table, srbench_table, srbench_viewpoint_table
 from hf_real3d.scoring import MetricInputError, check_circular_groups, factorize, first_rows
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
+from hf_real3d.srbench.report import srbench_table, srbench_viewpoint_table
 from hf_real3d.srbench.rules import (
     DEFAULT_RULE,
     authors_random,
@@ -33,6 +33,7 @@ from hf_real3d.srbench.rules import (
     setting_keys,
     settings_table,
 )
+from hf_real3d.tables import markdown_table
 
 __all__ = ["score_rows", "score_answers", "rows_of", "baselines", "official_table", "prompt_for",
            "model_predictions", "evaluate_dataset"]

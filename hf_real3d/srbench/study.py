@@ -5,7 +5,7 @@ on common and uncommon renders mixed, both scored on the demo's synthetic 3DSRBe
 
 The test set (the demo's ``3dsrbench`` folder, generator seed 0) and the training scenes
 (generator seed ``TRAIN_SEED_OFFSET + seed``: other rooms) are fixed before any model is
-trained; sizes come from :class:`~hf_real3d.demo.DemoConfig`.
+trained; sizes come from :class:`~hf_real3d.demo.config.DemoConfig`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hf_real3d.analysis import SRBENCH_VIEW_CONFIGS as VIEW_CONFIGS
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.evaluate import evaluate_dataset, model_predictions, score_rows
+from hf_real3d.srbench.report import SRBENCH_VIEW_CONFIGS as VIEW_CONFIGS
 from hf_real3d.srbench.vlm import MIXES, blank_image, train_srbench_vlm, training_items
 
 __all__ = ["TRAIN_SEED_OFFSET", "run_study_seed"]

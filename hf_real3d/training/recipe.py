@@ -9,38 +9,30 @@ code. Data always comes from ``datasets`` (``--dataset_name``: a folder built by
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
-import difflib
-import enum
 import gc
 import json
 import logging
 import os
 import sys
-import types
-import typing
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 import yaml
-from transformers import AutoTokenizer, HfArgumentParser, LlamaConfig, set_seed
+from transformers import HfArgumentParser, set_seed
 
+from hf_real3d._argparse import check_values
 from hf_real3d._io import atomic_path, write_json
 from hf_real3d._yaml import read_yaml
-from hf_real3d.hub import record_from_row, scene_from_row
 from hf_real3d.modeling import (
     SceneLM,
     SceneLMConfig,
     SceneQACollator,
-    attention_to_3d,
     collator_for,
-    predict_rows,
 )
-from hf_real3d.real3dqa.rotation import rotate_records
+from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.training.blind import precompute_blind_logprobs
 from hf_real3d.training.data import (
     TrainingData,
@@ -53,9 +45,9 @@ from hf_real3d.training.data import (
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
-           "train_3drft", "ensure_blind_model", "predict_dataset", "training_signature",
+           "train_3drft", "ensure_blind_model", "training_signature",
            "StaleModelError", "make_parser", "parse_recipe_args", "check_config", "run_recipe",
-           "write_jsonl", "TRAINING_INFO", "write_model_card", "end_distributed", "ensure_dataset",
+           "TRAINING_INFO", "write_model_card", "end_distributed", "ensure_dataset",
            "DEFAULT_DATASET"]
 
 logger = logging.getLogger("hf_real3d.training")
@@ -63,8 +55,9 @@ TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
 
 
 @dataclass
-class ScriptArguments:
-    """Recipe arguments beyond the training ones (as trl's ``ScriptArguments``)."""
+class ScriptArguments(SceneModelArguments):
+    """Recipe arguments beyond the training ones (as trl's ``ScriptArguments``); SceneLM's
+    own settings come from :class:`~hf_real3d.modeling.settings.SceneModelArguments`."""
 
     dataset_name: str = field(default="data/synth", metadata={
         "help": "Dataset: a folder built by `hf-real3d synth` or `hf-real3d build-real3dqa`, "
@@ -85,33 +78,6 @@ class ScriptArguments:
         "help": "Start from this saved SceneLM (else build from config)."})
     lm_path: str | None = field(default=None, metadata={
         "help": "Local causal-LM checkpoint to use as the language model (Qwen, Llama, ...)."})
-    hidden_size: int = field(default=128, metadata={"help": "Language model width."})
-    num_layers: int = field(default=2, metadata={"help": "Language model layers."})
-    max_objects: int = field(default=24, metadata={"help": "3D tokens per scene."})
-    points_per_object: int = field(default=8, metadata={"help": "Points per object."})
-    max_length: int = field(default=64, metadata={"help": "Text tokens per example."})
-    # the 3D input. Defaults: the design measured to use the scene on the embedded benchmark
-    # (README, "SceneLM"); the first SceneLM (object tokens from points and boxes only) scored
-    # the same with its 3D input shuffled as with it
-    object_labels: bool = field(default=True, metadata={
-        "help": "Object tokens also carry the word embedding of their label (oracle labels, "
-                "as 3D-LLMs reading detected objects get them)."})
-    direction_features: bool = field(default=False, metadata={
-        "help": "Object boxes also carry the egocentric angle, distance and direction bin "
-                "(measured with object_labels: no gain; off by default)."})
-    direction_words: bool = field(default=True, metadata={
-        "help": "Object tokens also carry the word embedding of their egocentric direction "
-                "(front / right / behind / left), shared with the question's words."})
-    color_words: bool = field(default=True, metadata={
-        "help": "Object tokens also carry the word embedding of their colour name (the named "
-                "colour nearest to the mean of their points' colours)."})
-    question_reader: bool = field(default=True, metadata={
-        "help": "Question-guided reader tokens (needs object_labels): attention pools over "
-                "the objects whose label / direction word the question's words match, plus "
-                "soft counts."})
-    object_tokens: bool = field(default=False, metadata={
-        "help": "Also give the language model the object tokens themselves (default: the "
-                "question reader's tokens only; measured no better and 1.5x slower per step)."})
     blind: bool = field(default=False, metadata={"help": "Train the text-only (blind) model."})
     blind_model_path: str | None = field(default=None, metadata={
         "help": "Blind fine-tuned model for reweighting='paper'. When absent (or stale and not "
@@ -197,25 +163,11 @@ def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) 
         if blind is not None:
             model.config.blind = blind
         return model
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=args.hidden_size,
-                       intermediate_size=2 * args.hidden_size, num_hidden_layers=args.num_layers,
-                       num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256,
-                       tie_word_embeddings=True, pad_token_id=tokenizer.pad_token_id,
-                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    cfg = SceneLMConfig(text_config=text, lm_path=args.lm_path, max_objects=args.max_objects,
-                        points_per_object=args.points_per_object,
-                        object_labels=args.object_labels,
-                        direction_features=args.direction_features,
-                        direction_words=args.direction_words,
-                        question_reader=args.question_reader,
-                        color_words=args.color_words, object_tokens=args.object_tokens,
-                        blind=args.blind if blind is None else blind)
-    return SceneLM(cfg)
+    return SceneLM(SceneLMConfig.from_settings(args, tokenizer, lm_path=args.lm_path,
+                                               blind=args.blind if blind is None else blind))
 
 
-_MODEL_KEYS = ("model_name_or_path", "lm_path", "hidden_size", "num_layers", "max_objects",
-               "points_per_object", "max_length", "object_labels", "direction_features",
-               "direction_words", "question_reader", "color_words", "object_tokens")
+_MODEL_KEYS = ("model_name_or_path", "lm_path", *SceneModelArguments.names())
 _TRAIN_KEYS = ("num_train_epochs", "max_steps", "per_device_train_batch_size",
                "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type",
                "warmup_steps", "weight_decay", "seed", "reweighting", "weight_clip", "epsilon",
@@ -397,116 +349,33 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
 # --- recipe arguments -----------------------------------------------------------------------
 
 
-def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str | os.PathLike, *,
-                    config: str = "sqa3d", split: str = "test", scenes_config: str = "scenes",
-                    viewpoints: int = 4, ablations: Sequence[str] = (), attention: bool = False,
-                    batch_size: int = 128) -> dict[str, Any]:
-    """``recipes/predict.py``: predictions of a saved SceneLM on a built dataset, in the
-    format the metrics read (JSONL ``question_id, rotation_deg, prediction, log_prob``):
-    ``original.jsonl``; ``rotations.jsonl`` (every viewpoint: the dataset's ``rotations``
-    config when it has one, else the questions rotated from their recorded semantics and
-    the ``scenes`` config); one file per input ablation; ``summary.json``."""
-    model = SceneLM.from_pretrained(model_path)
-    tok = AutoTokenizer.from_pretrained(model_path)
-    ds = load_split(dataset_name, config, split)
-    bank = load_scene_bank(dataset_name, scenes_config, max_objects=model.config.max_objects,
-                           points_per_object=model.config.points_per_object)
-    bank.tokenize_labels(tok)
-    rows = list(ds)
-    out = Path(out)
-    summary: dict[str, Any] = {"model": str(model_path), "dataset": dataset_name, "files": {}}
-
-    def write(name: str, preds: list[dict]) -> None:
-        write_jsonl(out / f"{name}.jsonl", preds)
-        summary["files"][name] = str(out / f"{name}.jsonl")
-
-    write("original", predict_rows(model, tok, bank, rows, batch_size=batch_size))
-    if viewpoints > 1:
-        if Path(dataset_name).is_dir() and (Path(dataset_name) / "rotations").is_dir():
-            rot_rows = list(load_split(dataset_name, "rotations", split))
-        else:
-            scenes = {r["scene_id"]: scene_from_row(r)
-                      for r in load_split(dataset_name, scenes_config, split)}
-            rot = rotate_records([record_from_row(r) for r in rows], scenes,
-                                 n_viewpoints=viewpoints)
-            rot_rows = rot.rows
-            summary["rotation"] = rot.stats()
-        write("rotations", predict_rows(model, tok, bank, rot_rows, batch_size=batch_size))
-    for ab in ablations:
-        write(f"ablation_{ab}", predict_rows(model, tok, bank, rows, ablation=ab,
-                                             batch_size=batch_size))
-    if attention:
-        summary["attention_to_3d"] = attention_to_3d(model, tok, bank, rows)
-    write_json(out / "summary.json", summary, indent=2)
-    return summary
-
-
 def make_parser(classes: tuple = (ScriptArguments, ReweightedConfig)) -> HfArgumentParser:
     parser = HfArgumentParser(classes)
     parser.add_argument("--config", default=None, help="YAML file of arguments")
     return parser
 
 
-def _accepts(tp: Any, value: Any) -> bool:
-    """Whether a YAML ``value`` has the dataclass field type ``tp`` exactly (no coercion:
-    6.5 is not an int, [0.1] is not a float, "3" is not a number)."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_accepts(a, value) for a in args)
-    if tp is type(None):
-        return value is None
-    if origin is typing.Literal:
-        return value in args
-    if tp is bool:
-        return isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if tp is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if tp is str:
-        return isinstance(value, str)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return isinstance(value, tp) or (isinstance(value, str | int | float)
-                                         and value in {m.value for m in tp})
-    if origin in (list, tuple, collections.abc.Sequence):
-        return isinstance(value, list) and (not args or all(_accepts(args[0], v) for v in value))
-    if origin is dict or tp is dict:
-        return isinstance(value, dict)
-    return True  # a type this check does not know: left to the parser
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
 def check_config(cfg: dict[str, Any], path: str = "config",
                  classes: tuple = (ScriptArguments, ReweightedConfig)) -> None:
-    """Reject unknown keys (naming the nearest valid one) and values of the wrong type,
-    before anything is created."""
-    hints: dict[str, Any] = {}
-    for cls in classes:
-        hints.update({f.name: typing.get_type_hints(cls)[f.name]
-                      for f in dataclasses.fields(cls) if f.init})
-    for key, value in cfg.items():
-        if key not in hints:
-            near = difflib.get_close_matches(str(key), list(hints), n=1)
-            raise ValueError(f"{path}: unknown argument {key!r}"
-                             + (f"; did you mean {near[0]!r}?" if near else ""))
-        if not _accepts(hints[key], value):
-            raise TypeError(f"{path}: {key}: expected {_type_name(hints[key])} but got "
-                            f"{value!r} ({type(value).__name__})")
+    """Reject unknown keys (naming the nearest valid one) and values of the wrong type in a
+    recipe's YAML, before anything is created (:func:`hf_real3d._argparse.check_values`)."""
+    check_values(cfg, classes, path)
 
 
 def parse_recipe_args(argv=None, defaults: dict | None = None,
-                      classes: tuple = (ScriptArguments, ReweightedConfig)):
+                      classes: tuple = (ScriptArguments, ReweightedConfig), *,
+                      fixed: dict | None = None, recipe: str = "this recipe",
+                      instead: str = ""):
     """``(ScriptArguments, ReweightedConfig)`` from ``--config x.yaml`` plus flags
     (flags override the file), as trl's recipes do. YAML values are checked strictly
-    (:func:`check_config`) before any argument object exists."""
+    (:func:`check_config`) before any argument object exists.
+
+    ``fixed``: the values ``recipe`` stands for (``recipes/sft.py``: ``reweighting:
+    none``). They are its defaults, and another value given in the file or a flag is an
+    error naming the argument and ``instead``, the recipe that takes it."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = make_parser(classes)
-    cfg: dict = dict(defaults or {})
+    cfg: dict = {**(defaults or {}), **(fixed or {})}
     path = "config"
     if "--config" in argv:
         i = argv.index("--config")
@@ -522,6 +391,14 @@ def parse_recipe_args(argv=None, defaults: dict | None = None,
     script_args, train_args, rest = parsed[0], parsed[1], parsed[-1]
     if rest:
         raise ValueError(f"unknown command-line argument(s): {rest}")
+    for key, want in (fixed or {}).items():
+        got = getattr(script_args, key, getattr(train_args, key, want))
+        if got != want:
+            flags = {a.split("=", 1)[0].replace("-", "_") for a in argv if a.startswith("--")}
+            where = f"--{key}" if f"__{key}" in flags else path
+            raise ValueError(f"{where}: {key}={got!r}, but {recipe} trains with {key}={want!r}"
+                             + (f"; use {instead}" if instead else "")
+                             + f" (or leave {key} out)")
     return script_args, train_args
 
 
@@ -554,10 +431,3 @@ def run_recipe(main, parse=parse_recipe_args, argv=None) -> None:
         print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     end_distributed()
-
-
-def write_jsonl(path: str | os.PathLike, rows: list[dict]) -> None:
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")

@@ -1,0 +1,111 @@
+"""The demo's settings and its cast: which models it trains, the role of each, and each
+3DR-FT arm's equal-training control."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hf_real3d._fields import help_field
+from hf_real3d.modeling.settings import SceneModelArguments
+from hf_real3d.synth import SynthConfig
+
+__all__ = ["DemoConfig", "MODELS", "ROLES", "ARM_CONTROLS", "COUNTER_PRIOR_SEED_OFFSET",
+           "FILTER_SEED_OFFSET", "log"]
+
+# every scored model; the filter's pair builds the filtered set and is scored too (marked)
+MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
+          "sft_more", "3drft_paper_grad", "3drft_from_blind", "sft_from_blind", "sft_no3d")
+ROLES = {"filter_full": "filter's full model (builds the filtered set)",
+         "filter_blind": "filter's blind model (builds the filtered set)",
+         "sft": "control: SFT not used by the filter", "blind": "3DR-FT's blind reference",
+         "3drft_paper": "3DR-FT, paper variant", "3drft_official": "3DR-FT, official variant",
+         "sft_more": "the control trained as long as 3DR-FT, without reweighting",
+         "3drft_paper_grad": "3DR-FT, paper weights with gradient through the text-only "
+                             "pass (Appendix E's reading), fine-tuning the control",
+         "3drft_from_blind": "3DR-FT (paper) starting from the blind model's weights (§4.2)",
+         "sft_from_blind": "SFT starting from the blind model's weights (3drft_from_blind's "
+                           "control)",
+         "sft_no3d": "the control without its 3D input"}
+COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
+FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
+# each 3DR-FT arm and its equal-compute control
+ARM_CONTROLS = {"3drft_paper": "sft_more", "3drft_official": "sft_more",
+                "3drft_paper_grad": "sft_more", "3drft_from_blind": "sft_from_blind"}
+
+
+@dataclass
+class DemoConfig(SceneModelArguments):
+    """Sizes and settings of the demo (its defaults are the README's figures). SceneLM's own
+    settings (``--hidden_size``, ``--object_tokens`` ...) are those of
+    :class:`~hf_real3d.modeling.settings.SceneModelArguments`, with its defaults."""
+
+    out: str = help_field("Output folder (report.md, results.json, plots, seed*/).",
+                          default="outputs/demo")
+    seeds: int = help_field("Repeat with seeds 0..N-1 and report mean ± std.", default=1)
+    train_scenes: int = help_field("Synthetic rooms in the train split.", default=60)
+    val_scenes: int = help_field("Synthetic rooms in the val split.", default=6)
+    test_scenes: int = help_field("Synthetic rooms in the test split.", default=20)
+    questions_per_scene: int = help_field("Questions per room (every split).", default=60)
+    guessable_fraction: float = help_field("Share of questions that follow a language prior.",
+                                           default=0.5)
+    counter_prior_rate: float = help_field(
+        "Share of usual-colour objects given another colour (counter-prior questions).",
+        default=0.3)
+    counter_prior_fraction: float = help_field("Share of questions that are counter-prior.",
+                                               default=0.1)
+    epochs: float = help_field("Training epochs of the scored models.", default=12.0)
+    drft_from_sft: bool = help_field(
+        "3DR-FT fine-tunes the trained control SFT (as the paper fine-tunes a trained 3D-LLM) "
+        "for drft_epochs; `sft_more` gets the same extra epochs without reweighting. False: "
+        "3DR-FT trains from scratch for `epochs`.", default=True)
+    drft_epochs: float = help_field("3DR-FT epochs when it fine-tunes the control.",
+                                    default=2.0)
+    drft_learning_rate: float = help_field("3DR-FT peak learning rate when it fine-tunes the "
+                                           "control.", default=3e-4)
+    filter_epochs: float = help_field(
+        "Training epochs of the filter's own (full, blind) pair (a smaller pair than the "
+        "scored models: the filter needs only its blind model's answers).", default=4.0)
+    batch_size: int = help_field("Training batch size.", default=16)
+    learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=1e-3)
+    srbench_scenes: int = help_field("Rendered scenes of the synthetic 3DSRBench (0: skip).",
+                                     default=10)
+    srbench_views: int = help_field("Camera pairs (common + uncommon) per 3DSRBench scene.",
+                                    default=3)
+    srbench_questions_per_scene: int = help_field("3DSRBench questions tried per scene.",
+                                                  default=18)
+    counter_prior_scenes: int = help_field(
+        "Rooms of the separate counter-prior evaluation subset (other rooms, seed + 2000, the "
+        "same generator settings, every question counter-prior: ~20 per room).", default=20)
+    srbench_model: bool = help_field(
+        "Also train a small VLM on synthetic 3DSRBench renders per seed (common viewpoints "
+        "only, and common + uncommon mixed) and score it, with a blank-image control, on the "
+        "demo's 3DSRBench (the paper's viewpoint finding; several minutes per seed).",
+        default=False)
+    skip_real3dqa: bool = help_field(
+        "Skip the Real-3DQA part (with --srbench_model: the 3DSRBench study alone).",
+        default=False)
+    srbench_train_scenes: int = help_field(
+        "Rendered training scenes of the 3DSRBench VLM (generator seed 300 + seed; the test "
+        "set is seed 0).", default=40)
+    srbench_vlm_epochs: float = help_field("Training epochs of the 3DSRBench VLM.",
+                                           default=20.0)
+    progress: bool = help_field("Show progress bars.", default=True)
+
+    def synth_config(self, seed: int) -> SynthConfig:
+        return SynthConfig(
+            seed=seed, guessable_fraction=self.guessable_fraction,
+            counter_prior_rate=self.counter_prior_rate,
+            counter_prior_fraction=self.counter_prior_fraction,
+            scenes={"train": self.train_scenes, "val": self.val_scenes,
+                    "test": self.test_scenes},
+            questions_per_scene={s: self.questions_per_scene for s in ("train", "val", "test")})
+
+    def model_settings(self) -> dict[str, Any]:
+        """SceneLM's settings of this run, for the recipes' ``ScriptArguments``."""
+        return self.settings()
+
+
+def log(msg: str) -> None:
+    print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)

@@ -1,0 +1,63 @@
+"""Predictions of a saved SceneLM on a built dataset, every viewpoint of its questions
+(``recipes/predict.py``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from transformers import AutoTokenizer
+
+from hf_real3d._io import write_json, write_jsonl
+from hf_real3d.hub import record_from_row, scene_from_row
+from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
+from hf_real3d.real3dqa.rotation import rotate_records
+from hf_real3d.training.data import load_scene_bank, load_split
+
+__all__ = ["predict_dataset"]
+
+
+def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str | os.PathLike, *,
+                    config: str = "sqa3d", split: str = "test", scenes_config: str = "scenes",
+                    viewpoints: int = 4, ablations: Sequence[str] = (), attention: bool = False,
+                    batch_size: int = 128) -> dict[str, Any]:
+    """``recipes/predict.py``: predictions of a saved SceneLM on a built dataset, in the
+    format the metrics read (JSONL ``question_id, rotation_deg, prediction, log_prob``):
+    ``original.jsonl``; ``rotations.jsonl`` (every viewpoint: the dataset's ``rotations``
+    config when it has one, else the questions rotated from their recorded semantics and
+    the ``scenes`` config); one file per input ablation; ``summary.json``."""
+    model = SceneLM.from_pretrained(model_path)
+    tok = AutoTokenizer.from_pretrained(model_path)
+    ds = load_split(dataset_name, config, split)
+    bank = load_scene_bank(dataset_name, scenes_config, max_objects=model.config.max_objects,
+                           points_per_object=model.config.points_per_object)
+    bank.tokenize_labels(tok)
+    rows = list(ds)
+    out = Path(out)
+    summary: dict[str, Any] = {"model": str(model_path), "dataset": dataset_name, "files": {}}
+
+    def write(name: str, preds: list[dict]) -> None:
+        write_jsonl(out / f"{name}.jsonl", preds)
+        summary["files"][name] = str(out / f"{name}.jsonl")
+
+    write("original", predict_rows(model, tok, bank, rows, batch_size=batch_size))
+    if viewpoints > 1:
+        if Path(dataset_name).is_dir() and (Path(dataset_name) / "rotations").is_dir():
+            rot_rows = list(load_split(dataset_name, "rotations", split))
+        else:
+            scenes = {r["scene_id"]: scene_from_row(r)
+                      for r in load_split(dataset_name, scenes_config, split)}
+            rot = rotate_records([record_from_row(r) for r in rows], scenes,
+                                 n_viewpoints=viewpoints)
+            rot_rows = rot.rows
+            summary["rotation"] = rot.stats()
+        write("rotations", predict_rows(model, tok, bank, rot_rows, batch_size=batch_size))
+    for ab in ablations:
+        write(f"ablation_{ab}", predict_rows(model, tok, bank, rows, ablation=ab,
+                                             batch_size=batch_size))
+    if attention:
+        summary["attention_to_3d"] = attention_to_3d(model, tok, bank, rows)
+    write_json(out / "summary.json", summary, indent=2)
+    return summary
