@@ -265,8 +265,15 @@ class StressTestOptions:
                                       "scene_id; 3DSRBench: the base qid).", default=None)
     diagnostic: str = help_field("rf: a random forest over word counts (its importances name "
                                  "the words that carry the score); logreg: a logistic "
-                                 "regression over TF-IDF.", default="rf",
-                                 choices=("rf", "logreg"))
+                                 "regression over TF-IDF; lm: a causal LM fine-tuned per fold "
+                                 "through the library's trainer (--lm_path).", default="rf",
+                                 choices=("rf", "logreg", "lm"))
+    lm_path: str | None = help_field("With --diagnostic lm: a local causal-LM folder (with its "
+                                     "tokenizer) or a saved SceneLM (its language model, e.g. "
+                                     "the blind one); default: a small Llama built from "
+                                     "config.", default=None)
+    lm_epochs: float = help_field("With --diagnostic lm: fine-tuning epochs per fold.",
+                                  default=4.0)
     question_column: list[str] = help_field("Columns joined into the text the diagnostic "
                                             "reads (a Hub dataset).", default_factory=list)
     answer_column: str | None = help_field("Answer column (a string or a list whose first "
@@ -509,7 +516,8 @@ def cmd_stress_test(o: StressTestOptions) -> None:
                         answer_column=o.answer_column, group_by=o.group_by,
                         type_column=o.type_column, exclude=o.exclude, diagnostic=o.diagnostic,
                         folds=o.folds, seed=o.seed, do_prune=o.prune,
-                        round_fraction=o.round_fraction, margin=o.margin, budget=o.budget)
+                        round_fraction=o.round_fraction, margin=o.margin, budget=o.budget,
+                        lm_path=o.lm_path, lm_epochs=o.lm_epochs)
     sv = s["solvability"]
     print(f"non-visual solvability {sv['overall']:.1f}% [{sv['ci'][0]:.1f}, {sv['ci'][1]:.1f}] "
           f"(majority {s['majority']:.1f}, chance {s['chance']:.1f}, n {s['n']})")

@@ -172,11 +172,17 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     if question_columns is None or answer_column is None or group_by is None:
         raise FormatError(f"{src}: name the columns: --question-column, --answer-column and "
                           "--group-by")
-    if not path.is_dir():
-        # a Hub dataset (offline: from the cache)
-        import datasets
+    # a Hub dataset (offline: from the cache), or a local folder of a saved or plain dataset
+    import datasets
 
-        rows = [dict(r) for r in datasets.load_dataset(src, config, split=split)]
+    if path.is_dir() and (path / "state.json").is_file():  # Dataset.save_to_disk
+        ds = datasets.load_from_disk(str(path))
+        ds = ds[split] if isinstance(ds, datasets.DatasetDict) else ds
+    elif path.is_dir() and (path / "dataset_dict.json").is_file():
+        ds = datasets.load_from_disk(str(path))[split]
+    else:
+        ds = datasets.load_dataset(src, config, split=split)
+    rows = [dict(r) for r in ds]
     return _from_rows(rows, src, kind="columns", question=tuple(question_columns),
                       answer=answer_column, group=group_by, qtype=type_column,
                       id_col="question_id" if rows and "question_id" in rows[0] else "id")

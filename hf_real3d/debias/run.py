@@ -104,9 +104,16 @@ def _report(summary: dict[str, Any], res: StressResult, source: str) -> str:
           markdown_table(["type", "n", "TsT", "95% CI", "majority", "chance"],
                          [[t, v["n"], v["solvability"], f"[{v['ci'][0]:.1f}, {v['ci'][1]:.1f}]",
                            v["majority"], v["chance"]] for t, v in s["per_type"].items()]),
-          "", "What drives the score (" + ("impurity importance" if res.diagnostic == "rf"
+          ""]
+    if res.diagnostic == "lm":
+        md += ["The items the language model is surest of (held-out probability of the "
+               "right answer):", "",
+               markdown_table(["item", "s(x)"], [[t.replace("|", "/"), f"{w:.3f}"]
+                                                 for t, w in res.features[:12]])]
+    else:
+        md += ["What drives the score (" + ("impurity importance" if res.diagnostic == "rf"
                                             else "mean |coefficient|") + "): " +
-          ", ".join(f"`{f}` {w:.3f}" for f, w in res.features[:12]) + "."]
+               ", ".join(f"`{f}` {w:.3f}" for f, w in res.features[:12]) + "."]
     if "rounds" in summary:
         md += ["", "### Iterative bias pruning", "",
                markdown_table(["round", "removed", "kept", "TsT", "majority"],
@@ -149,20 +156,31 @@ def run_stress_test(
     margin: float = 2.0,
     budget: float | None = None,
     write_configs: bool = True,
+    lm_path: str | None = None,
+    lm_epochs: float = 4.0,
     log=print,
 ) -> dict[str, Any]:
     """TsT (and IBP with ``do_prune``) of ``dataset``; returns what ``stress_test.json``
     holds: ``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
     "diagnostic", "folds", "group_by", "features"}`` in percent, and with pruning
-    ``"rounds"`` and ``"final": {"kept", "solvability"}``."""
+    ``"rounds"`` and ``"final": {"kept", "solvability"}``. ``diagnostic="lm"`` fine-tunes
+    ``lm_path`` (a local causal LM or a saved SceneLM; default: a small Llama from config)
+    for ``lm_epochs`` per fold (:mod:`hf_real3d.debias.lm`)."""
     items = load_items(dataset, config=config, split=split, question_columns=question_columns,
                        answer_column=answer_column, group_by=group_by, type_column=type_column)
     if exclude:
         items = exclude_ids(items, exclude)
     check_items(items, folds)
+    lm = None
+    if diagnostic == "lm":
+        # the LM diagnostic needs torch and transformers: imported when it is asked for
+        from hf_real3d.debias.lm import LMDiagnostic
+
+        lm = LMDiagnostic(lm_path=lm_path, epochs=lm_epochs, seed=seed)
+        lm.check()
     log(f"stress test: {len(items)} items of {items.source}, {diagnostic}, {folds} folds")
     res = stress_test(items, diagnostic=diagnostic, folds=folds, seed=seed,
-                      progress=lambda m: log("  " + m))
+                      progress=lambda m: log("  " + m), lm=lm)
     summary = res.summary()
     summary["group_by"] = items.group_by
     summary["features"] = [{"feature": f, "weight": w} for f, w in res.features]
@@ -171,7 +189,7 @@ def run_stress_test(
     if do_prune:
         keep, rounds, last = prune(items, diagnostic=diagnostic, folds=folds, seed=seed,
                                    round_fraction=round_fraction, margin=margin, budget=budget,
-                                   progress=lambda m: log("  " + m))
+                                   progress=lambda m: log("  " + m), lm=lm)
         summary["rounds"] = rounds
         summary["final"] = {"kept": len(keep), "solvability": last.solvability,
                             "majority": last.majority}

@@ -11,9 +11,11 @@ sides. Each item is predicted by the model that did not see its fold, which give
 * the per-item **bias score** s(x): the held-out probability of the right answer (0 when
   the training folds never gave that answer).
 
-Diagnostics (scikit-learn estimators over word and word-pair counts of the text, plus the
-question type as a token): ``rf`` (a random forest, whose impurity importances name the
-words that carry the score) and ``logreg`` (a logistic regression over TF-IDF).
+Diagnostics: scikit-learn estimators over word and word-pair counts of the text, plus the
+question type as a token: ``rf`` (a random forest, whose impurity importances name the
+words that carry the score) and ``logreg`` (a logistic regression over TF-IDF); and ``lm``,
+a causal language model fine-tuned per fold through the library's trainer
+(:mod:`hf_real3d.debias.lm`), whose "features" are the items it is surest of.
 
 :func:`prune` removes the items of highest s(x) in rounds, re-fitting after each, until
 solvability is within ``margin`` points of the majority baseline or the removal budget is
@@ -34,7 +36,7 @@ from hf_real3d.scoring import bootstrap_ci
 
 __all__ = ["DIAGNOSTICS", "StressResult", "stress_test", "prune", "check_items"]
 
-DIAGNOSTICS = ("rf", "logreg")
+DIAGNOSTICS = ("rf", "logreg", "lm")
 
 
 @dataclass
@@ -110,7 +112,8 @@ def _vectorizer(diagnostic: str):
 
 
 def _estimator(diagnostic: str, seed: int):
-    if diagnostic == "rf":
+    if diagnostic == "lm":
+        return None  # no scikit-learn estimator: hf_real3d.debias.lm
         # each estimator imported when it is asked for
         from sklearn.ensemble import RandomForestClassifier
 
@@ -137,14 +140,47 @@ def _importances(vec, clf, diagnostic: str, top: int = 20) -> list[tuple[str, fl
     return [(str(names[i]), float(imp[i])) for i in order]
 
 
+def _sklearn_fold(diagnostic: str, seed: int, texts: list[str], y: np.ndarray,
+                  train: np.ndarray, test: np.ndarray, options) -> tuple[list, list]:
+    """Per held-out item (probabilities, candidates) from a scikit-learn diagnostic."""
+    counts = Counter(y[train].tolist())
+    if len(counts) == 1:  # one answer only: every model predicts it
+        proba, classes = np.ones((len(test), 1)), list(counts)
+    else:
+        vec = _vectorizer(diagnostic)
+        clf = _estimator(diagnostic, seed).fit(vec.fit_transform([texts[i] for i in train]),
+                                               y[train])
+        proba = clf.predict_proba(vec.transform([texts[i] for i in test]))
+        classes = clf.classes_.tolist()
+    col = {c: j for j, c in enumerate(classes)}
+    out, cands = [], []
+    for row, i in zip(proba, test.tolist()):
+        if options is not None:  # multiple choice: among this item's options
+            opts = list(options[i])
+            p = np.array([row[col[o]] if o in col else 0.0 for o in opts])
+            out.append(p / p.sum() if p.sum() > 0 else np.full(len(opts), 1 / len(opts)))
+            cands.append(opts)
+        else:
+            out.append(np.asarray(row, float))
+            cands.append(classes)
+    return out, cands
+
+
 def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
-                progress: Callable[[str], None] | None = None) -> StressResult:
-    """One grouped k-fold pass of the text-only ``diagnostic`` over ``items``."""
+                progress: Callable[[str], None] | None = None, lm: Any = None) -> StressResult:
+    """One grouped k-fold pass of the text-only ``diagnostic`` over ``items`` (``lm``: the
+    :class:`~hf_real3d.debias.lm.LMDiagnostic` settings of ``diagnostic="lm"``)."""
     # scikit-learn only when a pass runs
     from sklearn.model_selection import GroupKFold
 
     check_items(items, folds)
-    _estimator(diagnostic, seed)  # an unknown name fails before any work
+    if diagnostic not in DIAGNOSTICS:
+        raise ValueError(f"Expected a diagnostic in {list(DIAGNOSTICS)} but got {diagnostic!r}")
+    if diagnostic == "lm" and lm is None:
+        # the LM diagnostic's module needs torch: imported when it is asked for
+        from hf_real3d.debias.lm import LMDiagnostic
+
+        lm = LMDiagnostic(seed=seed)
     texts = _texts(items)
     y = np.asarray(items.labels, dtype=object)
     n = len(items)
@@ -155,38 +191,32 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
     for k, (train, test) in enumerate(splitter.split(texts, y, items.groups)):
         if progress:
             progress(f"fold {k + 1}/{folds}: {len(train)} training items")
-        vec = _vectorizer(diagnostic)
-        xtr = vec.fit_transform([texts[i] for i in train])
-        xte = vec.transform([texts[i] for i in test])
-        clf = _estimator(diagnostic, seed)
-        ytr = y[train]
-        counts = Counter(ytr.tolist())
-        if len(counts) == 1:  # one answer only: every model predicts it
-            proba, classes = np.ones((len(test), 1)), np.array(list(counts), dtype=object)
+        counts = Counter(y[train].tolist())
+        if diagnostic == "lm":
+            probs, cands = lm.fit_predict([texts[i] for i in train], y[train].tolist(),
+                                          [texts[i] for i in test],
+                                          None if items.options is None
+                                          else [items.options[i] for i in test])
         else:
-            clf.fit(xtr, ytr)
-            proba, classes = clf.predict_proba(xte), clf.classes_
-        col = {c: j for j, c in enumerate(classes.tolist())}
-        for row, i in zip(proba, test.tolist()):
-            if items.options is not None:  # multiple choice: among this item's options
-                opts = items.options[i]
-                p = np.array([row[col[o]] if o in col else 0.0 for o in opts])
-                p = p / p.sum() if p.sum() > 0 else np.full(len(opts), 1 / len(opts))
-                pick = opts[int(np.argmax(p))]
-                s = float(p[opts.index(y[i])]) if y[i] in opts else 0.0
+            probs, cands = _sklearn_fold(diagnostic, seed, texts, y, train, test,
+                                         items.options)
+        for p, opts, i in zip(probs, cands, test.tolist()):
+            pick = str(opts[int(np.argmax(p))]) if len(opts) else ""
+            s = float(p[opts.index(y[i])]) if y[i] in opts else 0.0
+            if items.options is not None:
                 best = max(opts, key=lambda o: (counts.get(o, 0), -opts.index(o)))
                 chance[i] = 1 / len(opts)
             else:
-                pick = str(classes[int(np.argmax(row))])
-                s = float(row[col[y[i]]]) if y[i] in col else 0.0
                 best = counts.most_common(1)[0][0]
                 chance[i] = 1 / len(counts)
             predicted[i], score[i] = pick, s
             correct[i], maj[i] = pick == y[i], best == y[i]
     res = StressResult(score, correct, predicted, maj, chance, list(items.types),
                        list(items.groups), diagnostic, folds)
-    # what drives the score: the diagnostic refitted on every item
-    if len(set(items.labels)) > 1:
+    if diagnostic == "lm":  # what drives the score: the items it is surest of
+        order = np.lexsort((np.arange(n), -score))[:20]
+        res.features = [(items.text[i], float(score[i])) for i in order]
+    elif len(set(items.labels)) > 1:  # the diagnostic refitted on every item
         vec = _vectorizer(diagnostic)
         clf = _estimator(diagnostic, seed).fit(vec.fit_transform(texts), y)
         res.features = _importances(vec, clf, diagnostic)
@@ -195,7 +225,7 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
 
 def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
           round_fraction: float = 0.05, margin: float = 2.0, budget: float | None = None,
-          progress: Callable[[str], None] | None = None
+          progress: Callable[[str], None] | None = None, lm: Any = None
           ) -> tuple[list[int], list[dict[str, Any]], StressResult]:
     """Iterative bias pruning: fit, stop when solvability <= majority + ``margin`` (points)
     or when the removals reach ``budget`` (a fraction of the set if < 1, else a count),
@@ -210,7 +240,8 @@ def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0
     keep = list(range(n))
     rounds: list[dict[str, Any]] = []
     while True:
-        res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds, seed=seed)
+        res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds, seed=seed,
+                          lm=lm)
         rounds.append({"round": len(rounds), "removed": n - len(keep), "kept": len(keep),
                        "solvability": res.solvability, "majority": res.majority})
         if progress:
