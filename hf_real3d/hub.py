@@ -37,6 +37,7 @@ from hf_real3d._io import FormatError, atomic_dir, atomic_path
 from hf_real3d.scene import Scene, SceneObject
 from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import SQA3DRecord
+from hf_real3d.tables import markdown_table
 
 __all__ = [
     "ConfigData",
@@ -329,16 +330,15 @@ def write_dataset_files(
               "configs": yaml_configs}
     lines = ["---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "",
              f"# {pretty_name}", "", summary, "", "## Configs", "",
-             "| config | split | rows | description |", "|---|---|---|---|"]
+             markdown_table(["config", "split", "rows", "description"],
+                            [[f"`{cfg.name}`{' (default)' if cfg.default else ''}", split, n,
+                              cfg.description]
+                             for cfg in configs for split, n in cfg.counts.items()])]
     for cfg in configs:
-        for split, n in cfg.counts.items():
-            lines.append(f"| `{cfg.name}`{' (default)' if cfg.default else ''} | {split} | "
-                         f"{n} | {cfg.description} |")
-    for cfg in configs:
-        lines += ["", f"## Data fields: `{cfg.name}`", "", "| column | type | meaning |",
-                  "|---|---|---|"]
-        lines += [f"| `{col}` | {_type_text(feat)} | {FIELD_DOCS.get(col, '')} |"
-                  for col, feat in cfg.features.items()]
+        lines += ["", f"## Data fields: `{cfg.name}`", "",
+                  markdown_table(["column", "type", "meaning"],
+                                 [[f"`{col}`", _type_text(feat), FIELD_DOCS.get(col, "")]
+                                  for col, feat in cfg.features.items()])]
     lines += ["", *extra_sections, "", "## License", "", license]
     if license_note:
         lines += ["", license_note]

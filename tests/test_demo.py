@@ -118,6 +118,18 @@ def test_reduced_demo(tmp_path):
     n_all, n_kept = sq["sft"]["scanqa"]["n"], sq["sft"]["real_scanqa"]["n"]
     assert 0 < n_kept <= n_all and f"| original | {n_all} |" in card
     assert f"| remaining | {n_kept} |" in card and "pair:filter" in card
+    # bias pruning of the filtered set: TsT, IBP and the scored models on what it keeps
+    pr = seed.pruning
+    assert pr["n"] == len(refs[refs.in_debiased & (refs.rotation_deg == 0)])
+    assert 0 < pr["kept"] <= pr["n"] and pr["folds"] == 2  # two test rooms: two folds
+    assert set(pr["em_refined"]) == {"sft", "blind", "sft_no3d", "sft_more", "3drft_paper"}
+    sft_filtered = next(m for m in seed.metrics if m["model"] == "sft")["debiased"]
+    assert pr["em_refined"]["sft"]["filtered"] == pytest.approx(sft_filtered["em_refined"])
+    assert "## Bias pruning of the filtered set" in report
+    # one seed: no finding is tested, whatever its figures
+    findings = report.split("## Findings (measured)")[1].split("\n## ")[0]
+    assert "(f:blind)" in findings and "holds)" not in findings
+    assert findings.count("not tested: 1 seed") == findings.count("\n- (")
 
 
 @pytest.mark.slow

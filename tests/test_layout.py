@@ -140,3 +140,21 @@ def test_local_imports_say_why():
                                 "# " not in lines[sub.lineno - 1]:
                             unexplained.append(f"{f.relative_to(PKG.parent)}:{sub.lineno}")
     assert not unexplained, unexplained
+
+
+def test_one_markdown_table_writer():
+    """Every Markdown table is written by hf_real3d.tables.markdown_table: no other module
+    spells a table's separator row."""
+    spelled = sorted(str(f.relative_to(PKG.parent)) for f in PKG.rglob("*.py")
+                     if f.name != "tables.py" and ("|---" in f.read_text()
+                                                   or '"---|' in f.read_text()))
+    assert not spelled, spelled
+
+
+def test_one_seed_statistics_helper():
+    """Mean and std over seeds come from hf_real3d.stats: the demo's findings, report and
+    summary compute neither themselves."""
+    for f in (PKG / "demo").glob("*.py"):
+        text = f.read_text()
+        for spelled in (".std(", "np.std", "np.mean(", ".mean()"):
+            assert spelled not in text, (f.name, spelled)

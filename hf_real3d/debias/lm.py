@@ -118,6 +118,7 @@ class LMDiagnostic:
         # the library's trainer: only when this diagnostic runs
         from datasets import Dataset
 
+        # likewise: the trainer pulls in torch and transformers
         from hf_real3d.training import ReweightedConfig, ReweightedTrainer
 
         model, tok = self._load([*train_text, *train_labels])

@@ -114,6 +114,7 @@ def _vectorizer(diagnostic: str):
 def _estimator(diagnostic: str, seed: int):
     if diagnostic == "lm":
         return None  # no scikit-learn estimator: hf_real3d.debias.lm
+    if diagnostic == "rf":
         # each estimator imported when it is asked for
         from sklearn.ensemble import RandomForestClassifier
 

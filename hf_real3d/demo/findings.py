@@ -17,7 +17,7 @@ from hf_real3d.stats import MIN_SEEDS, SeedStats, seed_stats
 from .config import ARM_CONTROLS
 
 __all__ = ["Finding", "findings", "three_gains", "goal_findings", "srbench_study_findings",
-           "verdict"]
+           "pruning_findings", "pruning_gaps", "verdict"]
 
 
 @dataclass
@@ -57,6 +57,9 @@ def findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Finding]:
     def st(x: np.ndarray) -> SeedStats:
         return seed_stats(list(x))
 
+    def mean(x: np.ndarray) -> float:
+        return st(x).mean
+
     blind_o, sft_o = v("blind", "original", "em_refined"), v("sft", "original", "em_refined")
     sft_d = v("sft", "debiased", "em_refined")
     p1, p4 = v("sft", "rotation", "p_at_least_1"), v("sft", "rotation", "p_at_least_4")
@@ -87,20 +90,20 @@ def findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Finding]:
         d_holds = d_holds and more.holds()
     return [
         Finding("a", f"the blind reference vs the control SFT on the unfiltered test set: "
-                     f"{blind_o.mean():.1f} vs {sft_o.mean():.1f} EM_R (the blind model "
-                     f"reaches {blind_o.mean() / max(sft_o.mean(), 1e-9):.0%} of SFT; target: "
+                     f"{mean(blind_o):.1f} vs {mean(sft_o):.1f} EM_R (the blind model "
+                     f"reaches {mean(blind_o) / max(mean(sft_o), 1e-9):.0%} of SFT; target: "
                      f"more than half, blind - SFT/2 = {a.text(sign=True)})", a.holds()),
         Finding("b", f"filtering (by the filter's own pair) drops the control SFT from "
-                     f"{sft_o.mean():.1f} to {sft_d.mean():.1f} EM_R (drop {b.text()}; "
+                     f"{mean(sft_o):.1f} to {mean(sft_d):.1f} EM_R (drop {b.text()}; "
                      f"target: more than 5)", b.holds(5.0)),
-        Finding("c", f"P_4 vs P_1 for the control SFT: {p4.mean():.1f} vs {p1.mean():.1f} "
-                     f"(P_4 expected with independent viewpoints: {e4.mean():.1f}; target: "
+        Finding("c", f"P_4 vs P_1 for the control SFT: {mean(p4):.1f} vs {mean(p1):.1f} "
+                     f"(P_4 expected with independent viewpoints: {mean(e4):.1f}; target: "
                      f"P_4 below 0.6 P_1, 0.6 P_1 - P_4 = {c.text(sign=True)})", c.holds()),
         Finding("d", d_text, d_holds),
-        Finding("e", f"the control SFT on scene-dependent questions: {sd_sft.mean():.1f} EM_R "
-                     f"vs the blind reference {sd_sft.mean() - sd_gap.mean:.1f} (target +20 "
+        Finding("e", f"the control SFT on scene-dependent questions: {mean(sd_sft):.1f} EM_R "
+                     f"vs the blind reference {mean(sd_sft) - sd_gap.mean:.1f} (target +20 "
                      f"at every seed; per seed {sd_gap.per_seed()}) and without its 3D input "
-                     f"{sd_sft.mean() - no3d_gap.mean:.1f} (target -15; "
+                     f"{mean(sd_sft) - no3d_gap.mean:.1f} (target -15; "
                      f"{-no3d_gap.mean:+.1f} ± {no3d_gap.std:.1f})",
                 sd_gap.holds(20.0) and bool(np.min(sd_gap.present) >= 20)
                 and no3d_gap.holds(15.0)),
@@ -150,6 +153,46 @@ def goal_findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Findi
             f"filtered {eq.mean:+.1f} (seed std {eq.std:.1f}; target >= +3 and > 2 std), "
             f"counter-prior subset {cp.mean:+.1f} (std {cp.std:.1f}; target >= +5 and "
             f"> 2 std), original {orig.mean:+.1f} (target >= -5)", holds))
+    return out
+
+
+def pruning_gaps(pruning: Sequence[Mapping[str, Any]], model: str, other: str
+                 ) -> dict[str, SeedStats]:
+    """Per seed, ``model`` minus ``other`` (refined EM) on the filtered set, on what bias
+    pruning keeps, and the growth from one to the other."""
+    seeds = [p for p in pruning if p]
+    gap = {k: seed_stats([p["em_refined"][model][k] - p["em_refined"][other][k]
+                          if p["em_refined"][model][k] is not None
+                          and p["em_refined"][other][k] is not None else None for p in seeds])
+           for k in ("filtered", "pruned")}
+    gap["growth"] = seed_stats([None if a is None or b is None else b - a for a, b in
+                                zip(gap["filtered"].values, gap["pruned"].values)])
+    return gap
+
+
+def pruning_findings(pruning: Sequence[Mapping[str, Any]]) -> list[Finding]:
+    """VSI-Bench-Debiased's property, on these models: after iterative bias pruning of the
+    filtered set, the control's lead over its text-only twins (the blind reference, and
+    itself without the 3D input) grows. Empty when no seed pruned."""
+    seeds = [p for p in pruning if p]
+    if not seeds:
+        return []
+    kept = seed_stats([p["kept"] for p in seeds])
+    n = seed_stats([p["n"] for p in seeds])
+    tst = seed_stats([p["solvability"] for p in seeds])
+    after = seed_stats([p["final_solvability"] for p in seeds])
+    out = []
+    for other, what in (("blind", "the blind reference"),
+                        ("sft_no3d", "itself without its 3D input")):
+        g = pruning_gaps(seeds, "sft", other)
+        out.append(Finding(
+            f"f:{other}", f"bias pruning (random forest TsT, IBP) keeps {kept.text(0)} of "
+            f"{n.text(0)} filtered questions (TsT solvability {tst.text()} -> "
+            f"{after.text()}); the control `sft` leads {what} (`{other}`) by "
+            f"{g['filtered'].text(sign=True)} on the filtered set and "
+            f"{g['pruned'].text(sign=True)} on the pruned set: growth "
+            f"{g['growth'].text(sign=True)} (per seed {g['growth'].per_seed()}; target: "
+            "above 0, beyond twice the seed std)", g["growth"].holds()))
     return out
 
 

@@ -27,9 +27,18 @@ from hf_real3d.srbench.report import (
 from hf_real3d.stats import mean_std, seed_stats, summary_text
 from hf_real3d.tables import markdown_table
 
-from .findings import findings, srbench_study_findings, three_gains, verdict
+from .findings import (
+    findings,
+    pruning_findings,
+    pruning_gaps,
+    srbench_study_findings,
+    three_gains,
+    verdict,
+)
+from .stages import PRUNING_MODELS
 
 __all__ = ["render_demo_report", "write_demo_report", "diagnosis_section", "plot_weights",
+           "pruning_section",
            "gains_table", "summary_gains_table", "summary_scanqa_table", "demo_summary_table",
            "srbench_model_section"]
 
@@ -161,6 +170,38 @@ def diagnosis_section(results: Any) -> list[str]:
     return md
 
 
+def pruning_section(pruning: Sequence[dict[str, Any]]) -> list[str]:
+    """Report lines: the stress test and bias pruning of each seed's filtered set, and the
+    scored models' refined EM on the filtered and the pruned set."""
+    seeds = [p for p in pruning if p]
+    if not seeds:
+        return []
+
+    def ms(key: str, digits: int = 1) -> str:
+        return mean_std([p[key] for p in seeds], digits)
+
+    rows = []
+    for m in PRUNING_MODELS:
+        f = [p["em_refined"][m]["filtered"] for p in seeds]
+        k = [p["em_refined"][m]["pruned"] for p in seeds]
+        rows.append([m, mean_std(f), mean_std(k),
+                     seed_stats([None if b is None else b - a for a, b in zip(f, k)]).text(
+                         sign=True)])
+    gaps = {o: pruning_gaps(seeds, "sft", o) for o in ("blind", "sft_no3d")}
+    return ["", "## Bias pruning of the filtered set (TsT + IBP)", "",
+            f"`hf-real3d stress-test --prune` on each seed's filtered set (random forest over "
+            f"the question and situation words, {seeds[0]['folds']}-fold grouped by scene): "
+            f"{ms('n', 0)} questions, TsT solvability {ms('solvability')} against "
+            f"{ms('majority')} for the majority answer; pruning keeps {ms('kept', 0)} after "
+            f"{ms('rounds', 0)} rounds (solvability {ms('final_solvability')}, majority "
+            f"{ms('final_majority')}). Refined EM of the scored models:", "",
+            markdown_table(["Model", "filtered", "pruned", "pruned − filtered"], rows), "",
+            "Lead of `sft` over its text-only twins: "
+            + "; ".join(f"`{o}` {g['filtered'].text(sign=True)} filtered, "
+                        f"{g['pruned'].text(sign=True)} pruned" for o, g in gaps.items())
+            + "."]
+
+
 def _metric(results: Any, model: str, *path: str) -> list[float | None]:
     vals = []
     for seed in results.seeds:
@@ -261,8 +302,10 @@ def render_demo_report(results: Any) -> str:
     md += ["", "## Findings (measured)", "",
            f"A finding holds when its per-seed difference is beyond twice its seed std over "
            f"at least 2 seeds (and reaches its target); this run has {len(seeds)}.", ""]
+    pruning = [getattr(s, "pruning", {}) or {} for s in seeds]
     md += [f"- ({f.key}) {f.statement} ({verdict(f.holds, len(seeds))})."
-           for f in findings([s.metrics for s in seeds])]
+           for f in [*findings([s.metrics for s in seeds]), *pruning_findings(pruning)]]
+    md += pruning_section(pruning)
     md += diagnosis_section(results)
     md += ["", "![P_k per model](pk.png)", ""]
     if len(radar_types(seeds[0].metrics)[3]) >= 3:
@@ -343,7 +386,7 @@ def srbench_model_section(seeds: Sequence[dict[str, Any]]) -> list[str]:
     vc = met.get("vlm_common", {})
     cats = [c for c in CATEGORIES if vc and all(
         v is not None for v in vc[SRBENCH_VIEW_CONFIGS[1]][f"circular/{c}"])]
-    cats.sort(key=lambda c: float(np.mean(vc[SRBENCH_VIEW_CONFIGS[1]][f"circular/{c}"])))
+    cats.sort(key=lambda c: seed_stats(vc[SRBENCH_VIEW_CONFIGS[1]][f"circular/{c}"]).mean)
     md += ["", "Per type, CircularEval and FlipEval of `vlm_common` (common / uncommon), "
            "hardest first on uncommon renders:", "",
            markdown_table(["Type", "group", "Circular", "Flip"],

@@ -39,6 +39,9 @@ class SeedResult:
     # refined EM on the filtered set with the 3D input removed, per model (how much each
     # still answers from text alone: 3drft_paper_grad may learn to spoil it)
     text_only: dict[str, float] = field(default_factory=dict)
+    # the stress test and iterative bias pruning of the filtered set, and the refined EM of
+    # the scored models on what pruning keeps (hf_real3d.demo.stages.bias_pruning)
+    pruning: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -3,12 +3,12 @@
 One seed runs the stages of :mod:`hf_real3d.demo.stages` in order: the data, the filter's
 pair (which builds the filtered set), the scored models (the control SFT, the blind
 reference, the 3DR-FT arms and their equal-training controls, none used by the filter),
-scoring and the diagnosis; it returns a :class:`~hf_real3d.demo.results.SeedResult`. After
-every seed, the synthetic 3DSRBench study. The run is a
-:class:`~hf_real3d.demo.results.DemoResults` saved as ``results.json``, from which
-:mod:`hf_real3d.demo.report` renders ``report.md`` and the plots. ``--seeds N`` repeats the
-seeds (mean ± std); ``--srbench_model`` adds a VLM trained on the renders per seed;
-``--skip_real3dqa`` runs the 3DSRBench part alone.
+scoring, the diagnosis and bias pruning of the filtered set; it returns a
+:class:`~hf_real3d.demo.results.SeedResult`. After every seed, the synthetic 3DSRBench
+study. The run is a :class:`~hf_real3d.demo.results.DemoResults` saved as
+``results.json``, from which :mod:`hf_real3d.demo.report` renders ``report.md`` and the
+plots. ``--seeds N`` repeats the seeds (mean ± std); ``--srbench_model`` adds a VLM
+trained on the renders per seed; ``--skip_real3dqa`` runs the 3DSRBench part alone.
 """
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from hf_real3d.real3dqa.draw import draw_question
 from .config import DemoConfig, log
 from .report import write_demo_report
 from .results import DemoResults, SeedResult, results_summary
-from .stages import diagnose, filter_pair, make_data, score_models, scored_models, srbench_study
+from .stages import (
+    bias_pruning,
+    diagnose,
+    filter_pair,
+    make_data,
+    score_models,
+    scored_models,
+    srbench_study,
+)
 
 __all__ = ["run_seed", "run_demo"]
 
@@ -37,6 +45,7 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
     blind_path = scored_models(run, models)
     scores = score_models(run, models, orig, filtered)
     why = diagnose(run, models, filtered, scores, blind_path)
+    pruning = bias_pruning(run, filtered, scores)
     navigate = [r["question_id"] for r in filtered.rotation_rows if r["kind"] == "navigate"]
     (run.root / "summary.json").write_text(json.dumps({"build": filtered.summary}, indent=2,
                                                       default=str))
@@ -45,7 +54,8 @@ def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
         flips=why.flips, build=json.loads(json.dumps(filtered.summary, default=str)),
         example_question_id=int(navigate[0] if navigate
                                 else filtered.rotation_rows[0]["question_id"]),
-        root=str(run.root), by_kind=why.by_kind, weights=why.weights, text_only=why.text_only)
+        root=str(run.root), by_kind=why.by_kind, weights=why.weights, text_only=why.text_only,
+        pruning=pruning)
 
 
 def run_demo(cfg: DemoConfig) -> Path:

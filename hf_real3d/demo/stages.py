@@ -11,7 +11,10 @@
    scene-dependent and counter-prior questions, Real-ScanQA and the counter-prior rooms.
 5. :func:`diagnose`: accuracy by question kind, the 3DR-FT weights, input ablations,
    attention to 3D tokens, text-only accuracy and right-to-wrong flips.
-6. :func:`srbench_study`: the synthetic 3DSRBench with its baselines (and, asked for, a
+6. :func:`bias_pruning`: the test-set stress test and iterative bias pruning
+   (:mod:`hf_real3d.debias`) on the filtered set, and each scored model on what pruning
+   keeps: does the gap between 3D and blind grow there?
+7. :func:`srbench_study`: the synthetic 3DSRBench with its baselines (and, asked for, a
    trained VLM per seed).
 """
 
@@ -24,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from hf_real3d.analysis import accuracy_by, flips
+from hf_real3d.analysis import accuracy_by, flips, original_correct
 from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
@@ -54,7 +57,12 @@ from .config import (
 )
 
 __all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "filter_pair",
-           "scored_models", "score_models", "diagnose", "srbench_study"]
+           "scored_models", "score_models", "diagnose", "bias_pruning", "srbench_study",
+           "PRUNING_MODELS"]
+
+# the models scored on the pruned set: the control, its text-only twins, the equal-training
+# control and the paper's arm
+PRUNING_MODELS = ("sft", "blind", "sft_no3d", "sft_more", "3drft_paper")
 
 
 # --- 1. data --------------------------------------------------------------------------------
@@ -377,7 +385,39 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
                             "3drft_from_blind", "sft_from_blind")))
 
 
-# --- 6. the synthetic 3DSRBench -------------------------------------------------------------
+# --- 6. bias pruning of the filtered set ----------------------------------------------------
+
+
+def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: int = 5
+                 ) -> dict[str, Any]:
+    """TsT (random forest, grouped by scene) and IBP on this seed's filtered set, then the
+    refined EM of :data:`PRUNING_MODELS` on the filtered set and on the items pruning keeps.
+    ``{}`` when the set has fewer than 2 scenes."""
+    # scikit-learn's diagnostic only when this stage runs
+    from hf_real3d.debias import load_items, prune, stress_test
+
+    items = load_items(filtered.folder, config="real3dqa")
+    folds = min(folds, len(set(items.groups)))
+    if folds < 2:
+        return {}
+    log(f"stress test and bias pruning of the filtered set ({len(items)} questions)")
+    first = stress_test(items, diagnostic="rf", folds=folds, seed=run.seed)
+    keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed)
+    all_ids = [int(q) for q in items.ids]
+    kept_ids = [all_ids[i] for i in keep]
+    em = {}
+    for name in PRUNING_MODELS:
+        _, ok_all = original_correct(filtered.refs, scores.predictions[name], all_ids)
+        _, ok_kept = original_correct(filtered.refs, scores.predictions[name], kept_ids)
+        em[name] = {"filtered": float(ok_all.mean() * 100),
+                    "pruned": float(ok_kept.mean() * 100) if len(kept_ids) else None}
+    return {"n": len(items), "folds": folds, "solvability": first.solvability,
+            "majority": first.majority, "kept": len(keep), "rounds": len(rounds) - 1,
+            "final_solvability": last.solvability, "final_majority": last.majority,
+            "stop": rounds[-1].get("stop", ""), "em_refined": em}
+
+
+# --- 7. the synthetic 3DSRBench -------------------------------------------------------------
 
 
 def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from hf_real3d.real3dqa.release import read_release
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.sqa3d import read_split
+from hf_real3d.tables import markdown_table
 
 __all__ = ["CITATION", "import_release", "build_real3dqa"]
 
@@ -78,7 +79,8 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
     rep = data.report
     schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
-    flags = "\n".join(f"| `{k}` | {v} |" for k, v in rep["rotations"]["flags"].items())
+    flags = markdown_table(["flag", "rows"], [[f"`{k}`", v]
+                                              for k, v in rep["rotations"]["flags"].items()])
     section = (
         "## What the importer found\n\n"
         f"- {rep['rotations']['groups']} rotation groups, {rep['rotations']['complete_groups']} "
@@ -88,7 +90,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         "rows are grouped on the base id (`question_id`), the id in the file is "
         "`source_question_id`.\n"
         f"- quaternions not turned by the viewpoint angle: {rep['rotations']['quaternion_not_turned']}.\n\n"  # noqa: E501
-        "| flag | rows |\n|---|---|\n" + flags)
+        + flags)
     write_dataset_folder(
         out,
         [ConfigData("real3dqa", {"test": fill_rows(deb_rows, deb_f)}, deb_f,

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from hf_real3d._io import save_png
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
-from hf_real3d.stats import mean_std
+from hf_real3d.stats import mean_std, seed_stats
 from hf_real3d.tables import markdown_table
 
 __all__ = ["SRBENCH_VIEW_CONFIGS", "SRBENCH_METRICS", "srbench_table",
@@ -119,10 +119,9 @@ def plot_srbench_gap(seeds: Sequence[dict[str, Any]], path: str | os.PathLike) -
     ax = fig.subplots()
     x = np.arange(len(models))
     for i, (config, color) in enumerate(zip(SRBENCH_VIEW_CONFIGS, ("#1f77b4", "#ff7f0e"))):
-        vals = [[v for v in summ["metrics"][m][config]["circular"] if v is not None]
-                for m in models]
-        ax.bar(x + (i - 0.5) * 0.38, [np.mean(v) if v else 0 for v in vals], 0.38,
-               yerr=[np.std(v) if v else 0 for v in vals], color=color, capsize=3,
+        vals = [seed_stats(summ["metrics"][m][config]["circular"]) for m in models]
+        ax.bar(x + (i - 0.5) * 0.38, [v.mean if v.n else 0 for v in vals], 0.38,
+               yerr=[v.std if v.n else 0 for v in vals], color=color, capsize=3,
                label=config.replace("synthetic_", ""))
     ax.set_xticks(x, [m.replace(" (", "\n(") for m in models], fontsize=7)
     ax.set_ylabel("CircularEval (%)")

@@ -14,6 +14,22 @@ position ``t`` of the logits predicts ``labels[:, t + 1]``. Per-token arrays bel
 * ``official`` (Real-3DQA code): per sample, ``loss_full / max(loss_text_only, eps)`` with
   the text-only loss computed without gradient.
 
+Four more token weightings push the other way (:func:`family_weights`); each weight is
+detached and rescaled to mean 1 over the micro-batch's answer tokens, so that equal weights
+give SFT's loss exactly and only the redistribution differs from SFT:
+
+* ``cal`` (CAL): the policy's own gain from its 3D input, ``log p_theta(y_j | x_3D) -
+  log p_theta(y_j | x_text)``, clamped to ``[cal_min, cal_max]`` (CAL's 1 and 5); so the
+  loss is ``sum_j w_j CE_j / sum_j w_j`` on one micro-batch.
+* ``prior`` (PRIOR): the blind reference's surprise ``-log p_blind(y_j)`` (at most 20
+  nats), rescaled to mean 1 and then capped at ``prior_cap`` (5): a token the blind model
+  rules out cannot take the whole batch's loss; where the cap binds the mean falls below 1.
+* ``excess`` (Rho-1): the ``excess_ratio`` share of tokens with the largest excess loss
+  ``CE_theta - CE_blind`` (ties: the earlier token) get weight 1, the others 0: the loss is
+  the mean over the selected tokens.
+* ``paper_normalised``: the ``paper`` weights rescaled to mean 1, which keeps their
+  redistribution and drops their change of step size.
+
 Non-finite inputs (``nan_policy``): a blind log-prob of ``-inf`` (the blind model rules the
 token out: the most 3D-dependent token there is) gets the largest weight, ``clip``; a
 text-only log-prob of ``-inf`` gives weight 0 (the limit of the ratio); a NaN
@@ -27,7 +43,11 @@ import torch
 
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
-           "NAN_POLICIES"]
+           "NAN_POLICIES", "FAMILY", "family_weights", "mean_one", "weighted_loss_from_logprobs"]
+
+# the token weightings of the family (beyond "paper" and "official"), all rescaled to mean 1
+FAMILY = ("cal", "prior", "excess", "paper_normalised")
+PRIOR_MAX_SURPRISE = 20.0  # nats: a blind log-prob below -20 (or -inf) counts as -20
 
 NAN_POLICIES = ("raise", "zero")
 
@@ -193,3 +213,90 @@ def official_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, text_log
     full = torch.where(bad, torch.zeros_like(full), full)
     denom = num_sequences if num_sequences is not None else has.sum().clamp_min(1)
     return (full * factor * has).sum() / denom, factor
+
+
+def mean_one(w: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``w`` rescaled so that its mean over ``mask`` is 1 (all ones where it sums to 0).
+
+    >>> mean_one(torch.tensor([[1.0, 3.0, 9.0]]), torch.tensor([[True, True, False]]))
+    tensor([[0.5000, 1.5000, 0.0000]])
+    """
+    w = w.masked_fill(~mask, 0.0)
+    total = w.sum()
+    n = mask.sum()
+    if total <= 0:
+        return mask.float()
+    return w * (n / total)
+
+
+def family_weights(mode: str, logp: torch.Tensor, mask: torch.Tensor, *,
+                   text_logp: torch.Tensor | None = None,
+                   blind_logp: torch.Tensor | None = None, eps: float = 1e-4,
+                   clip: float | None = None, cal_min: float = 1.0, cal_max: float = 5.0,
+                   prior_cap: float = 5.0, excess_ratio: float = 0.6,
+                   nan_policy: str = "raise") -> torch.Tensor:
+    """Detached token weights of ``mode`` in :data:`FAMILY`, mean 1 over ``mask`` (module
+    docstring). ``logp``: the full pass's log-probs; ``text_logp``: the policy without its
+    3D input (``cal``, ``paper_normalised``); ``blind_logp``: the blind reference's
+    (``prior``, ``excess``, ``paper_normalised``).
+
+    >>> m = torch.ones(1, 4, dtype=torch.bool)
+    >>> full = torch.tensor([[-0.1, -0.1, -2.0, -0.5]])
+    >>> text = torch.tensor([[-3.0, -0.2, -2.0, -6.5]])  # gains 2.9, 0.1, 0, 6.0
+    >>> family_weights("cal", full, m, text_logp=text)  # clamped: 2.9, 1, 1, 5; mean 1
+    tensor([[1.1717, 0.4040, 0.4040, 2.0202]])
+    >>> blind = torch.tensor([[-0.05, -2.0, -0.1, -0.5]])  # excess 0.05, -1.9, 1.9, 0
+    >>> family_weights("excess", full, m, blind_logp=blind, excess_ratio=0.5)
+    tensor([[2., 0., 2., 0.]])
+    """
+    _check_policy(nan_policy)
+    if mode not in FAMILY:
+        raise ValueError(f"Expected a weighting in {FAMILY} but got {mode!r}")
+    need = {"cal": ("text",), "prior": ("blind",), "excess": ("blind",),
+            "paper_normalised": ("text", "blind")}[mode]
+    if "text" in need and text_logp is None:
+        raise ValueError(f"reweighting={mode!r} needs the policy's text-only log-probs")
+    if "blind" in need and blind_logp is None:
+        raise ValueError(f"reweighting={mode!r} needs the blind reference's log-probs")
+    full = logp.detach().float()
+    if nan_policy == "raise":
+        for what, v in (("the full model's log-prob", full), ("text-only log-prob", text_logp),
+                        ("blind log-prob", blind_logp)):
+            if v is not None and (torch.isnan(v) & mask).any():
+                raise _bad(what, v, mask)
+    if mode == "paper_normalised":
+        w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip,
+                          nan_policy=nan_policy)
+        return mean_one(w, mask)
+    if mode == "cal":
+        gain = full - text_logp.detach().float()
+        gain = torch.nan_to_num(gain, nan=cal_min, posinf=cal_max, neginf=cal_min)
+        return mean_one(gain.clamp(cal_min, cal_max), mask)
+    blind = blind_logp.detach().float().clamp(max=0.0)
+    if mode == "prior":
+        # a token the blind model rules out (-inf) counts as PRIOR_MAX_SURPRISE nats
+        surprise = torch.nan_to_num(-blind, nan=0.0, posinf=PRIOR_MAX_SURPRISE)
+        surprise = surprise.clamp(eps, PRIOR_MAX_SURPRISE)
+        return mean_one(surprise, mask).clamp(max=prior_cap).masked_fill(~mask, 0.0)
+    # excess: CE_policy - CE_blind = log p_blind - log p_policy; the top share selected
+    if not 0 < excess_ratio <= 1:
+        raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {excess_ratio}")
+    excess = torch.nan_to_num(blind - full, nan=-1e9, posinf=1e9, neginf=-1e9)
+    flat_mask = mask.flatten()
+    n = int(flat_mask.sum())
+    k = max(1, int(round(excess_ratio * n))) if n else 0
+    scores = excess.flatten().masked_fill(~flat_mask, float("-inf"))
+    order = torch.sort(-scores, stable=True).indices  # ties: the earlier token
+    pick = torch.zeros_like(flat_mask)
+    pick[order[:k]] = True
+    return mean_one(pick.view_as(mask).float(), mask)
+
+
+def weighted_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, w: torch.Tensor,
+                                num_items_in_batch: torch.Tensor | int | None = None
+                                ) -> torch.Tensor:
+    """``sum_j w_j * -log p_j / num_items`` over answer tokens (the local count without
+    ``num_items_in_batch``): with weights of mean 1 per micro-batch, SFT's loss when every
+    weight is 1."""
+    denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
+    return (w.detach() * -logp.masked_fill(~mask, 0.0)).sum() / denom

@@ -33,6 +33,7 @@ from hf_real3d.modeling import (
     collator_for,
 )
 from hf_real3d.modeling.settings import SceneModelArguments
+from hf_real3d.tables import markdown_table
 from hf_real3d.training.blind import precompute_blind_logprobs
 from hf_real3d.training.data import (
     TrainingData,
@@ -318,8 +319,9 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
     if not Path(src["dataset_name"]).exists():
         header["datasets"] = [src["dataset_name"]]
     blind = info.get("blind_model")
-    metrics = "\n".join(f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |"
-                        for k, v in info["metrics"].items())
+    metrics = markdown_table(["metric", "value"],
+                             [[k, f"{v:.4g}" if isinstance(v, float) else v]
+                              for k, v in info["metrics"].items()])
     lines = [
         "---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "",
         f"# {Path(output_dir).name}", "",
@@ -341,7 +343,7 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
     if blind:
         lines.append(f"- blind model: `{blind['path']}` (data fingerprint "
                      f"`{blind.get('fingerprint', '?')}`).")
-    lines += ["", "## Metrics", "", "| metric | value |", "|---|---|", metrics, ""]
+    lines += ["", "## Metrics", "", metrics, ""]
     with atomic_path(Path(output_dir) / "README.md") as tmp:
         tmp.write_text("\n".join(lines), encoding="utf-8")
 
