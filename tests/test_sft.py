@@ -129,3 +129,46 @@ def test_precomputed_column_equals_live_reference(tmp_path):
 def test_blind_batch_is_refused_for_trl_collators(tmp_path):
     with pytest.raises(ValueError, match="blind_batch"):
         ReweightedSFTConfig(**_common(tmp_path), text_only_mode="blind_batch")
+
+
+QWEN_CHAT = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}"
+             "<|vision_start|><|image_pad|><|vision_end|> {% else %}{{ c['text'] }} {% endif %}"
+             "{% endfor %}{% if m['role'] == 'assistant' %}</s> {% endif %}{% endfor %}"
+             "{% if add_generation_prompt %}answer {% endif %}")
+
+
+def _qwen_rows(n=4):
+    rng = np.random.default_rng(0)
+    return [{**r, "images": [Image.fromarray(rng.integers(0, 255, (56, 56, 3),
+                                                          dtype=np.uint8))]}
+            for r in _vlm_rows(n)]
+
+
+@pytest.mark.parametrize("mode,lora", [("paper", False), ("official", False),
+                                       ("official", True), ("cal", False)])
+def test_default_text_only_pass_fits_a_vlm_batch(mode, lora, tmp_path, capsys):
+    """A tiny Qwen2-VL on a conversational image dataset with the default text_only_mode
+    ('auto'): the batch holds image placeholders, so the text-only pass blanks the images
+    (it used to stop at the first step: "input_ids still hold 16 placeholder tokens"); the
+    log and the model card say which pass ran."""
+    from tiny_vlm import build_tiny_qwen2vl
+
+    model, proc = build_tiny_qwen2vl()
+    proc.chat_template = QWEN_CHAT
+    kw = {}
+    if lora:
+        from peft import LoraConfig
+
+        kw["peft_config"] = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
+    args = ReweightedSFTConfig(**_common(tmp_path), reweighting=mode)
+    assert args.text_only_mode == "auto"
+    tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(
+        _qwen_rows()), processing_class=proc,
+        ref_model=copy.deepcopy(model) if mode == "paper" else None, **kw)
+    tr.train()
+    assert all(np.isfinite(h["loss"]) for h in tr.state.log_history if "loss" in h)
+    assert "zeroed" in tr.text_only_picked and "placeholders" in tr.text_only_picked["zeroed"]
+    assert "text-only pass: zeroed" in capsys.readouterr().err
+    tr.create_model_card()
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "text-only pass (text_only_mode=`auto`): zeroed" in card

@@ -38,7 +38,7 @@ def _digest(obj: Any) -> str:
 
 
 def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "blind_logprobs",
-                              batch_size: int = 64, text_only_mode: str = "drop",
+                              batch_size: int = 64, text_only_mode: str = "auto",
                               route: Any = None) -> Any:
     """Add ``column``: for each row, the blind model's log-prob of every answer token, in
     order (the route's text-only pass), so 3DR-FT ``paper`` costs about what SFT costs.

@@ -43,7 +43,7 @@ from hf_real3d.training.data import (
     load_split,
     tokenize_dataset,
 )
-from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.trainer import NEEDS_BLIND, ReweightedConfig, ReweightedTrainer
 
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
            "train_3drft", "ensure_blind_model", "training_signature",
@@ -172,7 +172,8 @@ _MODEL_KEYS = ("model_name_or_path", "lm_path", *SceneModelArguments.names())
 _TRAIN_KEYS = ("num_train_epochs", "max_steps", "per_device_train_batch_size",
                "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type",
                "warmup_steps", "weight_decay", "seed", "reweighting", "weight_clip", "epsilon",
-               "reweight_eos", "text_only_mode", "init_from_blind", "weight_grad")
+               "reweight_eos", "text_only_mode", "init_from_blind", "weight_grad", "cal_min",
+               "cal_max", "prior_cap", "excess_ratio")
 
 
 def training_signature(script_args: ScriptArguments, training_args: ReweightedConfig,
@@ -213,13 +214,13 @@ def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *
     model = build_model(script_args, data.tokenizer, blind=blind)
     collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
     train_ds, eval_ds, ref_model, blind_info = data.train, data.eval, None, None
-    if training_args.reweighting == "paper" and not blind:
+    if training_args.reweighting in NEEDS_BLIND and not blind:
         blind_path = script_args.blind_model_path
         if not blind_path or not (Path(blind_path) / "config.json").is_file():
             raise FileNotFoundError(
-                f"reweighting='paper' needs a blind fine-tuned model at {blind_path!r}; train it "
-                "with recipes/blind_ft.py, let recipes/3drft.py train it, or set "
-                "reweighting='official'")
+                f"reweighting={training_args.reweighting!r} needs a blind fine-tuned model at "
+                f"{blind_path!r}; train it with recipes/blind_ft.py, let recipes/3drft.py "
+                "train it, or set reweighting='official' or 'cal'")
         blind_model = SceneLM.from_pretrained(blind_path)
         blind_info = {"path": str(blind_path), **_read_info(blind_path).get("data", {})}
         if script_args.live_reference:
@@ -246,6 +247,7 @@ def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *
         evals = [h for h in trainer.state.log_history if "eval_loss" in h]
         info = {**training_signature(script_args, training_args, data, blind=blind),
                 "source": data.source, "blind_model": blind_info,
+                "text_only_pass": trainer.text_only_note() or None,
                 "metrics": {**result.metrics, "global_step": trainer.state.global_step,
                             **(evals[-1] if evals else {})}}
         write_json(Path(training_args.output_dir) / TRAINING_INFO, info, indent=2)
@@ -291,11 +293,12 @@ def ensure_blind_model(script_args: ScriptArguments, training_args: ReweightedCo
 
 def train_3drft(script_args: ScriptArguments, training_args: ReweightedConfig
                 ) -> ReweightedTrainer:
-    """``recipes/3drft.py``: for ``paper``, the blind model first (stage 1, explicit), then
-    3DR-FT (stage 2); ``official`` and ``none`` train directly."""
+    """``recipes/3drft.py``: for the weightings that read the blind reference (``paper``,
+    ``prior``, ``excess``, ``paper_normalised``) the blind model first (stage 1, explicit),
+    then 3DR-FT (stage 2); ``official``, ``cal`` and ``none`` train directly."""
     with training_args.main_process_first(desc="dataset"):
         data = load_training_data(script_args)
-    if training_args.reweighting == "paper":
+    if training_args.reweighting in NEEDS_BLIND:
         script_args = dataclasses.replace(
             script_args, blind_model_path=ensure_blind_model(script_args, training_args, data))
         return train_model(script_args, training_args, data=data, blind=False,
@@ -313,7 +316,15 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
                "paper": "3DR-FT, paper variant (token weight = blind log-prob / own text-only "
                         "log-prob)",
                "official": "3DR-FT, official-code variant (per-sample full loss / own "
-                           "text-only loss)"}[tr["reweighting"]]
+                           "text-only loss)",
+               "cal": "CAL-style reweighting (token weight = own gain from the 3D input, "
+                      "clamped, mean 1 per batch)",
+               "prior": "PRIOR-style reweighting (token weight = the blind model's surprise, "
+                        "mean 1 per batch, capped)",
+               "excess": "Rho-1-style selection (the tokens of highest excess loss over the "
+                         "blind model)",
+               "paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"
+               }[tr["reweighting"]]
     header = {"library_name": "hf_real3d", "tags": ["3d", "scene-lm", "spatial-reasoning"]
               + (["3dr-ft"] if tr["reweighting"] != "none" else [])}
     if not Path(src["dataset_name"]).exists():
@@ -337,9 +348,12 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
         f"{tr['learning_rate']:g} ({tr['lr_scheduler_type']}), batch "
         f"{tr['per_device_train_batch_size']} per device x {tr['gradient_accumulation_steps']} "
         f"accumulation, seed {tr['seed']}."]
-    if tr["reweighting"] == "paper":
+    if tr["reweighting"] in ("paper", "paper_normalised"):
         lines.append(f"- weight clip {tr['weight_clip']}, epsilon {tr['epsilon']}, "
                      f"reweight_eos {tr['reweight_eos']}.")
+    if info.get("text_only_pass"):
+        lines.append(f"- text-only pass (text_only_mode `{tr['text_only_mode']}`): "
+                     f"{info['text_only_pass']}.")
     if blind:
         lines.append(f"- blind model: `{blind['path']}` (data fingerprint "
                      f"`{blind.get('fingerprint', '?')}`).")

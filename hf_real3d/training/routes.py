@@ -9,7 +9,10 @@ adapter at the edge that turns ``(model, batch)`` into :class:`TokenScores`:
   ``text_only_mode``: ``"drop"`` the 3D inputs, feed them ``"zeroed"``, or
   ``"blind_batch"``: a second batch the collator built without the 3D placeholders, under
   keys prefixed ``text_only_`` (``text_only_input_ids``, ``text_only_attention_mask``,
-  ``text_only_labels``, ...).
+  ``text_only_labels``, ...); ``"auto"`` (the default) picks per batch: ``blind_batch``
+  when the collator built one, ``zeroed`` (blank images) when ``input_ids`` hold a VLM's
+  image placeholders, else ``drop`` (SceneLM, a text model). :attr:`HFModelRoute.picked`
+  says which it took.
 * :class:`FusedHeadRoute`: the same, through trl's fused LM head (``fused_lm_head=True``
   returns the label log-probs without building the logits); used by
   :class:`~hf_real3d.training.ReweightedSFTTrainer`.
@@ -41,7 +44,7 @@ __all__ = ["TokenScores", "HFModelRoute", "FusedHeadRoute", "ModuleRoute", "alig
            "AUX_LOSS_MODES", "TextOnlyInputError"]
 
 TEXT_ONLY_PREFIX = "text_only_"
-TEXT_ONLY_MODES = ("drop", "zeroed", "blind_batch")
+TEXT_ONLY_MODES = ("auto", "drop", "zeroed", "blind_batch")
 AUX_LOSS_MODES = ("auto", "from_model_loss", "none")
 # keyword inputs that carry images or video in transformers' VLMs (3D as frames / BEV)
 VISUAL_INPUT_NAMES = ("pixel_values", "pixel_values_videos", "image_grid_thw", "video_grid_thw",
@@ -147,7 +150,7 @@ class HFModelRoute:
             ``"none"``.
     """
 
-    def __init__(self, text_only_mode: str = "drop", scene_input_names: Sequence[str] | None = None,
+    def __init__(self, text_only_mode: str = "auto", scene_input_names: Sequence[str] | None = None,
                  aux_loss: str = "auto"):
         if text_only_mode not in TEXT_ONLY_MODES:
             raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
@@ -157,6 +160,25 @@ class HFModelRoute:
         self.text_only_mode = text_only_mode
         self.scene_input_names = None if scene_input_names is None else tuple(scene_input_names)
         self.aux_loss = aux_loss
+        self.picked: dict[str, str] = {}  # text-only mode taken -> why (auto), as it ran
+
+    def resolve(self, model: Any, inputs: Mapping[str, Any]) -> str:
+        """The text-only mode this batch gets (``text_only_mode``, or what ``auto`` picks)."""
+        if self.text_only_mode != "auto":
+            return self.text_only_mode
+        if any(k.startswith(TEXT_ONLY_PREFIX + "input_ids") for k in inputs):
+            mode, why = "blind_batch", "the collator built a text-only batch"
+        elif hasattr(unwrap_model(model), "text_only_inputs"):
+            mode, why = "drop", "the model drops its own 3D inputs"
+        else:
+            names = set(self.scene_names(model, inputs))
+            ids = inputs.get("input_ids")
+            holds = names and torch.is_tensor(ids) and any(
+                bool(ids.eq(tid).any()) for tid in _placeholder_ids(model).values())
+            mode, why = ("zeroed", "input_ids hold image placeholders: blank images") \
+                if holds else ("drop", "no image placeholders in input_ids")
+        self.picked.setdefault(mode, why)
+        return mode
 
     # --- inputs -----------------------------------------------------------------------------
     def scene_names(self, model: Any, inputs: Mapping[str, Any]) -> tuple[str, ...]:
@@ -178,7 +200,8 @@ class HFModelRoute:
     def text_only_inputs(self, model: Any, inputs: Mapping[str, Any]
                          ) -> tuple[dict[str, Any], torch.Tensor]:
         """The inputs and labels of the text-only pass."""
-        if self.text_only_mode == "blind_batch":
+        mode = self.resolve(model, inputs)
+        if mode == "blind_batch":
             own = {k[len(TEXT_ONLY_PREFIX):]: v for k, v in inputs.items()
                    if k.startswith(TEXT_ONLY_PREFIX)}
             if "input_ids" not in own or "labels" not in own:
@@ -191,9 +214,9 @@ class HFModelRoute:
         base, labels = self.full_inputs(inputs)
         core = unwrap_model(model)
         if hasattr(core, "text_only_inputs"):  # a model that knows its own 3D inputs
-            return core.text_only_inputs(base, self.text_only_mode), labels
+            return core.text_only_inputs(base, mode), labels
         names = set(self.scene_names(model, base))
-        if self.text_only_mode == "drop":
+        if mode == "drop":
             out = {k: v for k, v in base.items() if k not in names}
             ids = out.get("input_ids")
             if names and torch.is_tensor(ids):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import glob
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +23,12 @@ from transformers import Trainer, TrainingArguments
 
 from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
 from hf_real3d.training.losses import (
+    FAMILY,
     NAN_POLICIES,
+    family_weights,
     official_loss_from_logprobs,
     paper_loss_from_logprobs,
+    weighted_loss_from_logprobs,
 )
 from hf_real3d.training.routes import (
     AUX_LOSS_MODES,
@@ -36,9 +40,13 @@ from hf_real3d.training.routes import (
 )
 
 __all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin",
-           "REWEIGHTING"]
+           "REWEIGHTING", "NEEDS_BLIND", "NEEDS_TEXT_ONLY"]
 
-REWEIGHTING = ("none", "paper", "official")
+REWEIGHTING = ("none", "paper", "official", *FAMILY)
+# the weightings that read the blind reference's log-probs (a column or ref_model), and
+# those that run the policy's own text-only pass
+NEEDS_BLIND = ("paper", "prior", "excess", "paper_normalised")
+NEEDS_TEXT_ONLY = ("paper", "official", "cal", "paper_normalised")
 
 
 @dataclass
@@ -48,7 +56,20 @@ class ReweightingArguments:
 
     reweighting: str = field(default="paper", metadata={
         "help": "'none' (plain SFT), 'paper' (token weights = blind log-prob / current "
-                "text-only log-prob) or 'official' (per-sample full loss / own text-only loss)."})
+                "text-only log-prob), 'official' (per-sample full loss / own text-only loss); "
+                "weights of mean 1 per batch: 'cal' (the policy's gain from its 3D input, "
+                "clamped to [cal_min, cal_max]), 'prior' (the blind reference's surprise, "
+                "capped at prior_cap), 'excess' (Rho-1: the excess_ratio share of tokens of "
+                "highest loss over the blind reference's), 'paper_normalised' (the paper "
+                "weights rescaled to mean 1)."})
+    cal_min: float = field(default=1.0, metadata={
+        "help": "'cal': lower clamp of the gain from the 3D input (CAL's 1)."})
+    cal_max: float = field(default=5.0, metadata={
+        "help": "'cal': upper clamp of the gain from the 3D input (CAL's 5)."})
+    prior_cap: float = field(default=5.0, metadata={
+        "help": "'prior': the largest weight a token gets after the rescaling to mean 1."})
+    excess_ratio: float = field(default=0.6, metadata={
+        "help": "'excess': the share of a batch's answer tokens trained on (Rho-1's 60%)."})
     weight_clip: float | None = field(default=10.0, metadata={
         "help": "Upper bound of the 'paper' token weights (None: no clipping)."})
     epsilon: float = field(default=1e-4, metadata={
@@ -67,9 +88,12 @@ class ReweightingArguments:
     scene_input_names: list[str] | None = field(default=None, metadata={
         "help": "Model keyword arguments that carry the 3D input. Default: the model's own "
                 "(SceneLM) or the image/video inputs of transformers VLMs in the batch."})
-    text_only_mode: str = field(default="drop", metadata={
-        "help": "How the text-only pass removes 3D: 'drop' the inputs, feed them 'zeroed', or "
-                "'blind_batch' (a text_only_* batch the collator built without placeholders)."})
+    text_only_mode: str = field(default="auto", metadata={
+        "help": "How the text-only pass removes 3D: 'drop' the inputs, feed them 'zeroed', "
+                "'blind_batch' (a text_only_* batch the collator built without placeholders), "
+                "or 'auto': per batch, blind_batch when the collator built one, zeroed (blank "
+                "images) when input_ids hold a VLM's image placeholders, else drop; the log "
+                "and the model card say which ran."})
     aux_loss: str = field(default="auto", metadata={
         "help": "Auxiliary losses the model returns: 'auto' (outputs.aux_loss x "
                 "router_aux_loss_coef), 'from_model_loss' (the model's loss minus its "
@@ -101,6 +125,13 @@ class ReweightingArguments:
             raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":
             raise ValueError("weight_grad applies to reweighting='paper' only")
+        if not self.cal_min <= self.cal_max:
+            raise ValueError(f"Expected cal_min <= cal_max but got {self.cal_min}, {self.cal_max}")
+        if not 0 < self.excess_ratio <= 1:
+            raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {self.excess_ratio}")
+        if self.prior_cap < 1:
+            raise ValueError(f"Expected prior_cap >= 1 (weights have mean 1) but got "
+                             f"{self.prior_cap}")
 
 
 @dataclass
@@ -169,20 +200,22 @@ class ReweightingMixin:
             ref_model.eval()
             for p in ref_model.parameters():
                 p.requires_grad_(False)
-            if args.precompute_blind and args.reweighting == "paper":
+            if args.precompute_blind and args.reweighting in NEEDS_BLIND:
                 self._precompute_column(ref_model)
                 ref_model = None
             else:
                 self.ref_model = self._prepare_reference(ref_model)
-        if args.reweighting == "paper" and self.ref_model is None:
+        if args.reweighting in NEEDS_BLIND and self.ref_model is None:
             cols = getattr(self.train_dataset, "column_names", None) or []
             if args.blind_logprob_column not in cols:
                 raise ValueError(
-                    f"reweighting='paper' needs the blind model's log-probs: add the column "
+                    f"reweighting={args.reweighting!r} needs the blind model's log-probs: add "
+                    f"the column "
                     f"{args.blind_logprob_column!r} with precompute_blind_logprobs, or pass "
                     "ref_model (a frozen blind model)")
         self._stats: dict[str, list[float]] = collections.defaultdict(list)
         self._num_sequences: torch.Tensor | None = None
+        self.text_only_picked: dict[str, str] = {}
 
     def _prepare_reference(self, ref_model: Any) -> Any:
         """As trl prepares reference models: DeepSpeed / FSDP through trl's helpers, else the
@@ -255,54 +288,54 @@ class ReweightingMixin:
         route = self.route
         full = route(model, inputs, text_only=False)
         mode = args.reweighting
-        if mode == "paper" and not full.per_token:
-            raise ValueError("reweighting='paper' needs token log-probs; this route gives a "
+        if mode not in ("none", "official") and not full.per_token:
+            raise ValueError(f"reweighting={mode!r} needs token log-probs; this route gives a "
                              "per-sample loss (use reweighting='official', or a ModuleRoute "
                              "returning (log-probs, mask))")
         mask = full.mask
+        text_logp = blind_logp = None
+        if mode in NEEDS_TEXT_ONLY:
+            with torch.set_grad_enabled(args.weight_grad and model.training):
+                text = route(model, inputs, text_only=True)
+            self._note_text_only(route)
+            text_logp = align_scores(text.logp, text.mask, mask, what="text-only pass")
+            self._stats["text_only_logprob"].append(float(text_logp[mask].mean())
+                                                    if mask.any() else 0.0)
+        if mode in NEEDS_BLIND:
+            blind_logp = self._blind_logprobs(route, inputs, mask, blind_col, blind_col_mask)
+        wv = None
         if mode == "none":
             denom = num_items_in_batch if num_items_in_batch is not None and full.per_token \
                 else mask.sum().clamp_min(1)
             loss = -(full.logp.masked_fill(~mask, 0.0)).sum() / denom
-        else:
-            with torch.set_grad_enabled(args.weight_grad and model.training):
-                text = route(model, inputs, text_only=True)
-            text_logp = align_scores(text.logp, text.mask, mask, what="text-only pass")
-            if mode == "paper":
-                if blind_col is not None:
-                    if blind_col_mask is None:
-                        raise ValueError(f"batch has {col!r} without {col + '_mask'!r}; collate "
-                                         "the column with BlindColumnCollator")
-                    blind_logp = align_scores(blind_col.to(mask.device),
-                                              blind_col_mask.to(mask.device).bool(), mask,
-                                              what=f"column {col!r}")
-                elif self.ref_model is not None:
-                    with torch.no_grad():
-                        ref = route(self.ref_model, inputs, text_only=True)
-                    blind_logp = align_scores(ref.logp, ref.mask, mask,
-                                              what="reference model")
-                else:
-                    raise ValueError(f"batch lacks {col!r} and no ref_model was given")
-                fixed = None
-                eos = self._eos_id()
-                if not args.reweight_eos and eos is not None and full.tokens is not None:
-                    fixed = full.tokens.eq(eos)
-                loss, w = paper_loss_from_logprobs(
-                    full.logp, mask, blind_logp, text_logp, num_items_in_batch,
-                    eps=args.epsilon, clip=args.weight_clip, fixed_weight_mask=fixed,
-                    nan_policy=args.nan_policy, weight_grad=args.weight_grad)
-                wv = w[mask].detach()
-                self._stats["text_only_logprob"].append(float(text_logp[mask].mean())
-                                                        if mask.any() else 0.0)
-            else:
-                global_seqs = num_items_in_batch is not None and model.training
-                loss, wv = official_loss_from_logprobs(
-                    full.logp, mask, text_logp, self._num_sequences if global_seqs else None,
-                    eps=args.epsilon, nan_policy=args.nan_policy)
-            if len(wv):
-                self._stats["weight_mean"].append(float(wv.mean()))
-                self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
-                self._stats["weight_down_share"].append(float((wv < 1).float().mean()))
+        elif mode == "paper":
+            fixed = None
+            eos = self._eos_id()
+            if not args.reweight_eos and eos is not None and full.tokens is not None:
+                fixed = full.tokens.eq(eos)
+            loss, w = paper_loss_from_logprobs(
+                full.logp, mask, blind_logp, text_logp, num_items_in_batch,
+                eps=args.epsilon, clip=args.weight_clip, fixed_weight_mask=fixed,
+                nan_policy=args.nan_policy, weight_grad=args.weight_grad)
+            wv = w[mask].detach()
+        elif mode == "official":
+            global_seqs = num_items_in_batch is not None and model.training
+            loss, wv = official_loss_from_logprobs(
+                full.logp, mask, text_logp, self._num_sequences if global_seqs else None,
+                eps=args.epsilon, nan_policy=args.nan_policy)
+        else:  # the family: detached weights of mean 1, SFT's denominator
+            w = family_weights(mode, full.logp, mask, text_logp=text_logp,
+                               blind_logp=blind_logp, eps=args.epsilon, clip=args.weight_clip,
+                               cal_min=args.cal_min, cal_max=args.cal_max,
+                               prior_cap=args.prior_cap, excess_ratio=args.excess_ratio,
+                               nan_policy=args.nan_policy)
+            denom = num_items_in_batch if num_items_in_batch is not None else None
+            loss = weighted_loss_from_logprobs(full.logp, mask, w, denom)
+            wv = w[mask]
+        if wv is not None and len(wv):
+            self._stats["weight_mean"].append(float(wv.mean()))
+            self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
+            self._stats["weight_down_share"].append(float((wv < 1).float().mean()))
         if args.average_tokens_across_devices and num_items_in_batch is not None \
                 and model.training:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients
@@ -314,6 +347,50 @@ class ReweightingMixin:
             loss = loss + full.aux_loss / steps
             self._stats["aux_loss"].append(float(full.aux_loss.detach()))
         return loss, full
+
+    def _note_text_only(self, route) -> None:
+        """Say once which text-only pass ran (what text_only_mode='auto' picked)."""
+        for mode, why in getattr(route, "picked", {}).items():
+            if mode not in self.text_only_picked:
+                self.text_only_picked[mode] = why
+                if self.is_world_process_zero():
+                    print(f"[hf_real3d] text-only pass: {mode} (text_only_mode="
+                          f"{self.args.text_only_mode!r}: {why})", file=sys.stderr, flush=True)
+
+    def text_only_note(self) -> str:
+        """The model card's line on the text-only pass ('' before any ran)."""
+        if not self.text_only_picked:
+            return ""
+        return "; ".join(f"{m} ({why})" for m, why in self.text_only_picked.items())
+
+    def create_model_card(self, *args, **kwargs):
+        """transformers' card, plus which text-only pass 3DR-FT ran."""
+        out = super().create_model_card(*args, **kwargs)
+        card = os.path.join(self.args.output_dir, "README.md")
+        note = self.text_only_note()
+        if note and self.is_world_process_zero() and os.path.isfile(card):
+            with open(card, "a", encoding="utf-8") as f:
+                f.write(f"\n## 3DR-FT\n\n- reweighting: `{self.args.reweighting}`\n"
+                        f"- text-only pass (text_only_mode=`{self.args.text_only_mode}`): "
+                        f"{note}\n")
+        return out
+
+    def _blind_logprobs(self, route, inputs, mask, blind_col, blind_col_mask) -> torch.Tensor:
+        """The blind reference's log-probs of the answer tokens: the precomputed column, or
+        a no-grad text-only pass of ``ref_model``."""
+        col = self.args.blind_logprob_column
+        if blind_col is not None:
+            if blind_col_mask is None:
+                raise ValueError(f"batch has {col!r} without {col + '_mask'!r}; collate "
+                                 "the column with BlindColumnCollator")
+            return align_scores(blind_col.to(mask.device),
+                                blind_col_mask.to(mask.device).bool(), mask,
+                                what=f"column {col!r}")
+        if self.ref_model is not None:
+            with torch.no_grad():
+                ref = route(self.ref_model, inputs, text_only=True)
+            return align_scores(ref.logp, ref.mask, mask, what="reference model")
+        raise ValueError(f"batch lacks {col!r} and no ref_model was given")
 
     def _merge_stats(self, logs: dict[str, float]) -> None:
         if self._stats and "loss" in logs:

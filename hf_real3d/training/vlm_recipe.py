@@ -30,7 +30,7 @@ from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
 from hf_real3d.training.data import load_split
 from hf_real3d.training.recipe import _log, ensure_dataset, parse_recipe_args
-from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.trainer import NEEDS_BLIND, ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
 from hf_real3d.views import add_views_config
 
@@ -140,10 +140,11 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         model, proc = build_small_llava(train, script_args.hidden_size, script_args.num_layers,
                                         script_args.image_size)
     ref = None
-    if training_args.reweighting == "paper":
+    if training_args.reweighting in NEEDS_BLIND:
         if not script_args.blind_model_path:
-            raise FileNotFoundError("reweighting='paper' needs blind_model_path (a blind VLM "
-                                    "folder); or use reweighting='official'")
+            raise FileNotFoundError(f"reweighting={training_args.reweighting!r} needs "
+                                    "blind_model_path (a blind VLM folder); or use "
+                                    "reweighting='official' or 'cal'")
         ref = AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
     _log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
          f"{training_args.text_only_mode}) on {script_args.dataset_name} "
