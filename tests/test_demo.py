@@ -133,6 +133,41 @@ def test_reduced_demo(tmp_path):
 
 
 @pytest.mark.slow
+def test_reduced_demo_with_the_reweighting_family(tmp_path):
+    """`hf-real3d demo --arms all`: each of the family's arms fine-tunes the trained control
+    as 3drft_paper does (same start, epochs and learning rate, against the same sft_more) and
+    appears in the gains table, the text-only column, attention to 3D, the weight diagnosis
+    and results.json."""
+    from hf_real3d.demo.config import FAMILY_ARMS
+
+    cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
+                     questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=0,
+                     counter_prior_scenes=3, progress=False, arms="all")
+    report = run_demo(cfg).read_text()
+    data = json.loads((tmp_path / "demo/results.json").read_text())
+    seed = DemoResults.from_json(data).seeds[0]
+    root = tmp_path / "demo/seed0"
+    paper = json.loads((root / "models/3drft_paper/hf_real3d_training.json").read_text())
+    gains = report.split("## 3DR-FT: the gain three ways")[1]
+    for arm, mode in FAMILY_ARMS.items():
+        info = json.loads((root / "models" / arm / "hf_real3d_training.json").read_text())
+        assert info["training"]["reweighting"] == mode
+        assert {k: v for k, v in info["training"].items() if k != "reweighting"} == \
+            {k: v for k, v in paper["training"].items() if k != "reweighting"}, arm
+        assert info["model"]["model_name_or_path"] == str(root / "models/sft")
+        assert arm in data["mean"] and arm in seed.text_only and arm in seed.attention
+        assert f"| {arm} | sft_more |" in gains, arm
+        assert arm in seed.flips
+    groups = seed.weights["groups"]
+    for mode in FAMILY_ARMS.values():
+        share = sum(groups[k][f"{mode}_loss_share"] for k in groups if k != "all")
+        assert share == pytest.approx(1.0), mode
+        assert f"share of {mode} loss weight" in report
+    with pytest.raises(ValueError, match="unknown arm 'sft_twice'"):
+        DemoConfig(arms="cal_ft,sft_twice").family_arms()
+
+
+@pytest.mark.slow
 def test_reduced_srbench_model_study(tmp_path):
     """`hf-real3d demo --srbench_model --skip_real3dqa`: the trained-VLM study alone, two seeds
     at a tiny size; results.json holds each model's metrics per viewpoint kind with n, and

@@ -199,3 +199,18 @@ def test_readme_stress_test_table_is_rendered_from_the_measured_runs():
     assert f"It removes {1485 - deb['final']['kept']} of the paper's kept" in flat
     for t in ("visibility", "navigation", "number", "spatial relation"):
         assert f"{t} {deb['solvability']['per_type'][t]['solvability']:.1f}%" in flat
+
+
+def test_readme_lm_stress_test_quotes_its_record():
+    """The README's language-model TsT figures are those recorded from the run
+    (tests/data/stress_test_real_lm.json)."""
+    d = json.loads((ROOT / "tests/data/stress_test_real_lm.json").read_text())
+    text = (ROOT / "README.md").read_text()
+    flat = " ".join(text[text.index("<!-- stress-test -->"):
+                         text.index("<!-- /stress-test -->")].split())
+    s = d["solvability"]
+    assert d["diagnostic"] == "lm" and d["n"] == 1485
+    assert f"answers {s['overall']:.1f}% [{s['ci'][0]:.1f}, {s['ci'][1]:.1f}]" in flat
+    assert f"(majority {d['majority']:.1f}%)" in flat
+    for t in ("navigation", "number", "visibility", "spatial relation", "object"):
+        assert f"{t} {s['per_type'][t]['solvability']:.1f}%" in flat, t

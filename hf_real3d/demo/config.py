@@ -11,8 +11,8 @@ from hf_real3d._fields import help_field
 from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
 
-__all__ = ["DemoConfig", "MODELS", "ROLES", "ARM_CONTROLS", "COUNTER_PRIOR_SEED_OFFSET",
-           "FILTER_SEED_OFFSET", "log"]
+__all__ = ["DemoConfig", "MODELS", "ROLES", "ARM_CONTROLS", "FAMILY_ARMS",
+           "COUNTER_PRIOR_SEED_OFFSET", "FILTER_SEED_OFFSET", "log"]
 
 # every scored model; the filter's pair builds the filtered set and is scored too (marked)
 MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
@@ -30,9 +30,22 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "sft_no3d": "the control without its 3D input"}
 COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
+# the reweighting family's arms (hf-real3d demo --arms all): each fine-tunes the trained
+# control exactly as 3drft_paper does, with its own token weights
+FAMILY_ARMS = {"cal_ft": "cal", "prior_ft": "prior", "excess_ft": "excess",
+               "3drft_paper_normalised": "paper_normalised"}
+ROLES.update({
+    "cal_ft": "CAL-style: the control fine-tuned with weights = its own gain from the 3D "
+              "input, clamped to [1, 5]",
+    "prior_ft": "PRIOR-style: the control fine-tuned with weights = the blind reference's "
+                "surprise, capped",
+    "excess_ft": "Rho-1-style: the control fine-tuned on the 60% of tokens of highest excess "
+                 "loss over the blind reference",
+    "3drft_paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"})
 # each 3DR-FT arm and its equal-compute control
 ARM_CONTROLS = {"3drft_paper": "sft_more", "3drft_official": "sft_more",
-                "3drft_paper_grad": "sft_more", "3drft_from_blind": "sft_from_blind"}
+                "3drft_paper_grad": "sft_more", "3drft_from_blind": "sft_from_blind",
+                **{arm: "sft_more" for arm in FAMILY_ARMS}}
 
 
 @dataclass
@@ -91,6 +104,10 @@ class DemoConfig(SceneModelArguments):
         "set is seed 0).", default=40)
     srbench_vlm_epochs: float = help_field("Training epochs of the 3DSRBench VLM.",
                                            default=20.0)
+    arms: str = help_field(
+        "Which reweighting arms fine-tune the control beside the paper's readings: "
+        "'default' (none more), 'all' (the reweighting family: cal_ft, prior_ft, excess_ft, "
+        "3drft_paper_normalised) or a comma-separated list of those.", default="default")
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -101,6 +118,25 @@ class DemoConfig(SceneModelArguments):
             scenes={"train": self.train_scenes, "val": self.val_scenes,
                     "test": self.test_scenes},
             questions_per_scene={s: self.questions_per_scene for s in ("train", "val", "test")})
+
+    def family_arms(self) -> tuple[str, ...]:
+        """The reweighting family's arms this run trains (``--arms``)."""
+        if self.arms == "default":
+            return ()
+        if self.arms == "all":
+            return tuple(FAMILY_ARMS)
+        names = tuple(a.strip() for a in self.arms.split(",") if a.strip())
+        bad = [a for a in names if a not in FAMILY_ARMS]
+        if bad:
+            raise ValueError(f"--arms: unknown arm {bad[0]!r}; use 'default', 'all' or some "
+                             f"of {list(FAMILY_ARMS)}")
+        return tuple(a for a in FAMILY_ARMS if a in names)
+
+    def models(self) -> tuple[str, ...]:
+        """Every model this run scores: :data:`MODELS`, the family's arms after
+        ``3drft_paper_grad``."""
+        i = MODELS.index("3drft_paper_grad") + 1
+        return (*MODELS[:i], *self.family_arms(), *MODELS[i:])
 
     def model_settings(self) -> dict[str, Any]:
         """SceneLM's settings of this run, for the recipes' ``ScriptArguments``."""

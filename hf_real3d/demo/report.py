@@ -26,7 +26,9 @@ from hf_real3d.srbench.report import (
 )
 from hf_real3d.stats import mean_std, seed_stats, summary_text
 from hf_real3d.tables import markdown_table
+from hf_real3d.training.losses import FAMILY
 
+from .config import FAMILY_ARMS
 from .findings import (
     findings,
     pruning_findings,
@@ -108,6 +110,9 @@ def diagnosis_section(results: Any) -> list[str]:
                 "share of paper loss weight (%)": col("paper_loss_share", 100),
                 "official mean factor": col("official_mean"),
                 "share of official loss weight (%)": col("official_loss_share", 100)}
+        family = [m for m in FAMILY if f"{m}_loss_share" in w[0]["groups"].get("all", {})]
+        rows.update({f"share of {m} loss weight (%)": col(f"{m}_loss_share", 100)
+                     for m in family})
         md += ["Weights 3DR-FT gives the trained control (`sft`, against `blind`) on the train "
                "split, before fine-tuning, by prior kind of the question (answer content "
                "tokens; the end-of-answer token keeps weight 1). `paper`: blind log-prob / "
@@ -132,13 +137,15 @@ def diagnosis_section(results: Any) -> list[str]:
         md += ["", "Emphasis against SFT (share of the loss weight / share of answer tokens, "
                "for `official` of questions; 1 = as SFT): `paper` "
                + emphasis("paper_loss_share", "tokens") + "; `official` "
-               + emphasis("official_loss_share", "questions") + ". The paper weight is a "
+               + emphasis("official_loss_share", "questions")
+               + "".join(f"; `{m}` " + emphasis(f"{m}_loss_share", "tokens") for m in family)
+               + ". The paper weight is a "
                "ratio of two surprises, so it is near 1 where the control's text-only pass is "
                "as surprised as the blind model, and large only where the control guesses from "
                "text what the blind model does not.", "",
                "![3DR-FT weights by question kind](weights.png)", ""]
-    names = [n for n in ("sft", "sft_more", "3drft_paper", "3drft_official", "blind")
-             if n in seeds[0].by_kind]
+    names = [n for n in ("sft", "sft_more", "3drft_paper", "3drft_official", *FAMILY_ARMS,
+                         "blind") if n in seeds[0].by_kind]
     for subset, title in (("original", "original test set"), ("filtered", "filtered set")):
         kinds = sorted({k for s in seeds for k in s.by_kind[names[0]].get(subset, {})})
         if not kinds:
@@ -150,7 +157,8 @@ def diagnosis_section(results: Any) -> list[str]:
                               [[m, *(_kind_cell(results, m, subset, k) for k in kinds)]
                                for m in names]), ""]
     types = sorted({k for s in seeds for k in s.by_kind[names[0]].get("filtered_by_type", {})})
-    movers = [m for m in ("sft_more", "3drft_paper", "3drft_official") if m in names]
+    movers = [m for m in ("sft_more", "3drft_paper", "3drft_official", *FAMILY_ARMS)
+              if m in seeds[0].by_kind]
     if types and movers:
         md += ["Change against the control by question type, filtered set (refined EM points, "
                "mean ± std over seeds of the per-seed difference):", ""]

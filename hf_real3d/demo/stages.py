@@ -49,8 +49,8 @@ from hf_real3d.training.recipe import (
 from .config import (
     ARM_CONTROLS,
     COUNTER_PRIOR_SEED_OFFSET,
+    FAMILY_ARMS,
     FILTER_SEED_OFFSET,
-    MODELS,
     ROLES,
     DemoConfig,
     log,
@@ -191,7 +191,12 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
             models[name] = run.train(name, reweighting, script_args=start, **fine)
         models["3drft_paper_grad"] = run.train("3drft_paper_grad", "paper", script_args=start,
                                                weight_grad=True, **fine)
+        for name in cfg.family_arms():  # the reweighting family, fine-tuning the control
+            models[name] = run.train(name, FAMILY_ARMS[name], script_args=start, **fine)
     else:
+        if cfg.family_arms():
+            raise ValueError("--arms: the reweighting family fine-tunes the trained control; "
+                             "it needs --drft_from_sft true")
         with_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
             models[name] = run.train(name, reweighting, script_args=with_blind)
@@ -283,7 +288,8 @@ def _rows_refs(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def score_models(run: SeedRun, models: dict[str, SceneLM], orig: dict[str, pd.DataFrame],
                  filtered: FilteredSet) -> Scores:
-    """Score every model of :data:`MODELS` (``sft_no3d``: the control without its 3D input)
+    """Score every model of the run (``cfg.models()``; ``sft_no3d``: the control without its
+    3D input)
     on the filtered set's references, the scene-dependent and counter-prior questions of
     the test split, Real-ScanQA and the counter-prior rooms. Writes each model's predictions
     to ``predictions/<model>.jsonl``."""
@@ -301,7 +307,7 @@ def score_models(run: SeedRun, models: dict[str, SceneLM], orig: dict[str, pd.Da
                                  allow_missing=True).metrics["original"]
 
     metrics, per_model = [], {}
-    for name in MODELS:
+    for name in run.cfg.models():
         log(f"evaluating {name}")
         model, ablation = (models["sft"], "no_3d") if name == "sft_no3d" else \
             (models[name], "none")
@@ -359,12 +365,12 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
     by_kind = {name: {"original": accuracy_by(refs, per_model[name], prior_kind),
                       "filtered": accuracy_by(refs, per_model[name], prior_kind, keep=kept),
                       "filtered_by_type": accuracy_by(refs, per_model[name], qtype, keep=kept)}
-               for name in MODELS}
+               for name in run.cfg.models()}
     log("3DR-FT weights of the control on the train split (the diagnosis)")
     clip = run.training_args("3drft_paper", "paper").weight_clip
     tw = token_weights(models["sft"], SceneLM.from_pretrained(blind_path), run.data.tokenizer,
                        run.data.bank, list(load_split(str(run.data_dir), "sqa3d", "train")),
-                       clip=clip)
+                       clip=clip, family=tuple(FAMILY_ARMS[a] for a in run.cfg.family_arms()))
     kept_rows = [r for r in rows if r["question_id"] in kept]
 
     def filtered_em(model, ablation: str, name: str) -> float:
@@ -374,15 +380,16 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
     abl = {ab: filtered_em(models["sft"], ab, ab)
            for ab in ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")}
     att = {name: attention_to_3d(models[name], run.data.tokenizer, run.data.bank, kept_rows)
-           for name in ("sft", "3drft_paper", "3drft_official")}
+           for name in ("sft", "3drft_paper", "3drft_official", *run.cfg.family_arms())}
     text_only = {name: filtered_em(models[name], "no_3d", name)
-                 for name in ("sft", "sft_more", *ARM_CONTROLS, "sft_from_blind")}
+                 for name in ("sft", "sft_more", *ARM_CONTROLS, "sft_from_blind")
+                 if name in models}
     return Diagnosis(
         by_kind=by_kind, weights=weight_summary(tw, clip=clip), ablations=abl, attention=att,
         text_only=text_only,
         flips=flips(refs, per_model, kept, base="sft",
                     others=("3drft_paper", "3drft_official", "sft_more", "3drft_paper_grad",
-                            "3drft_from_blind", "sft_from_blind")))
+                            *run.cfg.family_arms(), "3drft_from_blind", "sft_from_blind")))
 
 
 # --- 6. bias pruning of the filtered set ----------------------------------------------------

@@ -7,7 +7,9 @@ token (blind log-prob / the model's text-only log-prob, clipped as in training) 
 groups them by a row field (e.g. ``prior_kind``): mean weight, share of tokens up- or
 down-weighted, share of the total loss weight each group receives against its share of
 tokens (what plain SFT gives it), and histograms. This is the diagnosis when 3DR-FT does
-not beat SFT: which questions the weights lean on.
+not beat SFT: which questions the weights lean on. With ``family=`` the weights of the
+reweighting family (``cal``, ``prior``, ``excess``, ``paper_normalised``) are added, each
+rescaled to mean 1 over a chunk of ``batch_size`` questions as training rescales per batch.
 """
 
 from __future__ import annotations
@@ -21,14 +23,21 @@ import torch
 
 from hf_real3d.modeling.data import SceneBank, collator_for
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES
-from hf_real3d.training.losses import paper_weights, per_sample_nll, token_logprobs
+from hf_real3d.training.losses import (
+    FAMILY,
+    family_weights,
+    paper_weights,
+    per_sample_nll,
+    token_logprobs,
+)
 
 __all__ = ["token_weights", "weight_summary"]
 
 
 def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence[dict], *,
                   group_field: str = "prior_kind", clip: float | None = 10.0,
-                  eps: float = 1e-4, batch_size: int = 64) -> pd.DataFrame:
+                  eps: float = 1e-4, batch_size: int = 64, family: Sequence[str] = ()
+                  ) -> pd.DataFrame:
     """One row per answer token of ``rows``: ``question_id``, ``group`` (the row's
     ``group_field``), ``eos`` (the end-of-answer token, which training keeps at weight 1 by
     default), ``paper`` (the token weight) and ``official`` (its question's factor).
@@ -38,6 +47,9 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
     """
     if not rows:
         raise ValueError("token_weights: no rows given")
+    bad = [m for m in family if m not in FAMILY]
+    if bad:
+        raise ValueError(f"token_weights: family weighting {bad[0]!r} is not one of {FAMILY}")
     missing = [i for i, r in enumerate(rows) if group_field not in r]
     if missing:
         raise ValueError(f"token_weights: row {missing[0]} has no {group_field!r} field; pass "
@@ -45,7 +57,7 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
     collator = collator_for(model, tokenizer, bank)
     eos = tokenizer.eos_token_id
     cols: dict[str, list] = {"question_id": [], "group": [], "eos": [], "paper": [],
-                             "official": []}
+                             "official": [], **{m: [] for m in family}}
     model.eval()
     blind_model.eval()
     with torch.no_grad():
@@ -70,6 +82,13 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
             cols["eos"].append(labels[:, 1:].eq(eos)[mask].numpy())
             cols["paper"].append(w[mask].numpy())
             cols["official"].append(np.repeat(factor.numpy(), per_row))
+            if family:  # the full pass too: cal reads the gain from the 3D input
+                full_logp, _ = token_logprobs(model(**enc).logits, labels)
+                for mode in family:
+                    fw = family_weights(mode, full_logp, mask, text_logp=text_logp,
+                                        blind_logp=blind_logp, eps=eps, clip=clip,
+                                        nan_policy="zero")
+                    cols[mode].append(fw[mask].numpy())
     return pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
 
 
@@ -110,5 +129,10 @@ def weight_summary(weights: pd.DataFrame, *, clip: float | None = 10.0,
             "official_log10_hist": np.histogram(
                 np.log10(q.official.clip(lower=1e-6)), f_edges)[0].tolist(),
         }
+        for mode in (m for m in FAMILY if m in content):  # the family's weights, if computed
+            total = content[mode].sum()
+            groups[str(name)][f"{mode}_mean"] = float(g[mode].mean()) if len(g) else None
+            groups[str(name)][f"{mode}_loss_share"] = \
+                float(g[mode].sum() / total) if total > 0 else None
     return {"paper_log10_edges": edges.tolist(), "official_log10_edges": f_edges.tolist(),
             "clip": clip, "groups": groups}
