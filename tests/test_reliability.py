@@ -707,3 +707,33 @@ def test_latin1_predictions_name_the_file_and_line(tmp_path):
                   b'{"question_id": 2, "prediction": "caf\xe9"}\n')
     with pytest.raises(FormatError, match=r"preds\.jsonl: line 2 is not UTF-8 text \(byte 0xe9\)"):
         read_prediction_columns(f)
+
+
+def test_one_sqa3d_item_validator_for_sqa3d_and_the_release(real_dir, tmp_path):
+    """SQA3D files and the Real-3DQA release go through the same item check: a non-finite
+    position is refused by both (the release importer used to take it), with the same
+    message naming the file, the item and the field."""
+    import math as _math
+
+    from hf_real3d.sqa3d import check_item
+
+    sq = tmp_path / "sqa3d"
+    sq.mkdir()
+    for name in (Q, A):
+        shutil.copy(real_dir / "sqa3d" / name, sq / name)
+    data = json.loads((sq / A).read_text())
+    data["annotations"][3]["position"]["y"] = float("nan")
+    (sq / A).write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"annotation #3 question_id \d+: position .* NaN"):
+        read_split(sq, "test")
+    rel = tmp_path / "release"
+    shutil.copytree(real_dir / "real3dqa", rel)
+    target = rel / "rotation_90.json"
+    data = json.loads(target.read_text())
+    data["questions"][4]["position"]["x"] = _math.inf
+    target.write_text(json.dumps(data, allow_nan=True))
+    with pytest.raises(FormatError, match=r"rotation_90\.json: question #4 question_id \d+: "
+                                          r"position .* NaN, an infinity"):
+        read_release(rel)
+    with pytest.raises(FormatError, match=r"f\.json: question #0 \(no id\) lacks"):
+        check_item({"question": "q"}, "f.json", 0, ("question_id", "question"))
