@@ -214,3 +214,27 @@ def test_readme_lm_stress_test_quotes_its_record():
     assert f"(majority {d['majority']:.1f}%)" in flat
     for t in ("navigation", "number", "visibility", "spatial relation", "object"):
         assert f"{t} {s['per_type'][t]['solvability']:.1f}%" in flat, t
+
+
+def test_readme_pruning_table_and_finding_come_from_the_record():
+    """The README's bias-pruning table is `pruning_table` of the recorded per-seed pruning
+    (tests/data/demo_pruning.json), and its figures are those `pruning_findings` computes."""
+    from hf_real3d.demo.findings import pruning_findings, pruning_gaps
+    from hf_real3d.demo.report import pruning_table
+    from hf_real3d.stats import seed_stats
+
+    d = json.loads((ROOT / "tests/data/demo_pruning.json").read_text())
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("<!-- demo-pruning -->"):text.index("<!-- /demo-pruning -->")]
+    assert pruning_table(d["pruning"]) in block
+    flat = " ".join(text.split())
+    assert f"answers {seed_stats([p['solvability'] for p in d['pruning']]).text()}% of them" \
+        in flat
+    found = {f.key: f for f in pruning_findings(d["pruning"])}
+    assert set(found) == {"f:blind", "f:sft_no3d"}
+    for other in ("blind", "sft_no3d"):
+        g = pruning_gaps(d["pruning"], "sft", other)
+        quoted = (f"from {g['filtered'].text(sign=True)} to {g['pruned'].text(sign=True)} "
+                  f"(growth {g['growth'].text(sign=True)}; per seed {g['growth'].per_seed()})")
+        assert quoted in " ".join(block.split()), quoted
+        assert not found[f"f:{other}"].holds  # the README says it does not hold

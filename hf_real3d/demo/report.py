@@ -40,7 +40,7 @@ from .findings import (
 from .stages import PRUNING_MODELS
 
 __all__ = ["render_demo_report", "write_demo_report", "diagnosis_section", "plot_weights",
-           "pruning_section",
+           "pruning_section", "pruning_table",
            "gains_table", "summary_gains_table", "summary_scanqa_table", "demo_summary_table",
            "srbench_model_section"]
 
@@ -178,6 +178,20 @@ def diagnosis_section(results: Any) -> list[str]:
     return md
 
 
+def pruning_table(pruning: Sequence[dict[str, Any]]) -> str:
+    """The scored models' refined EM on each seed's filtered set and on what bias pruning
+    keeps (mean ± std over the seeds that pruned); the README's copy."""
+    seeds = [p for p in pruning if p]
+    rows = []
+    for m in PRUNING_MODELS:
+        f = [p["em_refined"][m]["filtered"] for p in seeds]
+        k = [p["em_refined"][m]["pruned"] for p in seeds]
+        rows.append([m, mean_std(f), mean_std(k),
+                     seed_stats([None if b is None else b - a for a, b in zip(f, k)]).text(
+                         sign=True)])
+    return markdown_table(["Model", "filtered", "pruned", "pruned − filtered"], rows)
+
+
 def pruning_section(pruning: Sequence[dict[str, Any]]) -> list[str]:
     """Report lines: the stress test and bias pruning of each seed's filtered set, and the
     scored models' refined EM on the filtered and the pruned set."""
@@ -188,13 +202,6 @@ def pruning_section(pruning: Sequence[dict[str, Any]]) -> list[str]:
     def ms(key: str, digits: int = 1) -> str:
         return mean_std([p[key] for p in seeds], digits)
 
-    rows = []
-    for m in PRUNING_MODELS:
-        f = [p["em_refined"][m]["filtered"] for p in seeds]
-        k = [p["em_refined"][m]["pruned"] for p in seeds]
-        rows.append([m, mean_std(f), mean_std(k),
-                     seed_stats([None if b is None else b - a for a, b in zip(f, k)]).text(
-                         sign=True)])
     gaps = {o: pruning_gaps(seeds, "sft", o) for o in ("blind", "sft_no3d")}
     return ["", "## Bias pruning of the filtered set (TsT + IBP)", "",
             f"`hf-real3d stress-test --prune` on each seed's filtered set (random forest over "
@@ -203,7 +210,7 @@ def pruning_section(pruning: Sequence[dict[str, Any]]) -> list[str]:
             f"{ms('majority')} for the majority answer; pruning keeps {ms('kept', 0)} after "
             f"{ms('rounds', 0)} rounds (solvability {ms('final_solvability')}, majority "
             f"{ms('final_majority')}). Refined EM of the scored models:", "",
-            markdown_table(["Model", "filtered", "pruned", "pruned − filtered"], rows), "",
+            pruning_table(seeds), "",
             "Lead of `sft` over its text-only twins: "
             + "; ".join(f"`{o}` {g['filtered'].text(sign=True)} filtered, "
                         f"{g['pruned'].text(sign=True)} pruned" for o, g in gaps.items())
