@@ -13,14 +13,13 @@ from conftest import tiny_model
 from datasets import Dataset
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_routes import LeoLike, _Batches, _rows, leo_tokens  # noqa: E402
+from test_routes import LeoLike, _args, _Batches, _rows, leo_tokens  # noqa: E402
 from tiny_vlm import build_tiny_llava  # noqa: E402
 
 from hf_real3d.modeling import SceneQACollator  # noqa: E402
 from hf_real3d.training import (  # noqa: E402
     HFModelRoute,
     ModuleRoute,
-    ReweightedConfig,
     ReweightedTrainer,
     precompute_blind_logprobs,
 )
@@ -36,14 +35,6 @@ from hf_real3d.training.vlm import VLMCollator  # noqa: E402
 # settings under which each weighting gives every token the same weight
 EQUAL = {"cal": dict(cal_min=1.0, cal_max=1.0), "prior": dict(constant_blind=True),
          "excess": dict(excess_ratio=1.0), "paper_normalised": dict(blind_is_policy=True)}
-
-
-def _args(tmp_path, **kw):
-    base = dict(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, max_steps=2,
-                learning_rate=1e-2, logging_steps=1, save_strategy="no", report_to="none",
-                use_cpu=True, seed=0, disable_tqdm=True, dataloader_num_workers=0)
-    base.update(kw)
-    return ReweightedConfig(**base)
 
 
 # --- hand computations ----------------------------------------------------------------------
