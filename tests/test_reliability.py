@@ -290,6 +290,7 @@ def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
     assert list(tmp_path.iterdir()) == []  # no --out, no temporaries
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # on purpose
 def test_a_termination_swallowed_by_a_finaliser_still_commits_nothing(tmp_path):
     """The flaky SIGTERM run's cause: Python runs a signal handler wherever the main thread
     is, and an exception raised while it runs a finaliser (``__del__``) is printed as
