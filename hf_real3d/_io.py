@@ -42,8 +42,9 @@ _STOP: list[type[BaseException]] = []
 
 
 def request_stop(kind: type[BaseException]) -> None:
-    """Record that the process must stop (a signal handler calls this before it raises)."""
+    """Record that the process must stop, and raise ``kind`` (a signal handler's body)."""
     _STOP.append(kind)
+    raise kind()
 
 
 def check_stop() -> None:

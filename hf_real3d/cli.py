@@ -604,12 +604,10 @@ def _usage() -> str:
 
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised through a subprocess
     request_stop(Terminated)
-    raise Terminated()
 
 
 def _on_sigint(signum, frame):  # pragma: no cover - exercised through a subprocess
     request_stop(KeyboardInterrupt)
-    raise KeyboardInterrupt()
 
 
 def parse(argv: Sequence[str]) -> tuple[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -24,7 +25,7 @@ class SeedStats:
 
     values: tuple[float | None, ...]
 
-    @property
+    @cached_property
     def present(self) -> np.ndarray:
         return np.asarray([v for v in self.values if v is not None], float)
 

@@ -223,7 +223,7 @@ def test_one_set_of_scenelm_defaults():
     from hf_real3d.modeling.settings import DEFAULTS, SceneModelArguments
 
     want = DEFAULTS.settings()
-    assert ScriptArguments().settings() == want == DemoConfig().model_settings()
+    assert ScriptArguments().settings() == want == DemoConfig().settings()
     assert issubclass(ScriptArguments, SceneModelArguments)
     assert issubclass(DemoConfig, SceneModelArguments)
     cfg = SceneLMConfig()

@@ -302,18 +302,25 @@ def test_module_route_official_equals_the_pseudocode(tmp_path):
                           data_collator=lambda x: x[0]).compute_loss(model, data)
 
 
-def test_module_route_paper_trains_and_saves(tmp_path):
-    """paper through a token-level ModuleRoute with a frozen blind LEO: the projector and the
-    LM change, the blind copy does not, and the plain module is saved."""
+def module_route_trains(mode, tmp_path):
+    """Train a LEO-like module through a token-level ModuleRoute with a frozen blind LEO
+    under ``mode``; the projector and the LM must change. Returns the trainer."""
     model, blind = LeoLike(0), LeoLike(1)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper", max_steps=3),
+    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode, max_steps=3),
                            route=ModuleRoute(leo_tokens), ref_model=blind,
                            train_dataset=_Batches(3), data_collator=lambda x: x[0])
     tr.train()
     changed = {k.split(".")[0] for k in before if not torch.equal(before[k],
                                                                    model.state_dict()[k])}
     assert changed == {"llm", "projector"}
+    return tr
+
+
+def test_module_route_paper_trains_and_saves(tmp_path):
+    """paper through a token-level ModuleRoute with a frozen blind LEO: the projector and the
+    LM change, the blind copy does not, and the plain module is saved."""
+    tr = module_route_trains("paper", tmp_path)
     tr.save_model(str(tmp_path / "saved"))
     assert (tmp_path / "saved" / "model.safetensors").is_file()
 

@@ -87,15 +87,26 @@ class LMDiagnostic:
         return model, tok
 
     # --- data ---------------------------------------------------------------------------------
-    def _encode(self, tok, text: str, answer: str) -> tuple[list[int], int]:
-        """Token ids of prompt + answer (+ end of sequence) and the prompt's length."""
-        prompt = tok(PROMPT.format(text=text), add_special_tokens=False)["input_ids"]
-        ans = tok(" " + answer, add_special_tokens=False)["input_ids"]
+    def _encoder(self, tok):
+        """``encode(text, answer) -> (token ids of prompt + answer (+ end of sequence), the
+        prompt's length)``, tokenizing each distinct prompt and answer once."""
+        ids: dict[str, list[int]] = {}
+
+        def tokens(s: str) -> list[int]:
+            if s not in ids:
+                ids[s] = tok(s, add_special_tokens=False)["input_ids"]
+            return ids[s]
+
         eos = [tok.eos_token_id] if tok.eos_token_id is not None else []
         bos = [tok.bos_token_id] if tok.bos_token_id is not None else []
-        keep = self.max_length - len(ans) - len(eos) - len(bos)
-        prompt = bos + prompt[-max(1, keep):]
-        return prompt + ans + eos, len(prompt)
+
+        def encode(text: str, answer: str) -> tuple[list[int], int]:
+            ans = tokens(" " + answer)
+            keep = self.max_length - len(ans) - len(eos) - len(bos)
+            prompt = bos + tokens(PROMPT.format(text=text))[-max(1, keep):]
+            return prompt + ans + eos, len(prompt)
+
+        return encode
 
     def _batch(self, tok, encoded: Sequence[tuple[list[int], int]]) -> dict[str, torch.Tensor]:
         width = max(len(ids) for ids, _ in encoded)
@@ -120,9 +131,11 @@ class LMDiagnostic:
 
         # likewise: the trainer pulls in torch and transformers
         from hf_real3d.training import ReweightedConfig, ReweightedTrainer
+        from hf_real3d.training.losses import token_logprobs
 
         model, tok = self._load([*train_text, *train_labels])
-        encoded = [self._encode(tok, t, a) for t, a in zip(train_text, train_labels)]
+        encode = self._encoder(tok)
+        encoded = [encode(t, a) for t, a in zip(train_text, train_labels)]
         ds = Dataset.from_dict({"seq": [e[0] for e in encoded],
                                 "n_prompt": [e[1] for e in encoded]})
 
@@ -152,13 +165,11 @@ class LMDiagnostic:
         with torch.no_grad():
             for s in range(0, len(pairs), chunk):
                 part = pairs[s:s + chunk]
-                batch = self._batch(tok, [self._encode(tok, test_text[i], c) for i, c in part])
+                batch = self._batch(tok, [encode(test_text[i], c) for i, c in part])
                 logits = model(input_ids=batch["input_ids"],
-                               attention_mask=batch["attention_mask"]).logits[:, :-1]
-                target = batch["labels"][:, 1:]
-                logp = torch.log_softmax(logits.float(), -1)
-                picked = logp.gather(-1, target.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-                scores[s:s + len(part)] = (picked * (target != -100)).sum(-1).numpy()
+                               attention_mask=batch["attention_mask"]).logits
+                logp, _ = token_logprobs(logits, batch["labels"])  # 0 off the answer
+                scores[s:s + len(part)] = logp.sum(-1).numpy()
         out, k = [], 0
         for i in range(len(test_text)):
             row = scores[k:k + len(cands[i])]

@@ -189,7 +189,7 @@ def run_stress_test(
     if do_prune:
         keep, rounds, last = prune(items, diagnostic=diagnostic, folds=folds, seed=seed,
                                    round_fraction=round_fraction, margin=margin, budget=budget,
-                                   progress=lambda m: log("  " + m), lm=lm)
+                                   progress=lambda m: log("  " + m), lm=lm, first=res)
         summary["rounds"] = rounds
         summary["final"] = {"kept": len(keep), "solvability": last.solvability,
                             "majority": last.majority}

@@ -142,9 +142,10 @@ def _importances(vec, clf, diagnostic: str, top: int = 20) -> list[tuple[str, fl
 
 
 def _sklearn_fold(diagnostic: str, seed: int, texts: list[str], y: np.ndarray,
-                  train: np.ndarray, test: np.ndarray, options) -> tuple[list, list]:
-    """Per held-out item (probabilities, candidates) from a scikit-learn diagnostic."""
-    counts = Counter(y[train].tolist())
+                  train: np.ndarray, test: np.ndarray, options, counts: Counter
+                  ) -> tuple[list, list]:
+    """Per held-out item (probabilities, candidates) from a scikit-learn diagnostic
+    (``counts``: the training folds' answers)."""
     if len(counts) == 1:  # one answer only: every model predicts it
         proba, classes = np.ones((len(test), 1)), list(counts)
     else:
@@ -193,6 +194,7 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
         if progress:
             progress(f"fold {k + 1}/{folds}: {len(train)} training items")
         counts = Counter(y[train].tolist())
+        top = counts.most_common(1)[0][0]  # the training folds' majority answer
         if diagnostic == "lm":
             probs, cands = lm.fit_predict([texts[i] for i in train], y[train].tolist(),
                                           [texts[i] for i in test],
@@ -200,7 +202,7 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
                                           else [items.options[i] for i in test])
         else:
             probs, cands = _sklearn_fold(diagnostic, seed, texts, y, train, test,
-                                         items.options)
+                                         items.options, counts)
         for p, opts, i in zip(probs, cands, test.tolist()):
             pick = str(opts[int(np.argmax(p))]) if len(opts) else ""
             s = float(p[opts.index(y[i])]) if y[i] in opts else 0.0
@@ -208,7 +210,7 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
                 best = max(opts, key=lambda o: (counts.get(o, 0), -opts.index(o)))
                 chance[i] = 1 / len(opts)
             else:
-                best = counts.most_common(1)[0][0]
+                best = top
                 chance[i] = 1 / len(counts)
             predicted[i], score[i] = pick, s
             correct[i], maj[i] = pick == y[i], best == y[i]
@@ -226,12 +228,16 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
 
 def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
           round_fraction: float = 0.05, margin: float = 2.0, budget: float | None = None,
-          progress: Callable[[str], None] | None = None, lm: Any = None
+          progress: Callable[[str], None] | None = None, lm: Any = None,
+          first: StressResult | None = None
           ) -> tuple[list[int], list[dict[str, Any]], StressResult]:
     """Iterative bias pruning: fit, stop when solvability <= majority + ``margin`` (points)
     or when the removals reach ``budget`` (a fraction of the set if < 1, else a count),
     else remove the ``round_fraction`` of the original set with the highest s(x) (ties:
     the earlier item first) and fit again.
+
+    ``first``: a :func:`stress_test` of all of ``items`` with the same settings, reused as
+    round 0 instead of fitting it again.
 
     Returns the kept item indices, one record per fit ``{"round", "removed" (so far),
     "kept", "solvability", "majority"}`` and the last fit."""
@@ -241,8 +247,11 @@ def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0
     keep = list(range(n))
     rounds: list[dict[str, Any]] = []
     while True:
-        res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds, seed=seed,
-                          lm=lm)
+        if first is not None and len(keep) == n:  # round 0: the caller's fit of every item
+            res = first
+        else:
+            res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds,
+                              seed=seed, lm=lm)
         rounds.append({"round": len(rounds), "removed": n - len(keep), "kept": len(keep),
                        "solvability": res.solvability, "majority": res.majority})
         if progress:

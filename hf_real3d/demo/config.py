@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from hf_real3d._fields import help_field
 from hf_real3d.modeling.settings import SceneModelArguments
@@ -137,10 +136,6 @@ class DemoConfig(SceneModelArguments):
         ``3drft_paper_grad``."""
         i = MODELS.index("3drft_paper_grad") + 1
         return (*MODELS[:i], *self.family_arms(), *MODELS[i:])
-
-    def model_settings(self) -> dict[str, Any]:
-        """SceneLM's settings of this run, for the recipes' ``ScriptArguments``."""
-        return self.settings()
 
 
 def log(msg: str) -> None:

@@ -16,8 +16,8 @@ from hf_real3d.stats import MIN_SEEDS, SeedStats, seed_stats
 
 from .config import ARM_CONTROLS
 
-__all__ = ["Finding", "findings", "three_gains", "goal_findings", "srbench_study_findings",
-           "pruning_findings", "pruning_gaps", "verdict"]
+__all__ = ["Finding", "findings", "per_seed_values", "three_gains", "goal_findings",
+           "srbench_study_findings", "pruning_findings", "pruning_gaps", "verdict"]
 
 
 @dataclass
@@ -34,14 +34,24 @@ def verdict(holds: bool, n_seeds: int) -> str:
     return "holds" if holds else "does NOT hold"
 
 
-def _per_seed(per_seed: Sequence[Sequence[Mapping[str, Any]]], name: str,
-              *path: str) -> np.ndarray:
+def per_seed_values(per_seed: Sequence[Sequence[Mapping[str, Any]]], name: str,
+                    *path: str) -> list[Any]:
+    """``name``'s metric at ``path`` in each seed's metrics (None where a seed lacks it)."""
     vals = []
     for results in per_seed:
         cur: Any = next(r for r in results if r["model"] == name)
         for k in path:
-            cur = cur[k]
+            cur = cur.get(k) if isinstance(cur, dict) else None
         vals.append(cur)
+    return vals
+
+
+def _per_seed(per_seed: Sequence[Sequence[Mapping[str, Any]]], name: str,
+              *path: str) -> np.ndarray:
+    """:func:`per_seed_values` as an array; a seed without the metric is a ``KeyError``."""
+    vals = per_seed_values(per_seed, name, *path)
+    if any(v is None for v in vals):
+        raise KeyError(f"{name}: {'/'.join(path)}")
     return np.asarray(vals, dtype=float)
 
 

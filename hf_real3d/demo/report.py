@@ -31,6 +31,7 @@ from hf_real3d.training.losses import FAMILY
 from .config import FAMILY_ARMS
 from .findings import (
     findings,
+    per_seed_values,
     pruning_findings,
     pruning_gaps,
     srbench_study_findings,
@@ -217,16 +218,6 @@ def pruning_section(pruning: Sequence[dict[str, Any]]) -> list[str]:
             + "."]
 
 
-def _metric(results: Any, model: str, *path: str) -> list[float | None]:
-    vals = []
-    for seed in results.seeds:
-        cur: Any = next(r for r in seed.metrics if r["model"] == model)
-        for k in path:
-            cur = cur.get(k) if isinstance(cur, dict) else None
-        vals.append(cur)
-    return vals
-
-
 def render_demo_report(results: Any) -> str:
     """``report.md`` of :func:`hf_real3d.demo.run_demo` from its
     :class:`~hf_real3d.demo.DemoResults` (a pure function of the results)."""
@@ -239,7 +230,8 @@ def render_demo_report(results: Any) -> str:
     names = [r["model"] for r in seeds[0].metrics]
 
     def agg(*path: str) -> dict[str, str]:
-        return {n: mean_std(_metric(results, n, *path)) for n in names}
+        return {n: mean_std(per_seed_values([s.metrics for s in seeds], n, *path))
+                for n in names}
 
     md = ["# hf_real3d demo: the Real-3DQA findings on the embedded benchmark", "",
           f"{cfg['seeds']} seed(s), mean ± std over seeds where more than one. Model: SceneLM "

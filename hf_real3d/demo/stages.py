@@ -96,14 +96,13 @@ class SeedRun:
             disable_tqdm=not cfg.progress, dataloader_num_workers=0, report_to="none")
 
     def train(self, name: str, reweighting: str, *, blind: bool = False,
-              script_args: ScriptArguments | None = None, **kwargs) -> SceneLM:
+              script_args: ScriptArguments | None = None, seed: int | None = None,
+              epochs: float | None = None, lr: float | None = None, **overrides) -> SceneLM:
         """Train (or fine-tune, as ``script_args`` says) one model; its folder is
-        ``models/<name>``."""
-        targs = self.training_args(name, reweighting, **{k: v for k, v in kwargs.items()
-                                                         if k in ("seed", "epochs", "lr")})
-        for k, v in kwargs.items():
-            if k not in ("seed", "epochs", "lr"):
-                setattr(targs, k, v)
+        ``models/<name>``; ``overrides`` set further training arguments."""
+        targs = self.training_args(name, reweighting, seed=seed, epochs=epochs, lr=lr)
+        for k, v in overrides.items():
+            setattr(targs, k, v)
         return train_model(script_args or self.script_args, targs, data=self.data,
                            blind=blind).model
 
@@ -120,7 +119,7 @@ def make_data(cfg: DemoConfig, seed: int) -> SeedRun:
     data_dir = root / "synth"
     log(f"seed {seed}: generating the synthetic SQA3D-style benchmark (a dataset folder)")
     build_benchmark(data_dir, cfg.synth_config(seed), progress=cfg.progress)
-    sargs = ScriptArguments(dataset_name=str(data_dir), **cfg.model_settings())
+    sargs = ScriptArguments(dataset_name=str(data_dir), **cfg.settings())
     data = load_training_data(sargs)
     rows = list(load_split(str(data_dir), "sqa3d", "test"))
     (root / "predictions").mkdir(parents=True, exist_ok=True)
@@ -401,14 +400,13 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
     refined EM of :data:`PRUNING_MODELS` on the filtered set and on the items pruning keeps.
     ``{}`` when the set has fewer than 2 scenes."""
     # scikit-learn's diagnostic only when this stage runs
-    from hf_real3d.debias import load_items, prune, stress_test
+    from hf_real3d.debias import load_items, prune
 
     items = load_items(filtered.folder, config="real3dqa")
     folds = min(folds, len(set(items.groups)))
     if folds < 2:
         return {}
     log(f"stress test and bias pruning of the filtered set ({len(items)} questions)")
-    first = stress_test(items, diagnostic="rf", folds=folds, seed=run.seed)
     keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed)
     all_ids = [int(q) for q in items.ids]
     kept_ids = [all_ids[i] for i in keep]
@@ -418,8 +416,8 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
         _, ok_kept = original_correct(filtered.refs, scores.predictions[name], kept_ids)
         em[name] = {"filtered": float(ok_all.mean() * 100),
                     "pruned": float(ok_kept.mean() * 100) if len(kept_ids) else None}
-    return {"n": len(items), "folds": folds, "solvability": first.solvability,
-            "majority": first.majority, "kept": len(keep), "rounds": len(rounds) - 1,
+    return {"n": len(items), "folds": folds, "solvability": rounds[0]["solvability"],
+            "majority": rounds[0]["majority"], "kept": len(keep), "rounds": len(rounds) - 1,
             "final_solvability": last.solvability, "final_majority": last.majority,
             "stop": rounds[-1].get("stop", ""), "em_refined": em}
 

@@ -43,10 +43,15 @@ import torch
 
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
-           "NAN_POLICIES", "FAMILY", "family_weights", "mean_one", "weighted_loss_from_logprobs"]
+           "NAN_POLICIES", "FAMILY", "family_weights", "mean_one", "weighted_loss_from_logprobs",
+           "NEEDS_BLIND", "NEEDS_TEXT_ONLY"]
 
 # the token weightings of the family (beyond "paper" and "official"), all rescaled to mean 1
 FAMILY = ("cal", "prior", "excess", "paper_normalised")
+# the weightings that read the blind reference's log-probs, and those that read the policy's
+# own text-only pass
+NEEDS_BLIND = ("paper", "prior", "excess", "paper_normalised")
+NEEDS_TEXT_ONLY = ("paper", "official", "cal", "paper_normalised")
 PRIOR_MAX_SURPRISE = 20.0  # nats: a blind log-prob below -20 (or -inf) counts as -20
 
 NAN_POLICIES = ("raise", "zero")
@@ -149,8 +154,7 @@ def paper_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, blind_logp:
                           nan_policy=nan_policy)
     if fixed_weight_mask is not None:
         w = torch.where(fixed_weight_mask & mask, torch.ones_like(w), w)
-    denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
-    return (w * -logp.masked_fill(~mask, 0.0)).sum() / denom, w
+    return weighted_loss_from_logprobs(logp, mask, w, num_items_in_batch), w
 
 
 def _paper_weights_with_grad(blind_logp: torch.Tensor, text_logp: torch.Tensor,
@@ -252,11 +256,9 @@ def family_weights(mode: str, logp: torch.Tensor, mask: torch.Tensor, *,
     _check_policy(nan_policy)
     if mode not in FAMILY:
         raise ValueError(f"Expected a weighting in {FAMILY} but got {mode!r}")
-    need = {"cal": ("text",), "prior": ("blind",), "excess": ("blind",),
-            "paper_normalised": ("text", "blind")}[mode]
-    if "text" in need and text_logp is None:
+    if mode in NEEDS_TEXT_ONLY and text_logp is None:
         raise ValueError(f"reweighting={mode!r} needs the policy's text-only log-probs")
-    if "blind" in need and blind_logp is None:
+    if mode in NEEDS_BLIND and blind_logp is None:
         raise ValueError(f"reweighting={mode!r} needs the blind reference's log-probs")
     full = logp.detach().float()
     if nan_policy == "raise":
@@ -296,7 +298,7 @@ def weighted_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, w: torch
                                 num_items_in_batch: torch.Tensor | int | None = None
                                 ) -> torch.Tensor:
     """``sum_j w_j * -log p_j / num_items`` over answer tokens (the local count without
-    ``num_items_in_batch``): with weights of mean 1 per micro-batch, SFT's loss when every
-    weight is 1."""
+    ``num_items_in_batch``), the sum every token weighting shares: SFT's loss when every
+    weight is 1. ``w`` keeps whatever gradient it carries (``paper`` with ``weight_grad``)."""
     denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
-    return (w.detach() * -logp.masked_fill(~mask, 0.0)).sum() / denom
+    return (w * -logp.masked_fill(~mask, 0.0)).sum() / denom

@@ -123,6 +123,14 @@ def _placeholder_ids(model: Any) -> dict[str, int]:
     return out
 
 
+def _placeholders_in(model: Any, ids: Any) -> list[tuple[str, int, int]]:
+    """(config attribute, token id, count) of each image / video placeholder ``ids`` holds."""
+    if not torch.is_tensor(ids):
+        return []
+    found = ((a, tid, int(ids.eq(tid).sum())) for a, tid in _placeholder_ids(model).items())
+    return [f for f in found if f[2]]
+
+
 def _router_loss(model: Any, outputs: Any) -> torch.Tensor | None:
     """A MoE model's router loss as its own forward adds it: ``router_aux_loss_coef`` (of
     the config or its text config; 1 when absent) x ``outputs.aux_loss``."""
@@ -166,17 +174,14 @@ class HFModelRoute:
         """The text-only mode this batch gets (``text_only_mode``, or what ``auto`` picks)."""
         if self.text_only_mode != "auto":
             return self.text_only_mode
-        if any(k.startswith(TEXT_ONLY_PREFIX + "input_ids") for k in inputs):
+        if TEXT_ONLY_PREFIX + "input_ids" in inputs:
             mode, why = "blind_batch", "the collator built a text-only batch"
         elif hasattr(unwrap_model(model), "text_only_inputs"):
             mode, why = "drop", "the model drops its own 3D inputs"
+        elif self.scene_names(model, inputs) and _placeholders_in(model, inputs.get("input_ids")):
+            mode, why = "zeroed", "input_ids hold image placeholders: blank images"
         else:
-            names = set(self.scene_names(model, inputs))
-            ids = inputs.get("input_ids")
-            holds = names and torch.is_tensor(ids) and any(
-                bool(ids.eq(tid).any()) for tid in _placeholder_ids(model).values())
-            mode, why = ("zeroed", "input_ids hold image placeholders: blank images") \
-                if holds else ("drop", "no image placeholders in input_ids")
+            mode, why = "drop", "no image placeholders in input_ids"
         self.picked.setdefault(mode, why)
         return mode
 
@@ -218,17 +223,15 @@ class HFModelRoute:
         names = set(self.scene_names(model, base))
         if mode == "drop":
             out = {k: v for k, v in base.items() if k not in names}
-            ids = out.get("input_ids")
-            if names and torch.is_tensor(ids):
-                for attr, tid in _placeholder_ids(model).items():
-                    n = int(ids.eq(tid).sum())
-                    if n:
-                        raise TextOnlyInputError(
-                            f"text-only pass: input_ids still hold {n} placeholder tokens "
-                            f"({attr}={tid}) after dropping {sorted(names & set(base))}, and "
-                            f"{type(core).__name__} cannot run them without their images; use "
-                            "text_only_mode='zeroed' (blank the images) or 'blind_batch' (the "
-                            "collator builds a batch without placeholders)")
+            left = _placeholders_in(model, out.get("input_ids")) if names else []
+            if left:
+                attr, tid, n = left[0]
+                raise TextOnlyInputError(
+                    f"text-only pass: input_ids still hold {n} placeholder tokens "
+                    f"({attr}={tid}) after dropping {sorted(names & set(base))}, and "
+                    f"{type(core).__name__} cannot run them without their images; use "
+                    "text_only_mode='zeroed' (blank the images) or 'blind_batch' (the "
+                    "collator builds a batch without placeholders)")
             return out, labels
         return {k: torch.zeros_like(v) if k in names and torch.is_tensor(v)
                 and v.is_floating_point() else v for k, v in base.items()}, labels

@@ -25,6 +25,8 @@ from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logpr
 from hf_real3d.training.losses import (
     FAMILY,
     NAN_POLICIES,
+    NEEDS_BLIND,
+    NEEDS_TEXT_ONLY,
     family_weights,
     official_loss_from_logprobs,
     paper_loss_from_logprobs,
@@ -43,10 +45,6 @@ __all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "Rew
            "REWEIGHTING", "NEEDS_BLIND", "NEEDS_TEXT_ONLY"]
 
 REWEIGHTING = ("none", "paper", "official", *FAMILY)
-# the weightings that read the blind reference's log-probs (a column or ref_model), and
-# those that run the policy's own text-only pass
-NEEDS_BLIND = ("paper", "prior", "excess", "paper_normalised")
-NEEDS_TEXT_ONLY = ("paper", "official", "cal", "paper_normalised")
 
 
 @dataclass
@@ -305,9 +303,8 @@ class ReweightingMixin:
             blind_logp = self._blind_logprobs(route, inputs, mask, blind_col, blind_col_mask)
         wv = None
         if mode == "none":
-            denom = num_items_in_batch if num_items_in_batch is not None and full.per_token \
-                else mask.sum().clamp_min(1)
-            loss = -(full.logp.masked_fill(~mask, 0.0)).sum() / denom
+            loss = weighted_loss_from_logprobs(
+                full.logp, mask, 1.0, num_items_in_batch if full.per_token else None)
         elif mode == "paper":
             fixed = None
             eos = self._eos_id()
@@ -329,8 +326,7 @@ class ReweightingMixin:
                                cal_min=args.cal_min, cal_max=args.cal_max,
                                prior_cap=args.prior_cap, excess_ratio=args.excess_ratio,
                                nan_policy=args.nan_policy)
-            denom = num_items_in_batch if num_items_in_batch is not None else None
-            loss = weighted_loss_from_logprobs(full.logp, mask, w, denom)
+            loss = weighted_loss_from_logprobs(full.logp, mask, w, num_items_in_batch)
             wv = w[mask]
         if wv is not None and len(wv):
             self._stats["weight_mean"].append(float(wv.mean()))
