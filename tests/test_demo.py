@@ -15,9 +15,10 @@ from hf_real3d.real3dqa import load_references, score_predictions
 
 @pytest.mark.slow
 def test_reduced_demo(tmp_path):
+    """`hf-real3d demo --arms all` at a tiny size: every model of MODELS."""
     cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
                      questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=4,
-                     counter_prior_scenes=3, progress=False)
+                     counter_prior_scenes=3, progress=False, arms="all")
     report = run_demo(cfg).read_text()
     data = json.loads((tmp_path / "demo/results.json").read_text())
     results = DemoResults.from_json(data)
@@ -130,31 +131,19 @@ def test_reduced_demo(tmp_path):
     findings = report.split("## Findings (measured)")[1].split("\n## ")[0]
     assert "(f:blind)" in findings and "holds)" not in findings
     assert findings.count("not tested: 1 seed") == findings.count("\n- (")
-
-
-@pytest.mark.slow
-def test_reduced_demo_with_the_reweighting_family(tmp_path):
-    """`hf-real3d demo --arms all`: each of the family's arms fine-tunes the trained control
-    as 3drft_paper does (same start, epochs and learning rate, against the same sft_more) and
-    appears in the gains table, the text-only column, attention to 3D, the weight diagnosis
-    and results.json."""
+    # the reweighting family: each arm fine-tunes the trained control as 3drft_paper does
+    # (same start, epochs and learning rate, against the same sft_more) and appears in the
+    # gains table, the text-only column, attention to 3D, the weight diagnosis, the flips
     from hf_real3d.demo.config import FAMILY_ARMS
 
-    cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
-                     questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=0,
-                     counter_prior_scenes=3, progress=False, arms="all")
-    report = run_demo(cfg).read_text()
-    data = json.loads((tmp_path / "demo/results.json").read_text())
-    seed = DemoResults.from_json(data).seeds[0]
-    root = tmp_path / "demo/seed0"
     paper = json.loads((root / "models/3drft_paper/hf_real3d_training.json").read_text())
     gains = report.split("## 3DR-FT: the gain three ways")[1]
     for arm, mode in FAMILY_ARMS.items():
-        info = json.loads((root / "models" / arm / "hf_real3d_training.json").read_text())
-        assert info["training"]["reweighting"] == mode
-        assert {k: v for k, v in info["training"].items() if k != "reweighting"} == \
+        arm_info = json.loads((root / "models" / arm / "hf_real3d_training.json").read_text())
+        assert arm_info["training"]["reweighting"] == mode
+        assert {k: v for k, v in arm_info["training"].items() if k != "reweighting"} == \
             {k: v for k, v in paper["training"].items() if k != "reweighting"}, arm
-        assert info["model"]["model_name_or_path"] == str(root / "models/sft")
+        assert arm_info["model"]["model_name_or_path"] == str(root / "models/sft")
         assert arm in data["mean"] and arm in seed.text_only and arm in seed.attention
         assert f"| {arm} | sft_more |" in gains, arm
         assert arm in seed.flips
@@ -163,8 +152,50 @@ def test_reduced_demo_with_the_reweighting_family(tmp_path):
         share = sum(groups[k][f"{mode}_loss_share"] for k in groups if k != "all")
         assert share == pytest.approx(1.0), mode
         assert f"share of {mode} loss weight" in report
+
+
+@pytest.mark.slow
+def test_reduced_default_demo(tmp_path):
+    """`make demo`'s arms: the core and DEFAULT_ARMS only; nothing else is trained, and every
+    table, the findings and the gains table render without the optional arms."""
+    from hf_real3d.demo.config import CORE_MODELS, DEFAULT_ARMS
+
+    cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
+                     questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=0,
+                     counter_prior_scenes=3, progress=False)
+    report = run_demo(cfg).read_text()
+    data = json.loads((tmp_path / "demo/results.json").read_text())
+    expected = [m for m in MODELS if m in set(CORE_MODELS) | set(DEFAULT_ARMS)]
+    assert list(data["mean"]) == expected
+    trained = sorted(p.name for p in (tmp_path / "demo/seed0/models").iterdir())
+    assert trained == sorted(m for m in expected if m != "sft_no3d")
+    gains = report.split("## 3DR-FT: the gain three ways")[1].split("\n## ")[0]
+    assert [line.split(" | ")[0][2:] for line in gains.splitlines()
+            if line.startswith("| ") and " | sft_more |" in line] == \
+        ["3drft_paper", *DEFAULT_ARMS]
+    findings = report.split("## Findings (measured)")[1].split("\n## ")[0]
+    assert "(d) 3DR-FT (paper)" in findings and "official" not in findings
+    seed = DemoResults.from_json(data).seeds[0]
+    assert set(seed.text_only) == {"sft", "sft_more", "3drft_paper", *DEFAULT_ARMS}
+    assert set(seed.flips) == {"3drft_paper", "sft_more", *DEFAULT_ARMS}
+
+
+def test_arms_choose_the_trained_models():
+    from hf_real3d.demo.config import CORE_MODELS, DEFAULT_ARMS, OPTIONAL_ARMS
+
+    assert DemoConfig().models() == tuple(m for m in MODELS
+                                          if m in set(CORE_MODELS) | set(DEFAULT_ARMS))
+    assert DemoConfig(arms="none").models() == CORE_MODELS
+    assert DemoConfig(arms="all").models() == MODELS
+    assert set(OPTIONAL_ARMS) | set(CORE_MODELS) == set(MODELS)
+    # an arm brings its equal-training control; the order is the report's, not the list's
+    assert DemoConfig(arms="3drft_from_blind,prior_ft").optional_arms() == \
+        ("prior_ft", "3drft_from_blind", "sft_from_blind")
+    assert DemoConfig(arms="excess_ft,3drft_official").family_arms() == ("excess_ft",)
     with pytest.raises(ValueError, match="unknown arm 'sft_twice'"):
-        DemoConfig(arms="cal_ft,sft_twice").family_arms()
+        DemoConfig(arms="cal_ft,sft_twice").optional_arms()
+    with pytest.raises(ValueError, match="unknown arm ','"):
+        DemoConfig(arms=",").optional_arms()
 
 
 @pytest.mark.slow

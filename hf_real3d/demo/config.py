@@ -10,12 +10,19 @@ from hf_real3d._fields import help_field
 from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
 
-__all__ = ["DemoConfig", "MODELS", "ROLES", "ARM_CONTROLS", "FAMILY_ARMS",
+__all__ = ["DemoConfig", "MODELS", "CORE_MODELS", "OPTIONAL_ARMS", "DEFAULT_ARMS", "ROLES",
+           "ARM_CONTROLS", "FAMILY_ARMS",
            "COUNTER_PRIOR_SEED_OFFSET", "FILTER_SEED_OFFSET", "log"]
 
-# every scored model; the filter's pair builds the filtered set and is scored too (marked)
+# every scored model, in report order; the filter's pair builds the filtered set and is
+# scored too (marked)
 MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
-          "sft_more", "3drft_paper_grad", "3drft_from_blind", "sft_from_blind", "sft_no3d")
+          "sft_more", "3drft_paper_grad", "cal_ft", "prior_ft", "excess_ft",
+          "3drft_paper_normalised", "3drft_from_blind", "sft_from_blind", "sft_no3d")
+# the models every run trains: the filter's pair, the control, the blind reference, the
+# paper's arm and its equal-training control (sft_no3d is the control without its 3D input)
+CORE_MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "sft_more",
+               "sft_no3d")
 ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "filter_blind": "filter's blind model (builds the filtered set)",
          "sft": "control: SFT not used by the filter", "blind": "3DR-FT's blind reference",
@@ -26,21 +33,25 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "3drft_from_blind": "3DR-FT (paper) starting from the blind model's weights (§4.2)",
          "sft_from_blind": "SFT starting from the blind model's weights (3drft_from_blind's "
                            "control)",
-         "sft_no3d": "the control without its 3D input"}
+         "sft_no3d": "the control without its 3D input",
+         "cal_ft": "CAL-style: the control fine-tuned with weights = its own gain from the "
+                   "3D input, clamped to [1, 5]",
+         "prior_ft": "PRIOR-style: the control fine-tuned with weights = the blind "
+                     "reference's surprise, capped",
+         "excess_ft": "Rho-1-style: the control fine-tuned on the 60% of tokens of highest "
+                      "excess loss over the blind reference",
+         "3drft_paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"}
 COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
-# the reweighting family's arms (hf-real3d demo --arms all): each fine-tunes the trained
-# control exactly as 3drft_paper does, with its own token weights
+# the reweighting family's arms: each fine-tunes the trained control exactly as 3drft_paper
+# does, with its own token weights (the reweighting mode)
 FAMILY_ARMS = {"cal_ft": "cal", "prior_ft": "prior", "excess_ft": "excess",
                "3drft_paper_normalised": "paper_normalised"}
-ROLES.update({
-    "cal_ft": "CAL-style: the control fine-tuned with weights = its own gain from the 3D "
-              "input, clamped to [1, 5]",
-    "prior_ft": "PRIOR-style: the control fine-tuned with weights = the blind reference's "
-                "surprise, capped",
-    "excess_ft": "Rho-1-style: the control fine-tuned on the 60% of tokens of highest excess "
-                 "loss over the blind reference",
-    "3drft_paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"})
+# the arms beyond the core (--arms): 3DR-FT's other readings and the family; naming
+# 3drft_from_blind brings its control sft_from_blind
+OPTIONAL_ARMS = tuple(m for m in MODELS if m not in CORE_MODELS)
+# `make demo`'s arms beside the core: the family's best arm of the 3-seed study (README)
+DEFAULT_ARMS = ("cal_ft",)
 # each 3DR-FT arm and its equal-compute control
 ARM_CONTROLS = {"3drft_paper": "sft_more", "3drft_official": "sft_more",
                 "3drft_paper_grad": "sft_more", "3drft_from_blind": "sft_from_blind",
@@ -104,9 +115,11 @@ class DemoConfig(SceneModelArguments):
     srbench_vlm_epochs: float = help_field("Training epochs of the 3DSRBench VLM.",
                                            default=20.0)
     arms: str = help_field(
-        "Which reweighting arms fine-tune the control beside the paper's readings: "
-        "'default' (none more), 'all' (the reweighting family: cal_ft, prior_ft, excess_ft, "
-        "3drft_paper_normalised) or a comma-separated list of those.", default="default")
+        "Which models to train beside the core (filter pair, sft, blind, 3drft_paper, "
+        "sft_more, sft_no3d): 'default' (the family's best arm, cal_ft), 'none', 'all' "
+        "(3drft_official, 3drft_paper_grad, the reweighting family cal_ft, prior_ft, "
+        "excess_ft, 3drft_paper_normalised, and 3drft_from_blind with sft_from_blind) or a "
+        "comma-separated list of those.", default="default")
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:
@@ -118,24 +131,35 @@ class DemoConfig(SceneModelArguments):
                     "test": self.test_scenes},
             questions_per_scene={s: self.questions_per_scene for s in ("train", "val", "test")})
 
-    def family_arms(self) -> tuple[str, ...]:
-        """The reweighting family's arms this run trains (``--arms``)."""
+    def optional_arms(self) -> tuple[str, ...]:
+        """The arms beyond :data:`CORE_MODELS` this run trains (``--arms``), in report
+        order; ``3drft_from_blind`` brings its control ``sft_from_blind``."""
         if self.arms == "default":
-            return ()
-        if self.arms == "all":
-            return tuple(FAMILY_ARMS)
-        names = tuple(a.strip() for a in self.arms.split(",") if a.strip())
-        bad = [a for a in names if a not in FAMILY_ARMS]
-        if bad:
-            raise ValueError(f"--arms: unknown arm {bad[0]!r}; use 'default', 'all' or some "
-                             f"of {list(FAMILY_ARMS)}")
-        return tuple(a for a in FAMILY_ARMS if a in names)
+            names = set(DEFAULT_ARMS)
+        elif self.arms == "none":
+            names = set()
+        elif self.arms == "all":
+            names = set(OPTIONAL_ARMS)
+        else:
+            names = {a.strip() for a in self.arms.split(",") if a.strip()}
+            bad = sorted(names - set(OPTIONAL_ARMS))
+            if bad or not names:
+                raise ValueError(
+                    f"--arms: unknown arm {bad[0] if bad else self.arms!r}; use 'default', "
+                    f"'none', 'all' or a comma-separated list of {list(OPTIONAL_ARMS)}")
+        if "3drft_from_blind" in names:
+            names.add("sft_from_blind")
+        return tuple(a for a in OPTIONAL_ARMS if a in names)
+
+    def family_arms(self) -> tuple[str, ...]:
+        """The reweighting family's arms this run trains."""
+        return tuple(a for a in self.optional_arms() if a in FAMILY_ARMS)
 
     def models(self) -> tuple[str, ...]:
-        """Every model this run scores: :data:`MODELS`, the family's arms after
-        ``3drft_paper_grad``."""
-        i = MODELS.index("3drft_paper_grad") + 1
-        return (*MODELS[:i], *self.family_arms(), *MODELS[i:])
+        """Every model this run scores, in :data:`MODELS` order: the core and the
+        ``--arms``."""
+        chosen = set(CORE_MODELS) | set(self.optional_arms())
+        return tuple(m for m in MODELS if m in chosen)
 
 
 def log(msg: str) -> None:

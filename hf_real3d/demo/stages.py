@@ -172,10 +172,13 @@ def filter_pair(run: SeedRun) -> tuple[dict[str, SceneLM], dict[str, pd.DataFram
 
 def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
     """Train the scored models into ``models`` (the filter never sees them): the control
-    ``sft``, the ``blind`` reference, the 3DR-FT arms of :data:`ARM_CONTROLS` and their
-    equal-training controls. Returns the blind reference's folder."""
+    ``sft``, the ``blind`` reference, ``3drft_paper`` and its equal-training control
+    ``sft_more``, and the ``--arms`` (:meth:`DemoConfig.optional_arms`). Returns the blind
+    reference's folder."""
     cfg, sargs = run.cfg, run.script_args
-    log("the scored models (not used by the filter)")
+    arms = cfg.optional_arms()
+    log("the scored models (not used by the filter): " + ", ".join(
+        m for m in cfg.models() if m not in ("filter_full", "filter_blind", "sft_no3d")))
     models["sft"] = run.train("sft", "none")
     models["blind"] = run.train("blind", "none", blind=True)
     blind_path = ensure_blind_model(
@@ -187,9 +190,11 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
         fine = {"epochs": cfg.drft_epochs, "lr": cfg.drft_learning_rate}
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official"),
                                   ("sft_more", "none")):
-            models[name] = run.train(name, reweighting, script_args=start, **fine)
-        models["3drft_paper_grad"] = run.train("3drft_paper_grad", "paper", script_args=start,
-                                               weight_grad=True, **fine)
+            if name in cfg.models():
+                models[name] = run.train(name, reweighting, script_args=start, **fine)
+        if "3drft_paper_grad" in arms:
+            models["3drft_paper_grad"] = run.train("3drft_paper_grad", "paper",
+                                                   script_args=start, weight_grad=True, **fine)
         for name in cfg.family_arms():  # the reweighting family, fine-tuning the control
             models[name] = run.train(name, FAMILY_ARMS[name], script_args=start, **fine)
     else:
@@ -198,15 +203,18 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
                              "it needs --drft_from_sft true")
         with_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
-            models[name] = run.train(name, reweighting, script_args=with_blind)
+            if name in cfg.models():
+                models[name] = run.train(name, reweighting, script_args=with_blind)
         models["sft_more"] = models["sft"]  # no extra training to match
-        models["3drft_paper_grad"] = models["3drft_paper"]
-    # §4.2 read literally: 3DR-FT starts from the blind fine-tuned model; its control is the
-    # same start trained without reweighting (same data, epochs and learning rate)
-    from_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
-    for name, reweighting in (("3drft_from_blind", "paper"), ("sft_from_blind", "none")):
-        models[name] = run.train(name, reweighting, script_args=from_blind,
-                                 init_from_blind=blind_path)
+        if "3drft_paper_grad" in arms:
+            models["3drft_paper_grad"] = models["3drft_paper"]
+    if "3drft_from_blind" in arms:
+        # §4.2 read literally: 3DR-FT starts from the blind fine-tuned model; its control is
+        # the same start trained without reweighting (same data, epochs and learning rate)
+        from_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
+        for name, reweighting in (("3drft_from_blind", "paper"), ("sft_from_blind", "none")):
+            models[name] = run.train(name, reweighting, script_args=from_blind,
+                                     init_from_blind=blind_path)
     return blind_path
 
 
@@ -379,7 +387,8 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
     abl = {ab: filtered_em(models["sft"], ab, ab)
            for ab in ("none", "no_3d", "shuffle_3d", "no_situation", "no_question")}
     att = {name: attention_to_3d(models[name], run.data.tokenizer, run.data.bank, kept_rows)
-           for name in ("sft", "3drft_paper", "3drft_official", *run.cfg.family_arms())}
+           for name in ("sft", "3drft_paper", "3drft_official", *run.cfg.family_arms())
+           if name in models}
     text_only = {name: filtered_em(models[name], "no_3d", name)
                  for name in ("sft", "sft_more", *ARM_CONTROLS, "sft_from_blind")
                  if name in models}
@@ -387,8 +396,8 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
         by_kind=by_kind, weights=weight_summary(tw, clip=clip), ablations=abl, attention=att,
         text_only=text_only,
         flips=flips(refs, per_model, kept, base="sft",
-                    others=("3drft_paper", "3drft_official", "sft_more", "3drft_paper_grad",
-                            *run.cfg.family_arms(), "3drft_from_blind", "sft_from_blind")))
+                    others=tuple(m for m in run.cfg.models()
+                                 if m in ARM_CONTROLS or m in ("sft_more", "sft_from_blind"))))
 
 
 # --- 6. bias pruning of the filtered set ----------------------------------------------------

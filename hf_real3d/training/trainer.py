@@ -297,7 +297,7 @@ class ReweightingMixin:
                 text = route(model, inputs, text_only=True)
             self._note_text_only(route)
             text_logp = align_scores(text.logp, text.mask, mask, what="text-only pass")
-            self._stats["text_only_logprob"].append(float(text_logp[mask].mean())
+            self._stats["text_only_logprob"].append(float(text_logp.detach()[mask].mean())
                                                     if mask.any() else 0.0)
         if mode in NEEDS_BLIND:
             blind_logp = self._blind_logprobs(route, inputs, mask, blind_col, blind_col_mask)
