@@ -93,7 +93,7 @@ class DemoConfig(SceneModelArguments):
     batch_size: int = help_field("Training batch size.", default=16)
     learning_rate: float = help_field("Peak learning rate (cosine schedule).", default=1e-3)
     srbench_scenes: int = help_field("Rendered scenes of the synthetic 3DSRBench (0: skip).",
-                                     default=10)
+                                     default=5)
     srbench_views: int = help_field("Camera pairs (common + uncommon) per 3DSRBench scene.",
                                     default=3)
     srbench_questions_per_scene: int = help_field("3DSRBench questions tried per scene.",
