@@ -147,6 +147,14 @@ def test_reduced_demo(tmp_path):
         assert arm in data["mean"] and arm in seed.text_only and arm in seed.attention
         assert f"| {arm} | sft_more |" in gains, arm
         assert arm in seed.flips
+    # the README's arms table renders from results.json and the arms record: one row per arm
+    from hf_real3d.demo.config import ARM_CONTROLS
+    from hf_real3d.demo.report import arms_record, arms_table
+
+    table = arms_table(data, arms_record(results))
+    assert [line.split(" | ")[0][2:] for line in table.splitlines()[2:]] == list(ARM_CONTROLS)
+    assert all(line.endswith("| not tested: 1 seed, run --seeds 2 or more |")
+               for line in table.splitlines()[2:])
     groups = seed.weights["groups"]
     for mode in FAMILY_ARMS.values():
         share = sum(groups[k][f"{mode}_loss_share"] for k in groups if k != "all")

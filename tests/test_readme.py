@@ -238,3 +238,25 @@ def test_readme_pruning_table_and_finding_come_from_the_record():
                   f"(growth {g['growth'].text(sign=True)}; per seed {g['growth'].per_seed()})")
         assert quoted in " ".join(block.split()), quoted
         assert not found[f"f:{other}"].holds  # the README says it does not hold
+
+
+def test_readme_arms_table_and_goals_come_from_the_study():
+    """The README's table of the reweighting arms is `arms_table` of the recorded
+    `hf-real3d demo --arms all --seeds 3` (its summary is tests/data/demo_results.json, the
+    per-seed diagnosis tests/data/demo_arms.json), and it states each arm's goal verdict as
+    the report computes it."""
+    from hf_real3d.demo.config import OPTIONAL_ARMS
+    from hf_real3d.demo.report import arms_table, summary_goal_findings
+
+    data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
+    record = json.loads((ROOT / "tests/data/demo_arms.json").read_text())
+    assert [s["seed"] for s in record["seeds"]] == data["seeds"] == [0, 1, 2]
+    assert set(OPTIONAL_ARMS) <= set(data["mean"])  # the study ran every arm
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("<!-- demo-arms -->"):text.index("<!-- /demo-arms -->")]
+    assert arms_table(data, record) in block
+    goals = summary_goal_findings(data)
+    assert len(goals) == 8  # every 3DR-FT arm against its control
+    flat = " ".join(block.split())
+    for line in goals:
+        assert line in flat, line

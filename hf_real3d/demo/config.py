@@ -120,6 +120,10 @@ class DemoConfig(SceneModelArguments):
         "(3drft_official, 3drft_paper_grad, the reweighting family cal_ft, prior_ft, "
         "excess_ft, 3drft_paper_normalised, and 3drft_from_blind with sft_from_blind) or a "
         "comma-separated list of those.", default="default")
+    jobs: int = help_field(
+        "Models trained side by side, each on one CPU thread (1: one after the other). Every "
+        "training runs on one thread whatever this is, so the figures do not depend on it.",
+        default=2)
     progress: bool = help_field("Show progress bars.", default=True)
 
     def synth_config(self, seed: int) -> SynthConfig:

@@ -21,6 +21,7 @@ from pathlib import Path
 from hf_real3d.real3dqa.draw import draw_question
 
 from .config import DemoConfig, log
+from .pool import TrainingPool
 from .report import write_demo_report
 from .results import DemoResults, SeedResult, results_summary
 from .stages import (
@@ -36,11 +37,12 @@ from .stages import (
 __all__ = ["run_seed", "run_demo"]
 
 
-def run_seed(cfg: DemoConfig, seed: int) -> SeedResult:
+def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> SeedResult:
     """One seed: the filter's own (full, blind) pair (seed + 1000) builds the filtered set;
     the scored models (SFT control, blind reference, 3DR-FT) are trained apart with
-    ``seed`` and never used by the filter."""
-    run = make_data(cfg, seed)
+    ``seed`` and never used by the filter. ``pool`` trains independent models side by side
+    (default: one after the other, here)."""
+    run = make_data(cfg, seed, pool)
     models, orig, filtered = filter_pair(run)
     blind_path = scored_models(run, models)
     scores = score_models(run, models, orig, filtered)
@@ -64,7 +66,9 @@ def run_demo(cfg: DemoConfig) -> Path:
     t0 = time.time()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [] if cfg.skip_real3dqa else [run_seed(cfg, seed) for seed in range(cfg.seeds)]
+    with TrainingPool(cfg.jobs) as pool:
+        seeds = [] if cfg.skip_real3dqa else [run_seed(cfg, seed, pool)
+                                               for seed in range(cfg.seeds)]
     if seeds:
         draw_question(Path(seeds[0].root) / "synth/sqa3d",
                       Path(seeds[0].root) / "synth/scans", seeds[0].example_question_id,

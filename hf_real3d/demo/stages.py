@@ -43,7 +43,6 @@ from hf_real3d.training.recipe import (
     ScriptArguments,
     ensure_blind_model,
     load_training_data,
-    train_model,
 )
 
 from .config import (
@@ -55,6 +54,7 @@ from .config import (
     DemoConfig,
     log,
 )
+from .pool import TrainingJob, TrainingPool
 
 __all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "filter_pair",
            "scored_models", "score_models", "diagnose", "bias_pruning", "srbench_study",
@@ -80,6 +80,7 @@ class SeedRun:
     script_args: ScriptArguments
     data: TrainingData
     rows: list[dict[str, Any]]  # the test split's questions
+    pool: TrainingPool = field(default_factory=lambda: TrainingPool(1))  # --jobs
 
     def training_args(self, name: str, reweighting: str, *, seed: int | None = None,
                       epochs: float | None = None, lr: float | None = None
@@ -95,16 +96,20 @@ class SeedRun:
             seed=self.seed if seed is None else seed, use_cpu=True,
             disable_tqdm=not cfg.progress, dataloader_num_workers=0, report_to="none")
 
-    def train(self, name: str, reweighting: str, *, blind: bool = False,
-              script_args: ScriptArguments | None = None, seed: int | None = None,
-              epochs: float | None = None, lr: float | None = None, **overrides) -> SceneLM:
-        """Train (or fine-tune, as ``script_args`` says) one model; its folder is
+    def job(self, name: str, reweighting: str, *, blind: bool = False,
+            script_args: ScriptArguments | None = None, seed: int | None = None,
+            epochs: float | None = None, lr: float | None = None, **overrides) -> TrainingJob:
+        """One model to train (or fine-tune, as ``script_args`` says) into
         ``models/<name>``; ``overrides`` set further training arguments."""
         targs = self.training_args(name, reweighting, seed=seed, epochs=epochs, lr=lr)
         for k, v in overrides.items():
             setattr(targs, k, v)
-        return train_model(script_args or self.script_args, targs, data=self.data,
-                           blind=blind).model
+        return TrainingJob(name, script_args or self.script_args, targs, blind,
+                           cost=targs.num_train_epochs * (1.0 if blind else 1.6))
+
+    def train(self, *jobs: TrainingJob) -> dict[str, SceneLM]:
+        """Train independent ``jobs`` side by side (``--jobs``); ``{name: SceneLM}``."""
+        return self.pool.train(jobs, self.data)
 
     def predict(self, model, rows: list[dict[str, Any]], ablation: str = "none",
                 bank=None) -> pd.DataFrame:
@@ -112,9 +117,9 @@ class SeedRun:
                                          rows, ablation=ablation, progress=False))
 
 
-def make_data(cfg: DemoConfig, seed: int) -> SeedRun:
+def make_data(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> SeedRun:
     """Generate this seed's embedded benchmark under ``<out>/seed<seed>/synth`` and load its
-    training data and test questions."""
+    training data and test questions; ``pool`` trains its models (default: one here)."""
     root = Path(cfg.out) / f"seed{seed}"
     data_dir = root / "synth"
     log(f"seed {seed}: generating the synthetic SQA3D-style benchmark (a dataset folder)")
@@ -123,7 +128,8 @@ def make_data(cfg: DemoConfig, seed: int) -> SeedRun:
     data = load_training_data(sargs)
     rows = list(load_split(str(data_dir), "sqa3d", "test"))
     (root / "predictions").mkdir(parents=True, exist_ok=True)
-    return SeedRun(cfg, seed, root, data_dir, sargs, data, rows)
+    return SeedRun(cfg, seed, root, data_dir, sargs, data, rows,
+                   pool if pool is not None else TrainingPool(1))
 
 
 # --- 2. the filter's pair and the filtered set ----------------------------------------------
@@ -153,9 +159,8 @@ def filter_pair(run: SeedRun) -> tuple[dict[str, SceneLM], dict[str, pd.DataFram
     test split with both and build the filtered set and its rotations from their answers.
     Returns the pair, their test-split predictions and the filtered set."""
     fseed, fe = run.seed + FILTER_SEED_OFFSET, run.cfg.filter_epochs
-    models = {"filter_full": run.train("filter_full", "none", seed=fseed, epochs=fe),
-              "filter_blind": run.train("filter_blind", "none", seed=fseed, epochs=fe,
-                                        blind=True)}
+    models = run.train(run.job("filter_full", "none", seed=fseed, epochs=fe),
+                       run.job("filter_blind", "none", seed=fseed, epochs=fe, blind=True))
     log("the filter's pair predicts the test split; filtering and rotating")
     orig = {name: run.predict(models[name], run.rows) for name in models}
     folder = run.root / "real3dqa"
@@ -179,11 +184,11 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
     arms = cfg.optional_arms()
     log("the scored models (not used by the filter): " + ", ".join(
         m for m in cfg.models() if m not in ("filter_full", "filter_blind", "sft_no3d")))
-    models["sft"] = run.train("sft", "none")
-    models["blind"] = run.train("blind", "none", blind=True)
+    models.update(run.train(run.job("sft", "none"), run.job("blind", "none", blind=True)))
     blind_path = ensure_blind_model(
         dataclasses.replace(sargs, blind_model_path=str(run.root / "models" / "blind")),
         run.training_args("3drft_paper", "paper"), run.data)
+    jobs = []
     if cfg.drft_from_sft:  # fine-tune the trained control; sft_more: the same, unweighted
         start = dataclasses.replace(sargs, model_name_or_path=str(run.root / "models" / "sft"),
                                     blind_model_path=blind_path)
@@ -191,12 +196,12 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official"),
                                   ("sft_more", "none")):
             if name in cfg.models():
-                models[name] = run.train(name, reweighting, script_args=start, **fine)
+                jobs.append(run.job(name, reweighting, script_args=start, **fine))
         if "3drft_paper_grad" in arms:
-            models["3drft_paper_grad"] = run.train("3drft_paper_grad", "paper",
-                                                   script_args=start, weight_grad=True, **fine)
+            jobs.append(run.job("3drft_paper_grad", "paper", script_args=start,
+                                weight_grad=True, **fine))
         for name in cfg.family_arms():  # the reweighting family, fine-tuning the control
-            models[name] = run.train(name, FAMILY_ARMS[name], script_args=start, **fine)
+            jobs.append(run.job(name, FAMILY_ARMS[name], script_args=start, **fine))
     else:
         if cfg.family_arms():
             raise ValueError("--arms: the reweighting family fine-tunes the trained control; "
@@ -204,17 +209,19 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
         with_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
             if name in cfg.models():
-                models[name] = run.train(name, reweighting, script_args=with_blind)
-        models["sft_more"] = models["sft"]  # no extra training to match
-        if "3drft_paper_grad" in arms:
-            models["3drft_paper_grad"] = models["3drft_paper"]
+                jobs.append(run.job(name, reweighting, script_args=with_blind))
     if "3drft_from_blind" in arms:
         # §4.2 read literally: 3DR-FT starts from the blind fine-tuned model; its control is
         # the same start trained without reweighting (same data, epochs and learning rate)
         from_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
         for name, reweighting in (("3drft_from_blind", "paper"), ("sft_from_blind", "none")):
-            models[name] = run.train(name, reweighting, script_args=from_blind,
-                                     init_from_blind=blind_path)
+            jobs.append(run.job(name, reweighting, script_args=from_blind,
+                                init_from_blind=blind_path))
+    models.update(run.train(*jobs))
+    if not cfg.drft_from_sft:
+        models["sft_more"] = models["sft"]  # no extra training to match
+        if "3drft_paper_grad" in arms:
+            models["3drft_paper_grad"] = models["3drft_paper"]
     return blind_path
 
 

@@ -1,0 +1,70 @@
+"""`make demo` from a fresh clone, set-up included, as a new user runs it.
+
+Clones this checkout's HEAD beside it (so ``../shared`` resolves as in CI), then times in
+that clone ``make install`` (the set-up: venv, pinned packages, Debian packages when
+missing) and ``make demo`` (the demo alone, its set-up step then a no-op), each under
+``/usr/bin/time -v`` for its peak memory. The baseline in the same run is the set-up, so the
+ratio says how much of the wait is the demo. Targets (issue 32): set-up + demo <= 600 s and
+<= 4 GiB on the 2-core machine, run alone. Takes about as long as the demo (minutes);
+``make bench`` runs it with the others.
+
+    python bench/demo.py [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(cmd: list[str], cwd: Path, log: Path) -> tuple[float, float]:
+    """Run ``cmd`` under ``/usr/bin/time -v`` in ``cwd``; (wall seconds, peak RSS MiB)."""
+    t0 = time.perf_counter()
+    with log.open("w") as f:
+        proc = subprocess.run(["/usr/bin/time", "-v", *cmd], cwd=cwd, stdout=f,
+                              stderr=subprocess.STDOUT)
+    took = time.perf_counter() - t0
+    text = log.read_text(errors="replace")
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed in a fresh clone (exit {proc.returncode}); the end "
+                 f"of its output:\n{text[-3000:]}")
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    return took, int(peak.group(1)) / 1024 if peak else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keep", action="store_true", help="keep the clone (its outputs/demo)")
+    args = ap.parse_args()
+    if not shutil.which("make") or not Path("/usr/bin/time").exists():
+        print("no make or /usr/bin/time here: nothing to time")
+        return
+    clone = Path(tempfile.mkdtemp(prefix=".bench-demo-", dir=ROOT.parent))
+    try:
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        setup, setup_mib = timed(["make", "install"], clone, clone / "install.log")
+        demo, demo_mib = timed(["make", "demo"], clone, clone / "demo.log")
+    finally:
+        if not args.keep:
+            shutil.rmtree(clone, ignore_errors=True)
+    total, peak = setup + demo, max(setup_mib, demo_mib)
+    print(f"make demo from a fresh clone: {total:.0f} s (set-up {setup:.0f} s, demo "
+          f"{demo:.0f} s), peak {peak:.0f} MiB")
+    report("make demo, fresh clone incl. set-up (s)", total, "s", baseline=setup,
+           target="<= 600 s", ok=total <= 600)
+    report("make demo, peak memory (MiB)", peak, "MiB", target="<= 4096 MiB", ok=peak <= 4096)
+
+
+if __name__ == "__main__":
+    main()
