@@ -243,3 +243,21 @@ def test_reduced_srbench_model_study(tmp_path):
     assert report.count("| vlm_common |") >= 2
     assert "(holds)" in report or "(does NOT hold)" in report
     assert (out / "srbench_gap.png").is_file()
+
+
+@pytest.mark.slow
+def test_jobs_change_the_time_not_the_figures(tmp_path):
+    """`--jobs 2` trains independent models side by side in worker processes; every training
+    runs on one thread either way, so results.json is the same as with `--jobs 1`."""
+    runs = {}
+    for jobs in (1, 2):
+        cfg = DemoConfig(out=str(tmp_path / f"jobs{jobs}"), train_scenes=4, val_scenes=1,
+                         test_scenes=2, questions_per_scene=24, epochs=1, filter_epochs=1,
+                         srbench_scenes=0, counter_prior_scenes=3, progress=False, jobs=jobs)
+        run_demo(cfg)
+        runs[jobs] = json.loads((tmp_path / f"jobs{jobs}/results.json").read_text())
+    assert runs[1]["per_seed"] == runs[2]["per_seed"]
+    one, two = (runs[j]["details"]["seeds"][0] for j in (1, 2))
+    for key in one:
+        if key != "root":
+            assert one[key] == two[key], key

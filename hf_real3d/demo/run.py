@@ -1,9 +1,10 @@
 """``hf-real3d demo``: the Real-3DQA paper's story end to end on the embedded benchmark.
 
-One seed runs the stages of :mod:`hf_real3d.demo.stages` in order: the data, the filter's
-pair (which builds the filtered set), the scored models (the control SFT, the blind
-reference, the 3DR-FT arms and their equal-training controls, none used by the filter),
-scoring, the diagnosis and bias pruning of the filtered set; it returns a
+One seed runs the stages of :mod:`hf_real3d.demo.stages` in order: the data; the filter's
+pair, the control SFT and the blind reference, trained side by side (``--jobs``); the
+filtered set, built by the filter's pair; the 3DR-FT arms and their equal-training
+controls (none of the scored models is used by the filter); scoring, the diagnosis and
+bias pruning of the filtered set; it returns a
 :class:`~hf_real3d.demo.results.SeedResult`. After every seed, the synthetic 3DSRBench
 study. The run is a :class:`~hf_real3d.demo.results.DemoResults` saved as
 ``results.json``, from which :mod:`hf_real3d.demo.report` renders ``report.md`` and the
@@ -28,6 +29,7 @@ from .stages import (
     bias_pruning,
     diagnose,
     filter_pair,
+    first_models,
     make_data,
     score_models,
     scored_models,
@@ -43,7 +45,8 @@ def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> Se
     ``seed`` and never used by the filter. ``pool`` trains independent models side by side
     (default: one after the other, here)."""
     run = make_data(cfg, seed, pool)
-    models, orig, filtered = filter_pair(run)
+    models = first_models(run)
+    orig, filtered = filter_pair(run, models)
     blind_path = scored_models(run, models)
     scores = score_models(run, models, orig, filtered)
     why = diagnose(run, models, filtered, scores, blind_path)

@@ -2,11 +2,13 @@
 
 1. :func:`make_data`: the embedded benchmark of this seed (a dataset folder) and its
    training data.
-2. :func:`filter_pair`: the filter's own (full, blind) pair (seed + 1000) predicts the test
-   split; Real-3DQA is built from their answers (filtered set + rotations).
-3. :func:`scored_models`: the models the findings are about, trained apart with ``seed``
-   and never used by the filter: the control SFT, the blind reference, the 3DR-FT arms and
-   their equal-training controls.
+2. :func:`first_models`: the filter's own (full, blind) pair (seed + 1000) and the control
+   SFT and blind reference (``seed``), trained side by side.
+   :func:`filter_pair`: the filter's pair predicts the test split; Real-3DQA is built from
+   their answers (filtered set + rotations).
+3. :func:`scored_models`: the 3DR-FT arms and their equal-training controls, fine-tuning
+   the control; like the control and the blind reference, trained apart with ``seed`` and
+   never used by the filter.
 4. :func:`score_models`: every model on the original and filtered sets, the rotations, the
    scene-dependent and counter-prior questions, Real-ScanQA and the counter-prior rooms.
 5. :func:`diagnose`: accuracy by question kind, the 3DR-FT weights, input ablations,
@@ -56,7 +58,8 @@ from .config import (
 )
 from .pool import TrainingJob, TrainingPool
 
-__all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "filter_pair",
+__all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "first_models",
+           "filter_pair",
            "scored_models", "score_models", "diagnose", "bias_pruning", "srbench_study",
            "PRUNING_MODELS"]
 
@@ -153,38 +156,48 @@ class FilteredSet:
         return self.refs[self.refs.rotation_deg == 0]
 
 
-def filter_pair(run: SeedRun) -> tuple[dict[str, SceneLM], dict[str, pd.DataFrame],
-                                       FilteredSet]:
-    """Train the filter's (full, blind) pair (seed + 1000, ``filter_epochs``), predict the
-    test split with both and build the filtered set and its rotations from their answers.
-    Returns the pair, their test-split predictions and the filtered set."""
+def first_models(run: SeedRun) -> dict[str, SceneLM]:
+    """Train the models nothing else depends on, side by side: the filter's (full, blind)
+    pair (seed + 1000, ``filter_epochs``) and the scored control ``sft`` and blind reference
+    ``blind`` (``seed``, ``epochs``). Returns them by name."""
     fseed, fe = run.seed + FILTER_SEED_OFFSET, run.cfg.filter_epochs
-    models = run.train(run.job("filter_full", "none", seed=fseed, epochs=fe),
-                       run.job("filter_blind", "none", seed=fseed, epochs=fe, blind=True))
+    log("the filter's pair (seed + 1000) and the scored control and blind reference (not "
+        "used by the filter)")
+    return run.train(run.job("filter_full", "none", seed=fseed, epochs=fe),
+                     run.job("filter_blind", "none", seed=fseed, epochs=fe, blind=True),
+                     run.job("sft", "none"), run.job("blind", "none", blind=True))
+
+
+def filter_pair(run: SeedRun, models: dict[str, SceneLM]
+                ) -> tuple[dict[str, pd.DataFrame], FilteredSet]:
+    """The filter's pair (``models["filter_full"]``, ``models["filter_blind"]``) predicts the
+    test split; the filtered set and its rotations are built from their answers. Returns
+    their test-split predictions and the filtered set."""
     log("the filter's pair predicts the test split; filtering and rotating")
-    orig = {name: run.predict(models[name], run.rows) for name in models}
+    orig = {name: run.predict(models[name], run.rows) for name in ("filter_full",
+                                                                    "filter_blind")}
     folder = run.root / "real3dqa"
     summary = build_real3dqa(run.data_dir / "sqa3d", run.data_dir / "scans", folder,
                              pairs=[("filter", orig["filter_full"], orig["filter_blind"])],
                              progress=False)
     filtered = FilteredSet(load_references(folder), list(load_local(folder, "rotations")),
                            summary, folder)
-    return models, orig, filtered
+    return orig, filtered
 
 
 # --- 3. the scored models -------------------------------------------------------------------
 
 
 def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
-    """Train the scored models into ``models`` (the filter never sees them): the control
-    ``sft``, the ``blind`` reference, ``3drft_paper`` and its equal-training control
-    ``sft_more``, and the ``--arms`` (:meth:`DemoConfig.optional_arms`). Returns the blind
-    reference's folder."""
+    """Train the 3DR-FT arms into ``models`` beside the trained ``sft`` and ``blind`` (the
+    filter never sees them): ``3drft_paper`` and its equal-training control ``sft_more``, and
+    the ``--arms`` (:meth:`DemoConfig.optional_arms`). Returns the blind reference's
+    folder."""
     cfg, sargs = run.cfg, run.script_args
     arms = cfg.optional_arms()
-    log("the scored models (not used by the filter): " + ", ".join(
-        m for m in cfg.models() if m not in ("filter_full", "filter_blind", "sft_no3d")))
-    models.update(run.train(run.job("sft", "none"), run.job("blind", "none", blind=True)))
+    log("the 3DR-FT arms and their controls (not used by the filter): " + ", ".join(
+        m for m in cfg.models() if m not in ("filter_full", "filter_blind", "sft", "blind",
+                                             "sft_no3d")))
     blind_path = ensure_blind_model(
         dataclasses.replace(sargs, blind_model_path=str(run.root / "models" / "blind")),
         run.training_args("3drft_paper", "paper"), run.data)
