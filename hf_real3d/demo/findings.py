@@ -85,6 +85,7 @@ def findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Finding]:
     sd_sft = v("sft", "scene_dependent", "em_refined")
     sd_gap = st(sd_sft - v("blind", "scene_dependent", "em_refined"))
     no3d_gap = st(sd_sft - v("sft_no3d", "scene_dependent", "em_refined"))
+    no3d_drop = st(v("sft_no3d", "scene_dependent", "em_refined") - sd_sft)
     d_text = (f"3DR-FT (paper) vs the control SFT on the filtered set: "
               f"{gap.text(sign=True)} points (target: at least +3, beyond twice the seed "
               f"std), on the original set {-cost.mean:+.1f} points (target: no worse than "
@@ -116,7 +117,7 @@ def findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Finding]:
                      f"vs the blind reference {mean(sd_sft) - sd_gap.mean:.1f} (target +20 "
                      f"at every seed; per seed {sd_gap.per_seed()}) and without its 3D input "
                      f"{mean(sd_sft) - no3d_gap.mean:.1f} (target -15; "
-                     f"{-no3d_gap.mean:+.1f} ± {no3d_gap.std:.1f})",
+                     f"{no3d_drop.text(sign=True)})",
                 sd_gap.holds(20.0) and bool(np.min(sd_gap.present) >= 20)
                 and no3d_gap.holds(15.0)),
         *goal_findings(per_seed),
@@ -162,9 +163,9 @@ def goal_findings(per_seed: Sequence[Sequence[Mapping[str, Any]]]) -> list[Findi
         holds = eq.holds(3.0) and cp.holds(5.0) and bool(orig.mean >= -5)
         out.append(Finding(
             f"goal:{arm}", f"`{arm}` against its equal-compute control `{g['control']}`: "
-            f"filtered {eq.mean:+.1f} (seed std {eq.std:.1f}; target >= +3 and > 2 std), "
-            f"counter-prior subset {cp.mean:+.1f} (std {cp.std:.1f}; target >= +5 and "
-            f"> 2 std), original {orig.mean:+.1f} (target >= -5)", holds))
+            f"filtered {eq.text(sign=True)} (target >= +3 and > 2 std), counter-prior "
+            f"subset {cp.text(sign=True)} (target >= +5 and > 2 std), original "
+            f"{orig.text(sign=True)} (target >= -5)", holds))
     return out
 
 
