@@ -51,7 +51,7 @@ FAMILY_ARMS = {"cal_ft": "cal", "prior_ft": "prior", "excess_ft": "excess",
 # 3drft_from_blind brings its control sft_from_blind
 OPTIONAL_ARMS = tuple(m for m in MODELS if m not in CORE_MODELS)
 # `make demo`'s arms beside the core: the family's best arm of the 3-seed study (README)
-DEFAULT_ARMS = ("cal_ft",)
+DEFAULT_ARMS = ("prior_ft",)
 # each 3DR-FT arm and its equal-compute control
 ARM_CONTROLS = {"3drft_paper": "sft_more", "3drft_official": "sft_more",
                 "3drft_paper_grad": "sft_more", "3drft_from_blind": "sft_from_blind",
@@ -116,7 +116,7 @@ class DemoConfig(SceneModelArguments):
                                            default=20.0)
     arms: str = help_field(
         "Which models to train beside the core (filter pair, sft, blind, 3drft_paper, "
-        "sft_more, sft_no3d): 'default' (the family's best arm, cal_ft), 'none', 'all' "
+        "sft_more, sft_no3d): 'default' (the family's best arm, prior_ft), 'none', 'all' "
         "(3drft_official, 3drft_paper_grad, the reweighting family cal_ft, prior_ft, "
         "excess_ft, 3drft_paper_normalised, and 3drft_from_blind with sft_from_blind) or a "
         "comma-separated list of those.", default="default")
