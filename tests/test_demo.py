@@ -246,16 +246,23 @@ def test_reduced_srbench_model_study(tmp_path):
 
 
 @pytest.mark.slow
-def test_jobs_change_the_time_not_the_figures(tmp_path):
+def test_jobs_change_the_time_not_the_figures(tmp_path, capfd):
     """`--jobs 2` trains independent models side by side in worker processes; every training
-    runs on one thread either way, so results.json is the same as with `--jobs 1`."""
+    runs on one thread either way, so results.json is the same as with `--jobs 1`. With
+    progress bars, the side-by-side trainings show one bar of finished models, not the
+    workers' step bars on one line."""
     runs = {}
     for jobs in (1, 2):
         cfg = DemoConfig(out=str(tmp_path / f"jobs{jobs}"), train_scenes=4, val_scenes=1,
                          test_scenes=2, questions_per_scene=24, epochs=1, filter_epochs=1,
-                         srbench_scenes=0, counter_prior_scenes=3, progress=False, jobs=jobs)
+                         srbench_scenes=0, counter_prior_scenes=3, progress=jobs == 2,
+                         jobs=jobs)
+        capfd.readouterr()
         run_demo(cfg)
+        err = capfd.readouterr().err
         runs[jobs] = json.loads((tmp_path / f"jobs{jobs}/results.json").read_text())
+    assert "training side by side (2 at a time): filter_full, filter_blind, sft, blind" in err
+    assert "4/4" in err and "3/3" in err  # the first batch, then the default arms
     assert runs[1]["per_seed"] == runs[2]["per_seed"]
     one, two = (runs[j]["details"]["seeds"][0] for j in (1, 2))
     for key in one:

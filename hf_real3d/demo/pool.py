@@ -12,9 +12,11 @@ is read back from its saved folder.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import multiprocessing
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,11 +116,28 @@ class TrainingPool:
                 for job in jobs:
                     train_model(job.script_args, job.training_args, data=data, blind=job.blind)
         else:
-            pool = self._pool()
-            futures: dict[str, Future] = {}
-            for job in sorted(jobs, key=lambda j: -j.cost):  # longest first
-                futures[job.name] = pool.submit(_train_in_worker, job, data.tokenizer)
-            for f in futures.values():
-                f.result()
+            self._train_side_by_side(jobs, data)
         # every model as saved, wherever it trained
         return {job.name: SceneLM.from_pretrained(job.training_args.output_dir) for job in jobs}
+
+    def _train_side_by_side(self, jobs: Sequence[TrainingJob], data: Any) -> None:
+        """The workers train ``jobs``, longest first. Their own step bars would share one
+        terminal line, so they are off there; one bar here counts the finished models
+        (shown when a job asked for progress bars; the bar does not change training)."""
+        # tqdm comes with transformers; imported where the bar is drawn
+        from tqdm.auto import tqdm
+
+        show = any(not job.training_args.disable_tqdm for job in jobs)
+        pool = self._pool()
+        futures: dict[Future, TrainingJob] = {}
+        for job in sorted(jobs, key=lambda j: -j.cost):  # longest first
+            quiet = dataclasses.replace(job, training_args=copy.copy(job.training_args))
+            quiet.training_args.disable_tqdm = True
+            futures[pool.submit(_train_in_worker, quiet, data.tokenizer)] = job
+        names = ", ".join(job.name for job in jobs)
+        with tqdm(total=len(jobs), disable=not show, unit="model",
+                  desc=f"training side by side ({self.jobs} at a time): {names}") as bar:
+            for f in as_completed(futures):
+                f.result()
+                bar.set_postfix_str(f"{futures[f].name} done", refresh=False)
+                bar.update()
