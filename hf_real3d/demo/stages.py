@@ -83,7 +83,7 @@ class SeedRun:
     script_args: ScriptArguments
     data: TrainingData
     rows: list[dict[str, Any]]  # the test split's questions
-    pool: TrainingPool = field(default_factory=lambda: TrainingPool(1))  # --jobs
+    pool: TrainingPool  # trains the seed's models (--jobs)
 
     def training_args(self, name: str, reweighting: str, *, seed: int | None = None,
                       epochs: float | None = None, lr: float | None = None
@@ -131,8 +131,7 @@ def make_data(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> S
     data = load_training_data(sargs)
     rows = list(load_split(str(data_dir), "sqa3d", "test"))
     (root / "predictions").mkdir(parents=True, exist_ok=True)
-    return SeedRun(cfg, seed, root, data_dir, sargs, data, rows,
-                   pool if pool is not None else TrainingPool(1))
+    return SeedRun(cfg, seed, root, data_dir, sargs, data, rows, pool or TrainingPool(1))
 
 
 # --- 2. the filter's pair and the filtered set ----------------------------------------------
