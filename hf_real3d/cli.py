@@ -295,6 +295,28 @@ class StressTestOptions:
 
 
 @dataclass
+class CheckRotationsOptions:
+    """Checks every rotated item against its turn, with named rules: text that did not
+    turn, the same object faced, a mirror in place of a turn, directions that moved the
+    wrong way; with scenes, each named object against the quadrant of its box centre seen
+    from the turned pose, and the answer against the scene's. Writes OUT/check.json,
+    OUT/flags.jsonl and OUT/report.md; a dataset folder also gets the configs
+    rotation_checks and rotations_checked (what `evaluate --exclude-flagged` leaves in)."""
+    dataset: str = help_field("The official release folder, a folder of rotation_{k}.json "
+                              "files in its format, or a dataset folder with a rotations "
+                              "config (build-real3dqa, import-real3dqa, rotate).")
+    out: str = help_field("Folder for check.json, flags.jsonl and report.md.")
+    scenes: str | None = help_field("Folder of ScanNet-format scenes (as build-real3dqa reads "
+                                    "them) for the scene rules; default: the dataset folder's "
+                                    "scenes config when it has one, else text rules only.",
+                                    default=None)
+    margin: float = help_field("Degrees by which an object may lie outside the direction a "
+                               "text gives it and still pass the scene rules.", default=15.0)
+    no_configs: bool = help_field("Do not add the rotation_checks / rotations_checked configs "
+                                  "to a dataset folder.", default=False)
+
+
+@dataclass
 class PublishMetricsOptions:
     namespace: str = help_field("Hub user or organisation that receives the metric Spaces.")
     private: bool = help_field("Create private Spaces.", default=False)
@@ -409,6 +431,22 @@ def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
         prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes) if o.dataset else (),
         rule=o.rule)
     print(md)
+
+
+def cmd_check_rotations(o: CheckRotationsOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa.check_run import check_rotations
+
+    if not 0 <= o.margin < 45:
+        raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")
+    s = check_rotations(o.dataset, o.out, scenes=o.scenes, margin_deg=o.margin,
+                        write_configs=not o.no_configs)
+    print(f"{s['items']} rotated items in {s['groups']} groups: {s['flagged']} flagged, "
+          f"{s['groups_flagged']} groups flagged, {s['groups_passing']} pass")
+    for rule, n in s["per_rule"].items():
+        print(f"  {rule:<20} {n:>6} items  {s['groups_per_rule'][rule]:>5} groups")
+    print(f"wrote {o.out}/check.json, flags.jsonl, report.md"
+          + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
 
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
@@ -585,6 +623,8 @@ COMMANDS: dict[str, Command] = {
                        "local web app", lambda: ExploreOptions, cmd_explore),
     "stress-test": Command("is a test set text-solvable? k-fold text-only diagnostic; --prune",
                            lambda: StressTestOptions, cmd_stress_test),
+    "check-rotations": Command("check every rotated item against its turn (text and scene "
+                               "rules)", lambda: CheckRotationsOptions, cmd_check_rotations),
     "lmms-tasks": Command("lmms-eval task YAMLs for your built datasets",
                           lambda: LmmsTasksOptions, cmd_lmms_tasks),
     "publish-metrics": Command("upload the metric modules as Hub Spaces",

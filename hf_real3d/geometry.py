@@ -52,6 +52,8 @@ __all__ = [
     "direction_names",
     "bin_margin",
     "turn_direction",
+    "bearing_after_turn",
+    "direction_bearing",
     "DIRECTION_PHRASES",
 ]
 
@@ -296,15 +298,31 @@ def direction_name(angle_deg: float, n: int = 4) -> str:
     return direction_names(n)[direction_bin(angle_deg, n)]
 
 
+def bearing_after_turn(bearing_deg: float, degrees_clockwise: float) -> float:
+    """Where something seen at clockwise ``bearing_deg`` (0 front, 90 right, 180 behind, 270
+    left; a clock hour ``h`` is ``30 h``) is seen after the agent turns ``degrees_clockwise``
+    in place: ``(bearing - turn) mod 360``. A 90-degree turn to the right sends front to left,
+    right to front, behind to right and left to behind; clock hours move ``turn / 30`` hours
+    back (12 o'clock to 9 o'clock). The one statement of that rule: the geometry route
+    (:func:`turn_direction`) and the rotation checker (:mod:`hf_real3d.real3dqa.checks`)
+    both use it."""
+    return float((float(bearing_deg) - float(degrees_clockwise)) % 360.0)
+
+
+def direction_bearing(direction: str, n: int = 4) -> float:
+    """Clockwise bearing in degrees of a direction name of :func:`direction_names` ``(n)``."""
+    names = direction_names(n)
+    if direction not in names:
+        raise ValueError(f"Expected a direction in {names} but got {direction!r}")
+    return names.index(direction) * 360.0 / n
+
+
 def turn_direction(direction: str, degrees_clockwise: float, n: int = 4) -> str:
     """Where something seen in ``direction`` appears after the agent turns clockwise.
 
     The agent turning right by 90 degrees moves an object from its left to its back.
     ``degrees_clockwise`` must be a multiple of the bin width ``360/n``.
     """
-    names = direction_names(n)
-    if direction not in names:
-        raise ValueError(f"Expected a direction in {names} but got {direction!r}")
     w = 360.0 / n
     steps = degrees_clockwise / w
     if abs(steps - round(steps)) > 1e-9:
@@ -312,5 +330,5 @@ def turn_direction(direction: str, degrees_clockwise: float, n: int = 4) -> str:
             f"Turning by {degrees_clockwise} degrees does not map {n} bins onto each other; "
             f"use a multiple of {w:g}"
         )
-    # The object's egocentric angle grows by k (counter-clockwise), i.e. bins move back.
-    return names[(names.index(direction) - int(round(steps))) % n]
+    after = bearing_after_turn(direction_bearing(direction, n), degrees_clockwise)
+    return direction_names(n)[int(round(after / w)) % n]

@@ -68,17 +68,19 @@ _EXTRA_COLUMNS = {
     "reasons": ["string"], "dependency": "float64", "source_question_id": "int64",
     "in_debiased": "bool",
     "semantics": "string",
+    "source": "string",
 }
 _EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
                    "question_type": "", "sqa3d_type": "", "kind": "", "prior_kind": "",
                    "situation": "",
-                   "semantics": ""}
+                   "semantics": "", "source": ""}
 
 
 def question_features(*extra: str) -> datasets.Features:
     """Columns shared by every question config, plus the named ``extra`` ones: ``kind``,
     ``guessable``, ``prior_kind``, ``quality``, ``reasons``, ``dependency``, ``source_question_id``,
-    ``in_debiased``, ``semantics`` (JSON: how a synthetic question was made)."""
+    ``in_debiased``, ``semantics`` (JSON: how a synthetic question was made), ``source``
+    (where a rotated item comes from)."""
     unknown = [n for n in extra if n not in _EXTRA_COLUMNS]
     if unknown:
         raise ValueError(f"Expected extra question columns among {sorted(_EXTRA_COLUMNS)} but "
@@ -275,6 +277,9 @@ FIELD_DOCS = {
     "source_question_id": "the id as written in the release file",
     "in_debiased": "the question is in the de-biased set",
     "semantics": "JSON: how a synthetic question was made (kind, params, anchor, facing)",
+    "source": "where a rotated item comes from: geometry (turned in its scene), lm (rewritten "
+              "by a language model), release (the authors' files) or reviewed (accepted or "
+              "corrected by a person)",
     "origin": "centre of the mesh's axis-aligned box (SQA3D positions are relative to it)",
     "objects": "objects: id, label, box (centre, size, yaw), attributes (JSON), num_points",
     "points": "the scene's points, object after object: x, y, z, r, g, b (rgb in [0, 1])",

@@ -75,7 +75,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
     data = read_release(release_dir)
     lic, note = release_license(data.report["licenses"])
     deb_f = question_features("source_question_id", "quality")
-    rot_f = question_features("source_question_id", "quality", "in_debiased")
+    rot_f = question_features("source_question_id", "quality", "in_debiased", "source")
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
     rep = data.report
     schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
@@ -95,7 +95,8 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         out,
         [ConfigData("real3dqa", {"test": fill_rows(deb_rows, deb_f)}, deb_f,
                     "the de-biased SQA3D test set with Real-3DQA question types", default=True),
-         ConfigData("rotations", {"test": fill_rows(data.rotations, rot_f)}, rot_f,
+         ConfigData("rotations", {"test": fill_rows([dict(r, source="release")
+                                                     for r in data.rotations], rot_f)}, rot_f,
                     "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
         pretty_name="Real-3DQA",
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
@@ -153,7 +154,7 @@ def build_real3dqa(
 
     base_f = question_features("kind", "guessable", "prior_kind")
     real_f = question_features("kind", "guessable", "prior_kind", "dependency")
-    rot_f = question_features("kind", "guessable", "prior_kind")
+    rot_f = question_features("kind", "guessable", "prior_kind", "semantics", "source")
     out_f = question_features("kind", "guessable", "prior_kind", "reasons", "dependency")
     dep = info.dependency.to_dict()
     sqa_rows = [record_row(r) for r in records]
@@ -164,6 +165,7 @@ def build_real3dqa(
         base.update({k: row[k] for k in ("situation", "answers", "position", "rotation",
                                          "rotation_deg")})
         base["alternative_situation"] = [] if row["rotation_deg"] else base["alternative_situation"]
+        base["source"] = "geometry"
         rot_rows.append(base)
     removed_rows = [record_row(by_id[q], reasons=list(info.reasons[q]),
                                 dependency=_nan_none(dep[q]))

@@ -36,6 +36,8 @@ __all__ = [
     "DEBIASED_FILE",
     "ReleaseData",
     "read_release",
+    "read_rotation_files",
+    "rotation_files",
     "resolve_base_ids",
     "suffixed_ids",
 ]
@@ -134,36 +136,34 @@ def resolve_base_ids(ids: list[int], base_ids: set[int], file_name: str) -> tupl
     return out, "x100+" + "/".join(f"{s:02d}" for s in sorted(set(tail[sfx].tolist())))
 
 
-def read_release(folder: str | os.PathLike) -> ReleaseData:
-    """Read and validate the release folder; see the module docstring for the checks."""
+def rotation_files(folder: str | os.PathLike) -> dict[int, Path]:
+    """The ``rotation_{k}.json`` files of a folder by viewpoint ``k`` (degrees)."""
+    found = {}
+    for path in Path(folder).glob("rotation_*.json"):
+        tail = path.stem.removeprefix("rotation_")
+        if tail.isdigit():
+            found[int(tail)] = path
+    return dict(sorted(found.items()))
+
+
+def read_rotation_files(folder: str | os.PathLike, *,
+                        debiased_types: dict[int, str] | None = None,
+                        licenses: dict[str, Any] | None = None,
+                        ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Rows of a folder's ``rotation_{k}.json`` files (SQA3D-style items, the release's
+    format; ``rotation_0.json`` required), grouped on the base id, each with its ``quality``
+    flags; and the ``files`` / ``rotations`` parts of the validation report.
+
+    Every viewpoint of a group must put the agent in the same scene at the same position as
+    viewpoint 0 (a rotation turns the agent in place): an item that does not is an error
+    naming its file and id."""
     folder = Path(folder)
-    rot_paths = {k: folder / f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS}
-    missing = [p.name for p in [folder / DEBIASED_FILE, *rot_paths.values()] if not p.is_file()]
-    if missing:
-        raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")
+    rot_paths = rotation_files(folder)
+    if 0 not in rot_paths:
+        raise FileNotFoundError(f"{folder}: no rotation_0.json (the unturned viewpoint every "
+                                "rotation set needs)")
+    debiased_types = debiased_types or {}
     report: dict[str, Any] = {"files": {}}
-
-    licenses: dict[str, Any] = {}
-    report["licenses"] = licenses  # each file's own `license` field
-    deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"), licenses)
-    debiased = []
-    seen: set[int] = set()
-    deb_rows, _ = _rows(deb_items, folder / DEBIASED_FILE)
-    for it, r in zip(deb_items, deb_rows):
-        qid = r["source_question_id"]
-        if qid in seen:
-            raise FormatError(f"{DEBIASED_FILE}: duplicate question_id {qid}")
-        seen.add(qid)
-        r["question_id"] = qid
-        r["question_type"] = str(it.get("question_type", ""))
-        debiased.append(r)
-    deb_types = {r["question_id"]: r["question_type"] for r in debiased}
-    report["debiased"] = {
-        "questions": len(debiased),
-        "question_types": dict(collections.Counter(r["question_type"] for r in debiased)
-                               .most_common()),
-    }
-
     per_view: dict[int, dict[int, dict]] = {}
     yaw_of: dict[int, dict[int, float]] = {}
     base0: set[int] | None = None
@@ -185,22 +185,20 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
         report["files"][path.name] = {"items": len(rows), "id_scheme": scheme}
 
     assert base0 is not None
+    views = tuple(rot_paths)
     all_ids = sorted(set().union(*[set(v) for v in per_view.values()]))
-    extra = sorted(set(all_ids) - base0)
-    if extra:
-        raise FormatError(f"rotation files hold id {extra[0]} that rotation_0.json lacks; "
-                          "the rotation files must describe the same questions")
-    incomplete = {q: [k for k in RELEASE_VIEWPOINTS if q not in per_view[k]] for q in all_ids}
+    incomplete = {q: [k for k in views if q not in per_view[k]] for q in all_ids}
     incomplete = {q: m for q, m in incomplete.items() if m}
     flags = collections.Counter()
     not_turned = collections.Counter()
     rows_out = []
     for q in all_ids:
         r0 = per_view[0][q]
-        for k in RELEASE_VIEWPOINTS:
+        for k in views:
             r = per_view[k].get(q)
             if r is None:
                 continue
+            _check_in_place(r, r0, rot_paths[k].name)
             quality = []
             if q in incomplete:
                 quality.append("incomplete_group")
@@ -217,16 +215,68 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
             for fl in quality:
                 flags[(k, fl)] += 1
             row = dict(r)
-            row["question_type"] = deb_types.get(q, "")
-            row["in_debiased"] = q in deb_types
+            row["question_type"] = debiased_types.get(q, "")
+            row["in_debiased"] = q in debiased_types
             row["quality"] = quality
             rows_out.append(row)
     report["rotations"] = {
         "groups": len(all_ids),
         "complete_groups": len(all_ids) - len(incomplete),
         "incomplete_groups": {str(q): {"missing_viewpoints": m} for q, m in incomplete.items()},
-        "groups_in_debiased": sum(q in deb_types for q in all_ids),
-        "quaternion_not_turned": {str(k): not_turned[k] for k in RELEASE_VIEWPOINTS[1:]},
+        "groups_in_debiased": sum(q in debiased_types for q in all_ids),
+        "quaternion_not_turned": {str(k): not_turned[k] for k in views[1:]},
         "flags": {f"rotation_{k}:{fl}": n for (k, fl), n in sorted(flags.items())},
     }
+    return rows_out, report
+
+
+def _check_in_place(r: dict[str, Any], r0: dict[str, Any], file_name: str) -> None:
+    """A turned viewpoint keeps viewpoint 0's scene and position."""
+    p, p0 = r["position"], r0["position"]
+    if r["scene_id"] == r0["scene_id"] and all(abs(p[c] - p0[c]) <= 1e-3 for c in "xyz"):
+        return
+    raise FormatError(
+        f"{file_name}: question_id {r['source_question_id']} puts the agent in "
+        f"{r['scene_id']} at ({p['x']:.3f}, {p['y']:.3f}) but its viewpoint 0 is in "
+        f"{r0['scene_id']} at ({p0['x']:.3f}, {p0['y']:.3f}); the viewpoints of a rotation "
+        "group turn the agent in place: fix the item's scene_id/position or drop it")
+
+
+def read_release(folder: str | os.PathLike) -> ReleaseData:
+    """Read and validate the release folder; see the module docstring for the checks."""
+    folder = Path(folder)
+    rot_paths = {k: folder / f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS}
+    missing = [p.name for p in [folder / DEBIASED_FILE, *rot_paths.values()] if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")
+    licenses: dict[str, Any] = {}
+    report: dict[str, Any] = {"licenses": licenses}  # each file's own `license` field
+    deb_items = _load_items(folder / DEBIASED_FILE, (*_REQUIRED, "question_type"), licenses)
+    debiased = []
+    seen: set[int] = set()
+    deb_rows, _ = _rows(deb_items, folder / DEBIASED_FILE)
+    for it, r in zip(deb_items, deb_rows):
+        qid = r["source_question_id"]
+        if qid in seen:
+            raise FormatError(f"{DEBIASED_FILE}: duplicate question_id {qid}")
+        seen.add(qid)
+        r["question_id"] = qid
+        r["question_type"] = str(it.get("question_type", ""))
+        debiased.append(r)
+    deb_types = {r["question_id"]: r["question_type"] for r in debiased}
+    report["debiased"] = {
+        "questions": len(debiased),
+        "question_types": dict(collections.Counter(r["question_type"] for r in debiased)
+                               .most_common()),
+    }
+    extra = sorted(int(k.removeprefix("rotation_")) for k in
+                   (p.stem for p in rotation_files(folder).values())
+                   if int(k.removeprefix("rotation_")) not in RELEASE_VIEWPOINTS)
+    if extra:
+        raise FormatError(f"{folder}: rotation files for viewpoints {extra} beside the "
+                          f"release's {list(RELEASE_VIEWPOINTS)}; move them out")
+    rows_out, rot_report = read_rotation_files(folder, debiased_types=deb_types,
+                                               licenses=licenses)
+    report["files"] = rot_report["files"]
+    report["rotations"] = rot_report["rotations"]
     return ReleaseData(debiased, rows_out, report)
