@@ -512,6 +512,18 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     return str(url)
 
 
+def _empty_split(folder: Path, config: str, split: str | None):
+    """A config whose shards hold no rows, read with pyarrow (``datasets`` refuses to load
+    an empty split): an empty ``Dataset`` with the shards' columns."""
+    header, _ = card_header(folder)
+    entry = next(c for c in header.get("configs", []) if c.get("config_name") == config)
+    out = {}
+    for files in entry.get("data_files", []):
+        paths = files["path"] if isinstance(files["path"], list) else [files["path"]]
+        out[files["split"]] = datasets.Dataset(pq.read_table(folder / paths[0]))
+    return out[split] if split is not None else datasets.DatasetDict(out)
+
+
 def load_local(folder: str | os.PathLike, config: str, split: str | None = "test"):
     """One split (``split=None``: every split, as a ``DatasetDict``) of one config of a
     folder this library built. The shards the card lists are verified first
@@ -528,6 +540,8 @@ def load_local(folder: str | os.PathLike, config: str, split: str | None = "test
     except (OSError, ValueError) as err:  # pyarrow's errors subclass these
         if isinstance(err, FormatError):
             raise
+        if "corresponds to no data" in str(err):  # datasets refuses an empty split
+            return _empty_split(Path(folder), config, split)
         raise FormatError(f"{folder}: config {config!r} could not be read "
                           f"({type(err).__name__}: {str(err).splitlines()[0]})") from None
 

@@ -17,6 +17,8 @@ Tasks (names prefixed ``hf_real3d_`` so they never clash with lmms-eval's own ``
 * ``hf_real3d_real3dqa_tst`` / ``hf_real3d_real3dqa_debiased_tst``: the same on the
   ``rotations_tst`` / ``real3dqa_tst`` configs (what ``hf-real3d stress-test --prune``
   kept), when the folder has them.
+* ``hf_real3d_real3dqa_checked``: the same on the ``rotations_checked`` config (the rotation
+  groups ``hf-real3d check-rotations`` flags nothing in), when the folder has it.
 * ``hf_real3d_3dsrbench_<config>`` for each 3DSRBench config (``real``,
   ``synthetic_common``, ``synthetic_uncommon``): lmms-eval's own ``3dsrbench_circular``
   metrics with its values (its letter extraction, fractions): ``vanilla_accuracy``,
@@ -126,6 +128,10 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
             tasks["hf_real3d_real3dqa_debiased_tst"] = _task(
                 "hf_real3d_real3dqa_debiased_tst", path, "real3dqa_tst", "real3dqa",
                 ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
+        if have is not None and "rotations_checked" in have:  # what check-rotations passes
+            tasks["hf_real3d_real3dqa_checked"] = _task(
+                "hf_real3d_real3dqa_checked", path, "rotations_checked", "real3dqa", metrics,
+                max_new_tokens, "!function utils.real3dqa_doc_to_target")
         if have is not None and not {"rotations", "real3dqa"} & set(have):
             raise FileNotFoundError(f"{real3dqa}: no rotations/ or real3dqa/ config; build it "
                                     "with hf-real3d build-real3dqa or import-real3dqa")

@@ -182,3 +182,48 @@ def test_a_rotation_set_of_other_files_and_bad_paths(real_dir, tmp_path):
     p = _cli("check-rotations", "--dataset", str(tmp_path / "nothing"), "--out",
              str(tmp_path / "o2"))
     assert p.returncode == 2 and "no such folder" in p.stderr
+
+
+def test_explorer_filters_and_shows_the_checks(built, tmp_path):
+    from hf_real3d import app as A
+
+    folder = tmp_path / "r3"
+    shutil.copytree(built / "r3", folder)
+    rs = read_rotation_set(folder)
+    rows, changed = corrupt(rs.rows, "unturned", share=0.3, seed=1)
+    res = check_set(type(rs)(rs.source, rs.path, rows, rs.scenes))
+    from hf_real3d.real3dqa.check_run import _add_configs
+
+    _add_configs(folder, res, res.summary())
+    qd = A.load_questions(folder)
+    flagged = {q for q, _ in changed}
+    assert set(A.filtered_ids(qd, "all", "all", "flagged by rotation checks")) == flagged
+    passing = A.filtered_ids(qd, "all", "all", "passes rotation checks")
+    assert passing and not flagged & set(passing)
+    q, k = sorted(changed)[0]
+    page = A.question_html(qd, q)
+    assert f"<td class='vp-checks' data-deg='{k}'><span class='wrong'>text_not_turned" in page
+    assert load_local(folder, "rotations_checked").num_rows == \
+        4 * len(set(load_local(folder, "rotations")["question_id"]) - flagged)
+
+
+def test_evaluate_exclude_flagged_on_a_folder_and_without_checks(built, tmp_path):
+    from hf_real3d.real3dqa.evaluate import evaluate_files
+
+    folder = tmp_path / "r3"
+    shutil.copytree(built / "r3", folder)
+    rot = load_local(folder, "rotations")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("\n".join(json.dumps({"question_id": q, "rotation_deg": d,
+                                           "prediction": a[0]})
+                               for q, d, a in zip(rot["question_id"], rot["rotation_deg"],
+                                                  rot["answers"])))
+    with pytest.raises(FileNotFoundError, match="no rotation_checks config.*check-rotations"):
+        evaluate_files(folder, [f"m={preds}"], tmp_path / "ev", exclude_flagged=True,
+                       allow_missing=True)
+    assert not (tmp_path / "ev").exists()
+    check_rotations(folder, tmp_path / "chk", progress=False)
+    r = evaluate_files(folder, [f"m={preds}"], tmp_path / "ev", exclude_flagged=True,
+                       allow_missing=True).results[0]
+    assert r["rotation"]["groups"] == len(set(rot["question_id"]))  # nothing flagged
+    assert "--exclude-flagged: 0 of" in (tmp_path / "ev/report.md").read_text()

@@ -41,6 +41,8 @@ def task_folder(real_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lmms")
     assert main(["import-real3dqa", "--release", str(real_dir / "real3dqa"),
                  "--out", str(tmp / "r3")]) == 0
+    assert main(["check-rotations", "--dataset", str(tmp / "r3"), "--out",
+                 str(tmp / "checks")]) == 0
     sys.path.insert(0, str(Path(__file__).parent))
     from test_srbench import _three_question_folder
 
@@ -60,6 +62,40 @@ def test_tasks_load_with_the_task_manager(task_folder):
             "hf_real3d_3dsrbench_synthetic_common",
             "hf_real3d_3dsrbench_synthetic_uncommon"} <= names
     assert "hf_real3d_3dsrbench_real" not in names  # the folder has no real config
+    assert "hf_real3d_real3dqa_checked" in names  # check-rotations wrote rotations_checked
+
+
+def test_checked_task_scores_as_evaluate_exclude_flagged(task_folder, tmp_path):
+    """The task on `rotations_checked` gives the P_k and VRS of `hf-real3d evaluate
+    --exclude-flagged` for the same answers."""
+    _need_lmms_eval()
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.tasks import TaskManager
+
+    from hf_real3d.real3dqa import load_folder_references
+    from hf_real3d.real3dqa.evaluate import evaluate_files
+
+    def right(doc):  # right at 0 and 90 degrees, and at 180 for odd ids
+        return doc["rotation_deg"] in (0, 90) or (doc["rotation_deg"] == 180 and
+                                                  doc["question_id"] % 2)
+
+    tm = TaskManager(include_path=str(task_folder / "tasks"))
+    res = simple_evaluate(model=_stub_model(lambda t, d: d["answers"][0] if right(d) else "zzz"),
+                          tasks=["hf_real3d_real3dqa_checked"], task_manager=tm,
+                          bootstrap_iters=0, log_samples=False)
+    got = res["results"]["hf_real3d_real3dqa_checked"]
+    refs = load_folder_references(task_folder / "r3")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("\n".join(json.dumps({
+        "question_id": int(q), "rotation_deg": int(d),
+        "prediction": a[0] if right({"rotation_deg": d, "question_id": q}) else "zzz"})
+        for q, d, a in zip(refs.question_id, refs.rotation_deg, refs.answers)))
+    want = evaluate_files(task_folder / "r3", [f"m={preds}"], tmp_path / "ev",
+                          allow_missing=True, exclude_flagged=True).results[0]["rotation"]
+    checks = json.loads((task_folder / "checks/check.json").read_text())
+    assert want["groups"] == checks["complete_groups_passing"]
+    for k in ("p_at_least_1", "p_at_least_3", "p_at_least_4", "vrs"):
+        assert got[f"{k},none"] == pytest.approx(want[k]), k
 
 
 def test_stub_model_scores_match_the_library(task_folder):

@@ -28,7 +28,7 @@ from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
 __all__ = ["ExplorerInputError", "QuestionData", "load_questions", "scene_of", "cached",
            "ModelAnswers", "load_predictions_for", "Leaderboard", "load_leaderboard",
            "export_csv", "filtered_ids", "SRBenchData", "load_srbench", "srbench_items",
-           "ExplorerData", "RULES", "SUBSETS", "PRUNED", "MAX_POINTS"]
+           "ExplorerData", "RULES", "SUBSETS", "PRUNED", "CHECK_SUBSETS", "MAX_POINTS"]
 
 RULES = {"refined EM": "em_refined", "EM": "em", "LEO's rule (official)": "leo"}
 
@@ -37,6 +37,8 @@ SUBSETS = ("all", "de-biased", "filtered out")
 
 
 PRUNED = "kept by bias pruning"  # the real3dqa_tst config of hf-real3d stress-test --prune
+# the rotation_checks config of hf-real3d check-rotations
+CHECK_SUBSETS = ("flagged by rotation checks", "passes rotation checks")
 
 
 MAX_POINTS = 6000  # points drawn in the 3D view (a random subset of the scene's)
@@ -92,7 +94,7 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
         if config not in configs:
             return None
         ds = load_local(folder, config)
-        cols = [c for c in [*keep, "reasons", "semantics"] if c in ds.column_names]
+        cols = [c for c in [*keep, "reasons", "semantics", "rules"] if c in ds.column_names]
         return ds.select_columns(cols).to_pandas()
 
     kept, out, base, rot = (frame(c) for c in ("real3dqa", "filtered_out", "sqa3d",
@@ -127,8 +129,20 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
     for q, s in sem.items():
         if q in viewpoints and s:
             viewpoints[q][0]["semantics"] = s
+    checks = frame("rotation_checks")
+    status: dict[int, str] = {}
+    if checks is not None:  # the rules hf-real3d check-rotations found, per viewpoint
+        fired = {(int(q), int(d)): list(r) for q, d, r in
+                 zip(checks.question_id, checks.rotation_deg, checks.rules)}
+        for q, vps in viewpoints.items():
+            for v in vps:
+                v["rules"] = fired.get((q, int(v["rotation_deg"])))
+            if any(v["rules"] is not None for v in vps):
+                status[q] = CHECK_SUBSETS[0] if any(v["rules"] for v in vps) else \
+                    CHECK_SUBSETS[1]
+    first = first.assign(checks=[status.get(int(q), "") for q in first.question_id.tolist()])
     table = first[["question_id", "scene_id", "question_type", "question", "subset", "pruned_kept",
-                   "reason"]].sort_values("question_id").reset_index(drop=True)
+                   "reason", "checks"]].sort_values("question_id").reset_index(drop=True)
     scene_rows: dict[str, dict[str, Any]] = {}
     note = ""
     if "scenes" in configs:
@@ -360,6 +374,8 @@ def filtered_ids(qd: QuestionData, qtype: str, scene: str, subset: str) -> list[
         mask &= (t.scene_id == scene).to_numpy()
     if subset == PRUNED:
         mask &= t.pruned_kept.to_numpy(dtype=bool)
+    elif subset in CHECK_SUBSETS:
+        mask &= (t.checks == subset).to_numpy()
     elif subset != "all":
         mask &= (t.subset == subset).to_numpy()
     return t.question_id[mask].astype(int).tolist()

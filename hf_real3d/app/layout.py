@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .data import (
+    CHECK_SUBSETS,
     PRUNED,
     RULES,
     SUBSETS,
@@ -113,7 +114,8 @@ def _questions_tab(gr, qd: QuestionData, models: list[ModelAnswers]) -> None:
             scene = gr.Dropdown(["all", *sorted(t.scene_id.unique())], value="all",
                                 label="scene", elem_id="f-scene")
             subset = gr.Dropdown([s for s in SUBSETS if s == "all" or (t.subset == s).any()]
-                                 + ([PRUNED] if t.pruned_kept.any() else []),
+                                 + ([PRUNED] if t.pruned_kept.any() else [])
+                                 + [c for c in CHECK_SUBSETS if (t.checks == c).any()],
                                  value="all", label="subset", elem_id="f-subset")
             rule = gr.Dropdown(list(RULES), value="refined EM", label="matching rule",
                                elem_id="f-rule")

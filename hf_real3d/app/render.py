@@ -48,6 +48,13 @@ def question_html(qd: QuestionData, qid: int, models: Sequence[ModelAnswers] = (
             row("question", [e(str(v.get("question", ""))) for v in vps], "vp-question"),
             row("answers", [f"<b>{e(_answers_text(v.get('answers', [])))}</b>" for v in vps],
                 "vp-answer")]
+    if any("rules" in v for v in vps):  # hf-real3d check-rotations ran on the folder
+        rows.append(row("rotation checks", [
+            "" if int(v["rotation_deg"]) == 0 else
+            "<span class='right'>passes</span>" if v.get("rules") is not None and
+            not len(v["rules"]) else
+            " ".join(f"<span class='wrong'>{e(r)}</span>" for r in v["rules"])
+            if v.get("rules") is not None else "(not checked)" for v in vps], "vp-checks"))
     summary = []
     for m in models:
         cells, flips = [], 0

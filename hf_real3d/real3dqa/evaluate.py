@@ -118,9 +118,10 @@ class ReferenceColumns:
     in_debiased: np.ndarray
     in_rotation: np.ndarray
     report: dict[str, Any] | None = None
-    # a subset of a fuller set (iterative bias pruning's configs): predictions of the
-    # questions it left out are dropped with a note, not refused
+    # a subset of a fuller set (iterative bias pruning's configs, or the rotation groups the
+    # checker passes): predictions of what it left out are dropped with a note, not refused
     subset: bool = False
+    left_out_what: str = "questions that bias pruning removed"
 
     def __len__(self) -> int:
         return len(self.question_id)
@@ -228,29 +229,77 @@ def _release_references(src: Path, cache: bool) -> ReferenceColumns:
 
 
 def reference_columns(source: str | os.PathLike, split: str = "test", *,
-                      cache: bool = True, pruned: bool = False) -> ReferenceColumns:
+                      cache: bool = True, pruned: bool = False,
+                      exclude_flagged: bool = False) -> ReferenceColumns:
     """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses); ``pruned``
-    (a built folder): the configs iterative bias pruning kept."""
+    (a built folder): the configs iterative bias pruning kept; ``exclude_flagged``: without
+    the turned viewpoints of the rotation groups ``hf-real3d check-rotations`` flags (a
+    folder's ``rotation_checks`` config; a release folder is checked here, by the text
+    rules)."""
     src = Path(source)
     if pruned:
         refs = ReferenceColumns.from_frame(load_folder_references(src, pruned=True))
         refs.subset = True
-        return refs
-    if (src / "rotation_0.json").is_file():
-        return _release_references(src, cache)
-    if (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
-        return ReferenceColumns.from_frame(load_folder_references(src))
-    if split_paths(src, split)[0].is_file():
+    elif (src / "rotation_0.json").is_file():
+        refs = _release_references(src, cache)
+    elif (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
+        refs = ReferenceColumns.from_frame(load_folder_references(src))
+    elif split_paths(src, split)[0].is_file():
         recs = read_split(src, split)
-        return ReferenceColumns.from_frame(pd.DataFrame({
+        refs = ReferenceColumns.from_frame(pd.DataFrame({
             "question_id": [r.question_id for r in recs], "rotation_deg": 0,
             "answers": [r.answers for r in recs],
             "question_type": [r.qtype for r in recs],
             "in_debiased": False, "in_rotation": False,
         }))
-    raise FileNotFoundError(
-        f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
-        f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
+    else:
+        raise FileNotFoundError(
+            f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
+            f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
+    return _without_flagged(refs, src) if exclude_flagged else refs
+
+
+def _flagged_groups(src: Path) -> set[Any]:
+    """The group ids ``hf-real3d check-rotations`` flags for ``src``."""
+    # the checker only when flagged groups are left out
+    from hf_real3d.real3dqa.check_run import (
+        CHECKS_CONFIG,
+        check_set,
+        flagged_groups,
+        read_rotation_set,
+    )
+
+    if (src / "rotation_0.json").is_file():  # the text rules, on the fly (about a second)
+        return check_set(read_rotation_set(src)).flagged_ids()
+    from hf_real3d.hub import card_configs, load_local  # datasets only for a built folder
+
+    if CHECKS_CONFIG not in card_configs(src):
+        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave flagged groups out "
+                                f"by; write it with hf-real3d check-rotations --dataset {src} "
+                                "--out DIR")
+    return flagged_groups(load_local(src, CHECKS_CONFIG).select_columns(
+        ["question_id", "rules"]).to_list())
+
+
+def _without_flagged(refs: ReferenceColumns, src: Path) -> ReferenceColumns:
+    """``refs`` without the turned viewpoints of flagged rotation groups; their 0-degree rows
+    stay for EM but leave the rotation groups."""
+    if not refs.in_rotation.any():
+        raise ValueError(f"{src}: no rotation groups, so no flagged ones to leave out "
+                         "(--exclude-flagged needs a rotation set)")
+    flagged = np.isin(refs.question_id, np.asarray(sorted(_flagged_groups(src)),
+                                                   dtype=refs.question_id.dtype))
+    keep = ~(flagged & (refs.rotation_deg != 0))
+    groups = len(pd.unique(refs.question_id[refs.in_rotation]))
+    gone = len(pd.unique(refs.question_id[refs.in_rotation & flagged]))
+    report = dict(refs.report or {})
+    report["excluded_flagged"] = {"groups": gone, "of": groups}
+    out = ReferenceColumns(
+        refs.question_id[keep], refs.rotation_deg[keep], refs.answer_code[keep],
+        refs.answer_vocab, refs.type_code[keep], refs.type_vocab, refs.in_debiased[keep],
+        refs.in_rotation[keep] & ~flagged[keep], report, subset=True,
+        left_out_what="rotation groups that check-rotations flags (their turned viewpoints)")
+    return out
 
 
 def load_references(source: str | os.PathLike, split: str = "test", *,
@@ -431,8 +480,7 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
     em, ref, warnings = _correctness(refs, preds, al, answers, leo_compatible)
     notices: list[str] = []
     if al.left_out:
-        notices.append(f"{al.left_out} predictions of questions that bias pruning removed are "
-                       "left out")
+        notices.append(f"{al.left_out} predictions of {refs.left_out_what} are left out")
     if al.repeats:
         notices.append(f"{al.repeats} repeated predictions (same question, "
                        "viewpoint and answer, e.g. in both the de-biased and rotation_0 files) "
@@ -534,18 +582,24 @@ class EvaluationReport:
 
 def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str | os.PathLike,
                    *, leo_compatible: bool = False, allow_missing: bool = False,
-                   pruned: bool = False) -> EvaluationReport:
+                   pruned: bool = False, exclude_flagged: bool = False) -> EvaluationReport:
     """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
     write ``metrics.json``, ``report.md`` and the plots under ``out``. ``pruned``: score on
-    the ``real3dqa_tst`` / ``rotations_tst`` configs of ``hf-real3d stress-test --prune``."""
+    the ``real3dqa_tst`` / ``rotations_tst`` configs of ``hf-real3d stress-test --prune``;
+    ``exclude_flagged``: P_k and VRS over the rotation groups ``check-rotations`` passes."""
     check_unique_names(predictions)
-    refs = reference_columns(dataset, pruned=pruned)
+    refs = reference_columns(dataset, pruned=pruned, exclude_flagged=exclude_flagged)
     results = []
     for spec in predictions:
         preds = read_model_prediction_columns(spec)
         results.append(_score(refs, preds, preds.name, leo_compatible, allow_missing)[0])
     notes = []
-    if refs.report:
+    if refs.report and "excluded_flagged" in refs.report:
+        ex = refs.report["excluded_flagged"]
+        notes.append(f"--exclude-flagged: {ex['groups']} of {ex['of']} rotation groups are "
+                     "flagged by hf-real3d check-rotations and left out of P_k/VRS (their "
+                     "0-degree questions still count for EM)")
+    if refs.report and "rotations" in refs.report:
         rot = refs.report["rotations"]
         notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
                      f"complete; incomplete groups are left out of P_k/VRS: "

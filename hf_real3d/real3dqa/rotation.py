@@ -9,6 +9,8 @@ viewpoint has an unambiguous answer and its original answer is reproduced at 0 d
 otherwise it is excluded with the reason, never guessed.
 
 * Synthetic questions carry their semantics (``annotation["synth"]``): every kind rotates.
+* A ``rewriter`` (a language model, say) may propose the turned situation's wording; it is
+  kept only when the rotation checker's text rules pass and it names what geometry says.
 * Real SQA3D questions are parsed against common directional templates
   (:func:`hf_real3d.spatial.parse_question`); anything else is excluded as
   ``template not recognised``.
@@ -24,7 +26,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from hf_real3d.geometry import DIRECTION_PHRASES
+from hf_real3d.geometry import direction_bearing
+from hf_real3d.real3dqa.checks import check_text, mentions
 from hf_real3d.scene import Scene
 from hf_real3d.spatial import (
     Unanswerable,
@@ -33,6 +36,7 @@ from hf_real3d.spatial import (
     describe_pose,
     describe_situation,
     parse_question,
+    singular,
     situation_template,
 )
 from hf_real3d.sqa3d import SQA3DRecord
@@ -103,7 +107,7 @@ def rotate_record(
                          "anchor_direction": view.direction(view.index(anchor)),
                          "original": rec.situation, "degrees": k}
                 proposal = rewriter(rec.situation, facts)
-                if proposal and _agrees(proposal, facts):
+                if proposal and _agrees(rec.situation, proposal, facts):
                     situation = proposal
         else:
             situation, facing = describe_pose(scene, view)
@@ -124,15 +128,21 @@ def rotate_record(
     return rows
 
 
-def _agrees(text: str, facts: Mapping[str, Any]) -> bool:
-    """A proposed situation is accepted only if it names what geometry says."""
-    low = text.lower()
-    if facts["facing"] and facts["facing"] not in low:
+def _agrees(original: str, text: str, facts: Mapping[str, Any]) -> bool:
+    """A proposed situation is accepted only if it breaks none of the rotation checker's
+    text rules against the original for this turn (:func:`~.checks.check_text`, the same
+    rule every rotated item is checked with) and its mentions say what geometry says: the
+    faced object, and the anchor in the direction geometry puts it."""
+    if check_text(original, text, facts["degrees"]):
         return False
-    if facts["anchor"] in low:
-        said = [d for d, p in DIRECTION_PHRASES.items() if p in low]
-        return said == [facts["anchor_direction"]]
-    return True
+    said = mentions(text)
+    if facts["facing"]:
+        head = singular(facts["facing"].split()[-1])
+        if not any(m.facing and m.head == head for m in said):
+            return False
+    anchor = singular(facts["anchor"].split()[-1])
+    where = direction_bearing(facts["anchor_direction"])
+    return all(m.bearing == where for m in said if m.head == anchor and not m.facing)
 
 
 def rotate_records(
