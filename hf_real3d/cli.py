@@ -321,6 +321,30 @@ class CheckRotationsOptions:
 
 
 @dataclass
+class ReviewStatsOptions:
+    """Agreement of a review folder (hf-real3d explore --review): Cohen's kappa for each pair
+    of annotators on the items both judged (scikit-learn), each annotator's self-consistency on
+    the items shown twice, decisions by checker rule, and how often the checker and the
+    annotators agree. Prints the tables and writes OUT_REVIEW/stats.json."""
+    review: str = help_field("The review folder.", positional=True)
+    json: bool = help_field("Also print the figures as JSON.", default=False)
+
+
+@dataclass
+class ExportRotationsOptions:
+    """Writes the reviewed rotation set in the official release's format
+    (rotation_{0,90,180,270}.json with its id scheme, the de-biased file, and review.json with
+    the review's figures), for import-real3dqa. An item is kept when every annotator who judged
+    it accepted or corrected it (one discard drops it) and every correction of it agrees; a
+    group is kept when every turned viewpoint is."""
+    dataset: str = help_field("The rotation set the review folder reviews.")
+    reviews: str = help_field("The review folder (hf-real3d explore --review).")
+    out: str = help_field("Folder to write the release files to.")
+    min_annotators: int = help_field("An item counts as reviewed when at least this many "
+                                     "annotators judged it.", default=1)
+
+
+@dataclass
 class PublishMetricsOptions:
     namespace: str = help_field("Hub user or organisation that receives the metric Spaces.")
     private: bool = help_field("Create private Spaces.", default=False)
@@ -454,6 +478,29 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
           + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
 
 
+def cmd_review_stats(o: ReviewStatsOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d._io import write_json
+    from hf_real3d.review import review_stats, stats_markdown
+
+    s = review_stats(o.review)
+    print(stats_markdown(s))
+    write_json(Path(o.review) / "stats.json", s, indent=2)
+    print(f"wrote {o.review}/stats.json")
+    if o.json:
+        print(json.dumps(s, indent=2))
+
+
+def cmd_export_rotations(o: ExportRotationsOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.review import export_rotations
+
+    s = export_rotations(o.dataset, o.reviews, o.out, min_annotators=o.min_annotators)
+    print(f"{s['exported']} of {s['groups']} rotation groups exported; items: {s['items']}")
+    print(f"wrote {o.out} (rotation_{{0,90,180,270}}.json, the de-biased file, review.json); "
+          f"read it with hf-real3d import-real3dqa --release {o.out} --out DIR")
+
+
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d import hub
@@ -495,6 +542,19 @@ class ExploreOptions:
                                   default=None)
     share: bool = help_field("Also open a public Gradio share link (off unless asked).",
                              default=False)
+    review: str | None = help_field("A review folder: adds the Review tab, where annotators "
+                                    "accept, correct or discard the rotated items of --dataset "
+                                    "(any rotation set check-rotations reads; a new folder is "
+                                    "started for it, an existing one resumes).", default=None)
+    scenes: str | None = help_field("With --review: ScanNet-format scenes for the checker's "
+                                    "scene rules.", default=None)
+    review_repeat: float | None = help_field("With a new --review folder: share of items shown "
+                                             "a second time, unannounced (default 0.1).",
+                                             default=None)
+    review_gap: int | None = help_field("With a new --review folder: how many items later a "
+                                        "repeated item comes back (default 10).", default=None)
+    review_seed: int | None = help_field("With a new --review folder: seed of the repeats "
+                                         "(default 0).", default=None)
 
 
 @dataclass
@@ -587,7 +647,10 @@ def cmd_explore(o: ExploreOptions) -> None:
     from hf_real3d.app import ExplorerData, build_app, launch
 
     data = ExplorerData.load(o.dataset, o.predictions, o.results, o.srbench,
-                             o.srbench_predictions)
+                             o.srbench_predictions, review=o.review, scenes=o.scenes,
+                             review_settings={"repeat_share": o.review_repeat,
+                                              "repeat_gap": o.review_gap,
+                                              "seed": o.review_seed})
     print(f"loaded in {data.load_s:.1f} s; serving on http://{o.host}:{o.port or 'PORT'} "
           "(Ctrl-C stops)", flush=True)
     launch(build_app(data=data), host=o.host, port=o.port, share=o.share)
@@ -630,6 +693,10 @@ COMMANDS: dict[str, Command] = {
                            lambda: StressTestOptions, cmd_stress_test),
     "check-rotations": Command("check every rotated item against its turn (text and scene "
                                "rules)", lambda: CheckRotationsOptions, cmd_check_rotations),
+    "review-stats": Command("agreement of a rotation review: kappa, self-consistency, checker",
+                            lambda: ReviewStatsOptions, cmd_review_stats),
+    "export-rotations": Command("the reviewed rotations in the release's format",
+                                lambda: ExportRotationsOptions, cmd_export_rotations),
     "lmms-tasks": Command("lmms-eval task YAMLs for your built datasets",
                           lambda: LmmsTasksOptions, cmd_lmms_tasks),
     "publish-metrics": Command("upload the metric modules as Hub Spaces",

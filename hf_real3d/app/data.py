@@ -339,25 +339,42 @@ class ExplorerData:
     leaderboard: Leaderboard | None = None
     srbench: SRBenchData | None = None
     load_s: float = 0.0
+    review: Any = None  # a hf_real3d.review.ReviewFolder: the Review tab
 
     @classmethod
     def load(cls, dataset: str | None = None, predictions: Sequence[str] = (),
              results: Sequence[str] = (), srbench: str | None = None,
-             srbench_predictions: Sequence[str] = ()) -> ExplorerData:
+             srbench_predictions: Sequence[str] = (), *, review: str | None = None,
+             scenes: str | None = None,
+             review_settings: dict[str, Any] | None = None) -> ExplorerData:
         t0 = time.perf_counter()
         if predictions and not dataset:
             raise ExplorerInputError("--predictions needs --dataset (the references they are "
                                      "scored against)")
         if srbench_predictions and not srbench:
             raise ExplorerInputError("--srbench_predictions needs --srbench")
-        qd = load_questions(dataset) if dataset else None
+        if (scenes or any(v is not None for v in (review_settings or {}).values())) \
+                and not review:
+            raise ExplorerInputError("--scenes and --review_* need --review (the review "
+                                     "folder)")
+        # a rotation set in release files is reviewed without the Questions tab, which
+        # needs a dataset folder
+        browse = dataset and not (review and not (Path(dataset) / "README.md").is_file())
+        qd = load_questions(dataset) if browse else None
+        rf = None
+        if review:
+            # the review records and the checker only when reviewing
+            from hf_real3d.review import ReviewFolder
+
+            rf = ReviewFolder(review, dataset, scenes=scenes, **{
+                k: v for k, v in (review_settings or {}).items() if v is not None})
         models = load_predictions_for(qd, predictions) if qd else []
         lb = load_leaderboard(results) if results else None
         sr = load_srbench(srbench, srbench_predictions) if srbench else None
-        if qd is None and lb is None and sr is None:
-            raise ExplorerInputError("nothing to explore: give --dataset, --results and/or "
-                                     "--srbench")
-        return cls(qd, models, lb, sr, time.perf_counter() - t0)
+        if qd is None and lb is None and sr is None and rf is None:
+            raise ExplorerInputError("nothing to explore: give --dataset, --results, --srbench "
+                                     "and/or --review")
+        return cls(qd, models, lb, sr, time.perf_counter() - t0, rf)
 
     def allowed_paths(self) -> list[str]:
         """The only files Gradio may serve besides its own cache: the results' reports."""

@@ -28,6 +28,7 @@ from .render import (
     leaderboard_markdown,
     pk_figure,
     question_html,
+    review_html,
     scene_figure,
     srbench_item,
     topdown_image,
@@ -57,6 +58,7 @@ CSS = """
 .flip {background: #fde2e1; color: #a00; border-radius: 3px; padding: 0 3px; font-size: 0.85em}
 .qmeta {color: #555}
 .lb-table th {cursor: pointer; user-select: none}
+.viewpoints td.current, .viewpoints th.current {background: #fff7d6}
 .lb-table th[data-sort=asc]::after {content: " \\25B2"}
 .lb-table th[data-sort=desc]::after {content: " \\25BC"}
 """
@@ -98,6 +100,8 @@ def build_app(dataset: str | None = None, predictions: Sequence[str] = (),
             _leaderboard_tab(gr, data.leaderboard)
         if data.srbench is not None:
             _srbench_tab(gr, data.srbench)
+        if data.review is not None:
+            _review_tab(gr, data.review, qd)
     return app
 
 
@@ -237,6 +241,76 @@ def _srbench_tab(gr, sr: SRBenchData) -> None:
         config.change(pick_config, config, item)
         item.change(lambda c, q: srbench_item(sr, c, q) if q else (None, None, ""),
                     [config, item], [image, mirror, info])
+
+
+def _review_tab(gr, rf, qd: QuestionData | None) -> None:
+    """Annotators accept, correct or discard rotated items; each decision is appended to
+    their file at once (:meth:`hf_real3d.review.ReviewFolder.record`)."""
+    # the review records only when a review folder is given
+    from hf_real3d.review import check_annotator
+
+    scenes = qd is not None and qd.has_scenes
+    with gr.Tab("Review", elem_id="tab-review"):
+        gr.Markdown(f"Reviewing the rotated items of `{rf.meta['dataset']}` into "
+                    f"`{rf.folder}`: groups the checker flags come first. Type your name once; "
+                    "every decision is saved at once, and you resume where you stopped.")
+        with gr.Row():
+            name = gr.Textbox(label="annotator", placeholder="your name", elem_id="rv-name")
+            start = gr.Button("Start / resume", elem_id="rv-start")
+        page = gr.HTML("", elem_id="rv-group")
+        top = gr.Image(None, label="top-down (as `hf-real3d draw`)", elem_id="rv-topdown",
+                       type="pil", format="png", visible=scenes)
+        situation = gr.Textbox(label="situation at this viewpoint (edit it to correct)",
+                               elem_id="rv-situation", lines=2)
+        answers = gr.Textbox(label="answers (separate several with |)", elem_id="rv-answers")
+        reason = gr.Textbox(label="reason (needed to correct or discard)", elem_id="rv-reason")
+        with gr.Row():
+            buttons = {d: gr.Button(d.capitalize(), elem_id=f"rv-{d}",
+                                    variant="primary" if d == "accept" else "secondary")
+                       for d in ("accept", "correct", "discard")}
+        status = gr.Markdown("", elem_id="rv-status")
+        state = gr.State({"name": None, "entry": None})
+
+        def show(who: str, note: str):
+            entry, done, total = rf.next_entry(who)
+            row = rf.rows.get((entry.question_id, entry.rotation_deg)) if entry else None
+            picture = topdown_image(qd, int(entry.question_id)) if scenes and entry else None
+            return ({"name": who, "entry": entry}, review_html(rf, entry, done, total),
+                    picture, row["situation"] if row else "",
+                    " | ".join(row["answers"]) if row else "", "", note)
+
+        outs = [state, page, top, situation, answers, reason, status]
+
+        def begin(who: str, st: dict):
+            try:
+                who = check_annotator(who)
+                return show(who, f"annotator **{who}**")
+            except (ValueError, OSError) as err:
+                return (st, gr.update(), gr.update(), gr.update(), gr.update(), gr.update(),
+                        f"**error:** {err}")
+
+        start.click(begin, [name, state], outs)
+        name.submit(begin, [name, state], outs)
+
+        def decider(decision: str):
+            def decide(st: dict, sit: str, ans: str, why: str):
+                if not st.get("name") or st.get("entry") is None:
+                    return (st, gr.update(), gr.update(), gr.update(), gr.update(),
+                            gr.update(), "**error:** type your name and press Start first")
+                entry = st["entry"]
+                try:
+                    fix = {"situation": sit, "answers": ans.split("|")} \
+                        if decision == "correct" else {}
+                    rf.record(st["name"], entry, decision, why, **fix)
+                except (ValueError, OSError) as err:
+                    return (st, gr.update(), gr.update(), gr.update(), gr.update(),
+                            gr.update(), f"**error:** {err}")
+                return show(st["name"], f"saved: {decision} {entry.question_id} at "
+                                        f"{entry.rotation_deg}&deg;")
+            return decide
+
+        for d, b in buttons.items():
+            b.click(decider(d), [state, situation, answers, reason], outs)
 
 
 def launch(app, *, host: str = "127.0.0.1", port: int | None = None, share: bool = False,

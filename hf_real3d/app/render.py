@@ -83,6 +83,42 @@ def question_html(qd: QuestionData, qid: int, models: Sequence[ModelAnswers] = (
             f"{flips_line}")
 
 
+def review_html(rf, entry, done: int, total: int) -> str:
+    """The Review tab's page: the item's whole group (situation, question and answers at each
+    viewpoint, the checker's rules), the item under review highlighted, and what the checker
+    found on it. ``rf``: a :class:`hf_real3d.review.ReviewFolder`."""
+    e = html.escape
+    if entry is None:
+        return f"<p class='rv-done'>All {total} items judged. Thank you.</p>"
+    group = sorted(((k, r) for (q, k), r in rf.rows.items() if q == entry.question_id),
+                   key=lambda x: x[0])
+    head = "".join(f"<th data-deg='{k}' class='{'current' if k == entry.rotation_deg else ''}'>"
+                   f"{k}&deg;{' (under review)' if k == entry.rotation_deg else ''}</th>"
+                   for k, _ in group)
+
+    def row(label: str, cells: list[str], cls: str) -> str:
+        tds = "".join(f"<td class='{cls}{' current' if k == entry.rotation_deg else ''}' "
+                      f"data-deg='{k}'>{c}</td>" for (k, _), c in zip(group, cells))
+        return f"<tr><th>{label}</th>{tds}</tr>"
+
+    rules = [" ".join(f"<span class='wrong'>{e(x)}</span>" for x in
+                      rf.rules.get((entry.question_id, k), [])) or
+             ("" if not k else "<span class='right'>passes</span>") for k, _ in group]
+    table = (f"<table class='viewpoints'><tr><th></th>{head}</tr>"
+             + row("situation", [e(r["situation"]) for _, r in group], "rv-situation")
+             + row("question", [e(r["question"]) for _, r in group], "rv-question")
+             + row("answers", [f"<b>{e(_answers_text(r['answers']))}</b>" for _, r in group],
+                   "rv-answer")
+             + row("checker", rules, "rv-rules") + "</table>")
+    found = rf.details.get((entry.question_id, entry.rotation_deg), [])
+    found_html = ("<ul class='rv-found'>" + "".join(f"<li>{e(d)}</li>" for d in found)
+                  + "</ul>") if found else "<p class='rv-found'>The checker found nothing.</p>"
+    return (f"<p class='qmeta' id='rv-item' data-qid='{e(str(entry.question_id))}' "
+            f"data-deg='{entry.rotation_deg}'>item {done + 1} of {total}: question_id "
+            f"<b>{e(str(entry.question_id))}</b>, turned {entry.rotation_deg}&deg; &middot; "
+            f"scene {e(str(group[0][1]['scene_id']))}</p>{table}{found_html}")
+
+
 def _answer_objects(scene, vp: dict[str, Any]) -> set[int]:
     answer = _answers_text(vp.get("answers", [""])).split(" / ")[0]
     labels = {o.label for o in scene.non_structural()}

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import (
     ConfigData,
     fill_rows,
@@ -78,6 +80,8 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
     rot_f = question_features("source_question_id", "quality", "in_debiased", "source")
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
     rep = data.report
+    review = _review_section(release_dir)
+    source = "reviewed" if review else "release"
     schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
     flags = markdown_table(["flag", "rows"], [[f"`{k}`", v]
                                               for k, v in rep["rotations"]["flags"].items()])
@@ -95,17 +99,43 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         out,
         [ConfigData("real3dqa", {"test": fill_rows(deb_rows, deb_f)}, deb_f,
                     "the de-biased SQA3D test set with Real-3DQA question types", default=True),
-         ConfigData("rotations", {"test": fill_rows([dict(r, source="release")
+         ConfigData("rotations", {"test": fill_rows([dict(r, source=source)
                                                      for r in data.rotations], rot_f)}, rot_f,
                     "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
         pretty_name="Real-3DQA",
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
                  "viewpoint-rotated variants scored with the Viewpoint Rotation Score. Imported "
                  "from the official release by hf_real3d; quirks are flagged, not fixed."),
-        license=lic, license_note=note, citation=CITATION, extra_sections=[section])
+        license=lic, license_note=note, citation=CITATION,
+        extra_sections=[section] + ([review] if review else []))
     if push_to_hub:
         rep["url"] = push_folder(out, push_to_hub)
     return rep
+
+
+def _review_section(release_dir: str | os.PathLike) -> str:
+    """The card section of a release exported by ``hf-real3d export-rotations`` (its
+    ``review.json``): the review's figures beside the paper's; empty for other releases."""
+    path = Path(release_dir) / "review.json"
+    if not path.is_file():
+        return ""
+    r = read_json(path)
+    try:
+        st, paper = r["stats"], r["stats"]["paper"]
+        kappa, consist = st["kappa_mean"], st["self_consistency_mean"]
+        rows = [["Cohen's kappa (mean over annotator pairs)",
+                 "n/a" if kappa is None else f"{kappa:.1f}%", f"{paper['kappa']:g}%"],
+                ["self-consistency (items shown twice)",
+                 "n/a" if consist is None else f"{consist:.1f}%",
+                 f"{paper['self_consistency']:g}%"]]
+        return ("## Review\n\n"
+                f"Rotations reviewed by {len(st['annotators'])} annotator(s) with hf_real3d "
+                f"(`hf-real3d explore --review`); {r['exported']} of {r['groups']} groups kept "
+                f"({r['rule']}; items: {r['items']}).\n\n"
+                + markdown_table(["figure", "this review", "the paper's expert review"], rows))
+    except (KeyError, TypeError) as err:
+        raise FormatError(f"{path}: not the review.json that hf-real3d export-rotations writes "
+                          f"(missing {err}); remove it or export again") from None
 
 
 def build_real3dqa(
