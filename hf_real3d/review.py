@@ -148,6 +148,13 @@ class ReviewFolder:
 
     # --- the queue -----------------------------------------------------------------------
 
+    @property
+    def order(self) -> list[tuple[Any, int]]:
+        """Every rotated item once, as ``(question_id, rotation_deg)``: groups with a flagged
+        item first, each group's viewpoints in turn (every annotator's queue before
+        repeats)."""
+        return list(self._order)
+
     def _base_order(self) -> list[tuple[Any, int]]:
         groups: dict[Any, list[int]] = {}
         for q, k in self.rules:

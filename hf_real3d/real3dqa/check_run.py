@@ -37,6 +37,7 @@ from hf_real3d.real3dqa.checks import (
     SceneCheck,
     check_scene,
     check_text,
+    several_named,
     turn_of,
 )
 from hf_real3d.real3dqa.release import DEBIASED_FILE, read_release, read_rotation_files
@@ -254,12 +255,16 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
             if k == 0:
                 continue
             turn, source = turn_of(yaw[(q, 0)], yaw[(q, k)], k)
-            hits = check_text(r0["situation"], r["situation"], turn)
+            scene = several = None
             if rs.scenes is not None:
                 sid = r["scene_id"]
                 if sid not in scene_cache:
                     scene_cache[sid] = rs.scenes(sid)
                 scene = scene_cache[sid]
+                several = several_named(scene)
+            hits = check_text(r0["situation"], r["situation"], turn,
+                              several=several or frozenset())
+            if scene is not None:
                 pose0 = Pose.from_sqa3d(r0["position"], r0["rotation"], scene.origin,
                                         item=where(r0))
                 pose = pose0.turned(turn)
@@ -269,7 +274,8 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
                 unmatched.update(item.unmatched)
             either = any(h.rule == "direction_wrong" for h in hits) and any(
                 h.rule == "direction_wrong"
-                for h in check_text(r0["situation"], r["situation"], (-turn) % 360))
+                for h in check_text(r0["situation"], r["situation"], (-turn) % 360,
+                                    several=several or frozenset()))
             items.append(ItemCheck(q, k, turn, source, hits, r.get("source_question_id"),
                                    either))
     return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched)

@@ -28,8 +28,11 @@ With the scene (its objects' bounding-box centres) and the turned pose:
   question about what the agent faces is answered from the object the turned situation
   faces).
 
-Objects are matched by name (the head noun, singular); walls, floors and ceilings, whose box
-centres say nothing of their direction, are left out of the scene rules. A text naming one
+Objects are matched by name (the head noun, singular). Without the scene, a text that names
+another object of the same name (a second chair) reads as the same object; with the scene,
+names the scene holds several objects of are left to the scene rules (walls, floors and
+ceilings always are: "facing the wall" may name another wall). Walls, floors and ceilings,
+whose box centres say nothing of their direction, are left out of the scene rules. A text naming one
 object in two
 directions is ambiguous and that object is left out. A direction is "where it should be"
 within half its phrase's width (45 degrees for front/right/behind/left, 15 for a clock
@@ -55,6 +58,7 @@ from hf_real3d.spatial import Unanswerable, View, answer_from_geometry, parse_qu
 
 __all__ = [
     "RULES",
+    "several_named",
     "TEXT_RULES",
     "SCENE_RULES",
     "Mention",
@@ -269,16 +273,21 @@ def _name(bearing: float, width: float) -> str:
     return f"{12 if hour == 0 else hour} o'clock"
 
 
-def check_text(original: str, rotated: str, turn: float) -> list[Hit]:
+def check_text(original: str, rotated: str, turn: float, *,
+               several: frozenset[str] = frozenset()) -> list[Hit]:
     """The text rules an item at a turn of ``turn`` degrees clockwise breaks, given the
-    situation at viewpoint 0 (``original``) and at the turned viewpoint (``rotated``)."""
+    situation at viewpoint 0 (``original``) and at the turned viewpoint (``rotated``).
+    ``several``: names (head nouns) the scene holds more than one object of; the text cannot
+    tell whether it names the same one, so they are left to the scene rules."""
     if float(turn) % 360 == 0:
         return []
     if _same_text(original, rotated):
         return [Hit("text_not_turned", (rotated,), f"a {turn:g}-degree turn left the text as "
                                                     "it was")]
     hits = []
-    m0, mk = mentions(original), mentions(rotated)
+    several = several | STRUCTURAL_LABELS  # a room has several walls
+    m0 = [m for m in mentions(original) if m.head not in several]
+    mk = [m for m in mentions(rotated) if m.head not in several]
     u0, uk = _unambiguous(m0), _unambiguous(mk)
     faced0 = {m.head: m for m in m0 if m.facing}
     facedk = {m.head: m for m in mk if m.facing}
@@ -365,6 +374,12 @@ def _placed(scene: Scene, pose: Pose, idx: list[int], bearing: float, width: flo
     said = -bearing  # egocentric angles are counter-clockwise
     gaps = np.abs(wrap_degrees(np.asarray(pose.ego_angle(centers[far])) - said))
     return bool((gaps <= width / 2 + margin).any())
+
+
+def several_named(scene: Scene) -> frozenset[str]:
+    """Head nouns that name more than one object of ``scene``."""
+    heads = [_label_words(scene)[o.label][-1] for o in scene.objects]
+    return frozenset(h for h in set(heads) if heads.count(h) > 1)
 
 
 def check_scene(item: SceneCheck, scene: Scene) -> list[Hit]:

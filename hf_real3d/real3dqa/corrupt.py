@@ -3,8 +3,10 @@
 Each kind is a mistake a person or a language model makes when rewriting a situation for a
 turned viewpoint; :func:`corrupt` applies one kind to a share of the rotated items it
 applies to and returns which items it changed, so recall per kind is
-``flagged changed items / changed items`` (``bench/check_rotations.py`` and
-``tests/test_checks.py`` measure it on synthetic rooms rotated from geometry):
+``flagged changed items / changed items`` (``bench/study_check_recall.py`` and
+``tests/test_checks.py`` measure it on synthetic rooms rotated from geometry). Given the
+scenes, a text corruption is applied only where the names it involves pick out one object of
+the room: "still facing the chair" is no mistake when the room has a second chair ahead.
 
 * ``mirror``: the turned situation is viewpoint 0's with left and right swapped;
 * ``unturned``: the turned situation is viewpoint 0's, word for word;
@@ -19,13 +21,14 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from hf_real3d.geometry import bearing_after_turn
-from hf_real3d.real3dqa.checks import mentions
+from hf_real3d.real3dqa.checks import mentions, several_named
+from hf_real3d.scene import STRUCTURAL_LABELS
 
 __all__ = ["KINDS", "corrupt"]
 
@@ -73,12 +76,27 @@ def _faced_kept(text0: str, text: str) -> str | None:
     return text.replace(said, " ".join(f0.words), 1) if said in text else None
 
 
+def _faced0(text0: str, text: str) -> set[str]:
+    return {m.head for m in mentions(text0) if m.facing}
+
+
+def _moved(text0: str, text: str) -> set[str]:
+    m0 = {m.head for m in mentions(text0) if not m.facing and m.width == 90}
+    return {m.head for m in mentions(text) if m.head in m0}
+
+
+# the names a corruption's mistake depends on: with the scenes, each must pick out one object
+_NAMED = {"mirror": _faced0, "faced_kept": _faced0, "clock_wrong_way": _moved}
+
+
 def corrupt(rows: Sequence[dict[str, Any]], kind: str, *, share: float = 1.0,
-            seed: int = 0) -> tuple[list[dict[str, Any]], set[tuple[Any, int]]]:
+            seed: int = 0, scenes: Callable[[str], Any] | None = None
+            ) -> tuple[list[dict[str, Any]], set[tuple[Any, int]]]:
     """A copy of ``rows`` (one per question and viewpoint, as
     :class:`~hf_real3d.real3dqa.check_run.RotationSet` holds them) with ``kind`` applied to
     ``share`` of the rotated items it applies to (chosen with ``seed``), and the
-    ``(question_id, rotation_deg)`` keys of the changed items."""
+    ``(question_id, rotation_deg)`` keys of the changed items. ``scenes`` (scene_id ->
+    Scene): text corruptions only where every name involved picks out one object."""
     if kind not in KINDS:
         raise ValueError(f"Expected a corruption kind among {KINDS} but got {kind!r}")
     out = copy.deepcopy(list(rows))
@@ -96,6 +114,10 @@ def corrupt(rows: Sequence[dict[str, Any]], kind: str, *, share: float = 1.0,
             if rng.random() >= share:
                 continue
             r = g[k]
+            if scenes is not None and kind in _NAMED:
+                several = several_named(scenes(r["scene_id"])) | STRUCTURAL_LABELS
+                if _NAMED[kind](r0["situation"], r["situation"]) & several:
+                    continue
             if kind == "mirror":
                 new = _mirror(r0["situation"])
                 if new is None or not any(m.facing for m in mentions(new)):

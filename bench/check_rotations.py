@@ -1,0 +1,61 @@
+"""`hf-real3d check-rotations` on the real Real-3DQA release (text rules), end to end.
+
+What the user runs: the CLI from the release files to check.json / flags.jsonl / report.md,
+timed as a subprocess. Baseline in the same run: a Python process that starts, imports the
+library and reads and validates the release (what any command on the release pays), so the
+ratio is the cost of the checks on top of reading the files.
+Target (issue 37): a few seconds on 2 cores.
+
+    python bench/check_rotations.py [--release ../shared/real/real3dqa] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+READ = "import sys; from hf_real3d.real3dqa.release import read_release; read_release(sys.argv[1])"
+
+
+def _best(cmd: list[str], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    if not Path(args.release).is_dir():
+        print(f"no release files at {args.release}: nothing to time")
+        return
+    exe = Path(sys.executable).parent / "hf-real3d"
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _best([sys.executable, "-c", READ, args.release], args.repeats)
+        out = Path(tmp) / "chk"
+        took = _best([str(exe), "check-rotations", "--dataset", args.release, "--out",
+                      str(out)], args.repeats)
+        s = json.loads((out / "check.json").read_text())
+    print(f"check-rotations on the release: {took:.2f} s (start + read {base:.2f} s); "
+          f"{s['items']} items, {s['flagged']} flagged, {s['groups_passing']} of "
+          f"{s['groups']} groups pass")
+    report("check-rotations, real release, text rules (CLI, s)", took, "s", baseline=base,
+           target="a few s", ok=took < 5)
+
+
+if __name__ == "__main__":
+    main()
