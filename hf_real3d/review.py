@@ -352,8 +352,8 @@ def review_stats(folder: str | os.PathLike | ReviewFolder) -> dict[str, Any]:
             "paper": {"kappa": PAPER_KAPPA, "self_consistency": PAPER_SELF_CONSISTENCY}}
 
 
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}"
+def _pct(v: float | None, unit: str = "") -> str:
+    return "n/a" if v is None else f"{v:.1f}{unit}"
 
 
 def stats_markdown(s: dict[str, Any]) -> str:
@@ -368,14 +368,14 @@ def stats_markdown(s: dict[str, Any]) -> str:
                                       "raw agreement %"],
                                      [[p, v["items"], _pct(v["kappa"]), _pct(v["agreement"])]
                                       for p, v in s["pairs"].items()])]
-    lines += ["", f"Mean kappa {_pct(s['kappa_mean'])}% and self-consistency "
-              f"{_pct(s['self_consistency_mean'])}% (the paper's expert review: kappa "
+    lines += ["", f"Mean kappa {_pct(s['kappa_mean'], '%')} and self-consistency "
+              f"{_pct(s['self_consistency_mean'], '%')} (the paper's expert review: kappa "
               f"{PAPER_KAPPA:g}%, self-consistency {PAPER_SELF_CONSISTENCY:g}%)."]
     lines += ["", markdown_table(["checker rule", *DECISIONS],
                                  [[f"`{r}`", *(c[d] for d in DECISIONS)]
                                   for r, c in s["by_rule"].items()])]
     c = s["checker"]
-    lines += ["", f"Checker and annotators agree on {_pct(c['agreement'])}% of "
+    lines += ["", f"Checker and annotators agree on {_pct(c['agreement'], '%')} of "
               f"{c['judgements']} judgements (flagged and corrected or discarded "
               f"{c['flagged_and_changed']}, flagged but accepted {c['flagged_but_accepted']}, "
               f"passed but changed {c['passed_but_changed']}, passed and accepted "

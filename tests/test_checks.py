@@ -243,3 +243,18 @@ def test_evaluate_exclude_flagged_on_a_folder_and_without_checks(built, tmp_path
                        allow_missing=True).results[0]
     assert r["rotation"]["groups"] == len(set(rot["question_id"]))  # nothing flagged
     assert "--exclude-flagged: 0 of" in (tmp_path / "ev/report.md").read_text()
+
+
+def test_readme_quotes_the_recorded_release_checks():
+    """The README's figures on the release are those of tests/data/check_rotations_real.json
+    (test_release_text_checks re-measures that record)."""
+    rec = json.loads((Path(__file__).parent / "data/check_rotations_real.json").read_text())
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = " ".join(text[text.index("<!-- rotation-checks -->"):
+                          text.index("<!-- /rotation-checks -->")].split())
+    assert f"of {rec['items']:,} rotated items in {rec['groups']} groups, {rec['flagged']} " \
+           f"items are flagged, in {rec['groups_flagged']} groups" in block
+    for rule, n in rec["per_rule"].items():
+        assert f"| `{rule}` | {n} | {rec['groups_per_rule'][rule]} |" in block, rule
+    assert f"{rec['direction_wrong_either_sense']} are wrong whichever way" in block
+    assert f"on {rec['complete_groups_passing']} of the {rec['groups']} groups" in block
