@@ -79,7 +79,8 @@ def test_release_text_checks(real_dir, tmp_path):
     assert s["groups_flagged"] + s["groups_passing"] == 750
     by = {(f["question_id"], f["rotation_deg"]): f for f in flags}
     # the three examples
-    assert {"mirror", "same_object_faced", "direction_wrong"} <= set(by[(220602003690, 270)]["rules"])
+    assert {"mirror", "same_object_faced", "direction_wrong"} <= \
+        set(by[(220602003690, 270)]["rules"])
     assert by[(220602000035, 90)]["rules"] == ["text_not_turned"]
     assert by[(220602000035, 90)]["source_question_id"] == 22060200003501
     assert "direction_wrong" in by[(220602000182, 90)]["rules"]
