@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app]'
+	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app,llm]'
 	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
 	# (a CUDA torch) and wandb: its task manager and evaluator need only these
 	$(PIP) install -q -c constraints.txt --no-deps lmms-eval

@@ -63,12 +63,8 @@ class DataclassParser(argparse.ArgumentParser):
                 self._add_field(f, hints[f.name])
 
     def _add_field(self, f: dataclasses.Field, tp: Any) -> None:
-        kwargs = dict(f.metadata)
-        if kwargs.pop("positional", False):  # a required plain value: `hf-real3d CMD VALUE`
-            self.add_argument(f.name, metavar=f.name.upper(), type=_optional_inner(tp),
-                              **kwargs)
-            return
         names = [f"--{f.name}"] + ([f"--{f.name.replace('_', '-')}"] if "_" in f.name else [])
+        kwargs = dict(f.metadata)
         aliases = kwargs.pop("aliases", [])
         names += [aliases] if isinstance(aliases, str) else list(aliases)
         has_default = f.default is not dataclasses.MISSING

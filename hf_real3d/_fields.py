@@ -7,14 +7,11 @@ from dataclasses import field
 from typing import Any
 
 
-def help_field(text: str, *, choices: Any = None, positional: bool = False, **kw: Any) -> Any:
+def help_field(text: str, *, choices: Any = None, **kw: Any) -> Any:
     """``dataclasses.field`` whose ``help`` metadata the parser shows (``default=...``,
     ``default_factory=...``, ``kw_only=...`` pass through; ``choices``: a closed option set,
-    as trl's ``metadata={"choices": [...]}``; ``positional``: a required value given without
-    its flag, for the CLI's parser)."""
+    as trl's ``metadata={"choices": [...]}``)."""
     meta: dict[str, Any] = {"help": text}
     if choices is not None:
         meta["choices"] = list(choices)
-    if positional:
-        meta["positional"] = True
     return field(metadata=meta, **kw)

@@ -320,13 +320,91 @@ class CheckRotationsOptions:
                                   "to a dataset folder.", default=False)
 
 
+@dataclass(kw_only=True)
+class _LLMOptions:
+    """The model a language-model step asks: a server or a local folder."""
+    llm_url: str | None = help_field("Base URL of an OpenAI-compatible server (vLLM, TGI, "
+                                     "`transformers serve`, Ollama, a hosted API), e.g. "
+                                     "http://127.0.0.1:8000/v1; with --llm_model.",
+                                     default=None)
+    llm_model: str | None = help_field("The model name the server lists (GET /v1/models).",
+                                       default=None)
+    llm_path: str | None = help_field("Or: a local transformers causal-LM folder with its "
+                                      "tokenizer, run in this process.", default=None)
+    llm_api_key_env: str | None = help_field("Name of the environment variable holding the "
+                                             "server's API key (never written anywhere).",
+                                             default=None)
+    llm_cache: str | None = help_field("Folder of cached replies for this model (default: one "
+                                       "per model under $HF_REAL3D_CACHE/llm or "
+                                       "~/.cache/huggingface/hf_real3d/llm).", default=None)
+    no_llm_cache: bool = help_field("Ask every prompt again (nothing read from or written to "
+                                    "the cache).", default=False)
+    temperature: float = help_field("Sampling temperature (0: greedy, the default).",
+                                    default=0.0)
+    seed: int = help_field("Seed sent with every request (and set for a local model).",
+                           default=0)
+    max_tokens: int = help_field("Longest reply, in tokens.", default=128)
+    llm_timeout: float = help_field("Seconds to wait for one reply.", default=60.0)
+    llm_concurrency: int = help_field("Requests in flight at once (a server).", default=4)
+    llm_retries: int = help_field("Retries of a request answered 429 or 5xx, timed out or "
+                                  "cut off (with exponential backoff).", default=4)
+
+    def client(self):
+        # the client (and the openai package) only for the commands that ask a model
+        from hf_real3d.llm import Decoding, LLMClient
+
+        return LLMClient(url=self.llm_url, model=self.llm_model, path=self.llm_path,
+                         api_key_env=self.llm_api_key_env,
+                         decoding=Decoding(self.temperature, self.seed, self.max_tokens),
+                         timeout=self.llm_timeout, concurrency=self.llm_concurrency,
+                         retries=self.llm_retries, cache_dir=self.llm_cache,
+                         cache=not self.no_llm_cache)
+
+
+@dataclass
+class JudgeOptions(_LLMOptions):
+    """The text-only filter of Real-3DQA (section 3.1): a language model answers each question
+    from its situation and question alone; what it answers correctly, build-real3dqa --judge
+    (and build-real-scanqa --judge) removes. Writes OUT (JSONL question_id, prediction) and
+    OUT's stem + .judge.json (the model, the prompt, the counts)."""
+    dataset: str = help_field("An SQA3D folder, a ScanQA JSON file, or a dataset folder built "
+                              "by this library.")
+    out: str = help_field("Predictions file to write (.jsonl).")
+    prompt: str | None = help_field("A prompt template of the shape of "
+                                    "hf_real3d/prompts/judge.json (default: that file).",
+                                    default=None)
+    split: str = help_field("SQA3D split to read.", default="test")
+
+
+@dataclass
+class RotateOptions(_LLMOptions):
+    """Every question from each turned viewpoint: from scene geometry where it applies, else
+    rewritten by a language model from a template with in-context examples (and, with
+    scenes, what the agent sees after the turn). Replies that do not parse, leave a field
+    empty or repeat the original are excluded with the reason. Writes a Real-3DQA dataset
+    folder (configs real3dqa, rotations with a source column, rotations_excluded) and checks
+    it at once (OUT/checks, configs rotation_checks and rotations_checked)."""
+    dataset: str = help_field("An SQA3D folder or a dataset folder built by this library (its "
+                              "real3dqa config: the questions the filter kept).")
+    out: str = help_field("Dataset folder to write.")
+    scenes: str | None = help_field("Folder of ScanNet-format scenes (default: the dataset "
+                                    "folder's scenes config, if any).", default=None)
+    prompt: str | None = help_field("A prompt template of the shape of "
+                                    "hf_real3d/prompts/rotate.json (default: that file).",
+                                    default=None)
+    split: str = help_field("SQA3D split to read.", default="test")
+    viewpoints: int = help_field("Viewpoints per question (360 must divide by it).", default=4)
+
+
 @dataclass
 class ReviewStatsOptions:
     """Agreement of a review folder (hf-real3d explore --review): Cohen's kappa for each pair
     of annotators on the items both judged (scikit-learn), each annotator's self-consistency on
     the items shown twice, decisions by checker rule, and how often the checker and the
-    annotators agree. Prints the tables and writes OUT_REVIEW/stats.json."""
-    review: str = help_field("The review folder.", positional=True)
+    annotators agree. Prints the tables and writes OUT_REVIEW/stats.json. The folder may be
+    given without --review: hf-real3d review-stats OUT_REVIEW."""
+    PLAIN = "review"  # the option that may be given without its flag
+    review: str = help_field("The review folder.")
     json: bool = help_field("Also print the figures as JSON.", default=False)
 
 
@@ -476,6 +554,37 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
         print(f"  {rule:<20} {n:>6} items  {s['groups_per_rule'][rule]:>5} groups")
     print(f"wrote {o.out}/check.json, flags.jsonl, report.md"
           + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
+
+
+def cmd_judge(o: JudgeOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa.judge import run_judge
+
+    client = o.client()
+    m = run_judge(o.dataset, o.out, client, template=o.prompt, split=o.split)
+    print(f"{m['questions']} questions judged by {m['judge']['model']}: {m['answered']} "
+          f"answered, {m['failed']} failed, {m['cached']} from the cache; "
+          f"{client.stats.requests} request(s) sent")
+    for f in m["failures"][:5]:
+        print(f"  failed: question_id {f['question_id']}: {f['reason']}", file=sys.stderr)
+    print(f"wrote {o.out}; use it with build-real3dqa --judge NAME={o.out}")
+
+
+def cmd_rotate(o: RotateOptions) -> None:
+    # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.real3dqa.rewrite import rotate_dataset
+
+    s = rotate_dataset(o.dataset, o.out, o.client(), scenes=o.scenes, template=o.prompt,
+                       split=o.split, n_viewpoints=o.viewpoints)
+    print(f"{s['questions']} questions -> {s['groups']} rotation groups ({s['sources']}); "
+          f"{s['asked']} prompts, {s['cached']} cached, {s['requests']} request(s) sent; "
+          f"{s['excluded']} turned items excluded: {s['reasons']}")
+    if s["check"]:
+        c = s["check"]
+        print(f"check-rotations: {c['flagged']} of {c['items']} turned items flagged, "
+              f"{c['groups_passing']} groups pass (review them: hf-real3d explore --dataset "
+              f"{o.out} --review REVIEW_FOLDER)")
+    print(f"wrote {o.out}")
 
 
 def cmd_review_stats(o: ReviewStatsOptions) -> None:
@@ -693,6 +802,10 @@ COMMANDS: dict[str, Command] = {
                            lambda: StressTestOptions, cmd_stress_test),
     "check-rotations": Command("check every rotated item against its turn (text and scene "
                                "rules)", lambda: CheckRotationsOptions, cmd_check_rotations),
+    "judge": Command("the text-only filter: a language model answers from the text alone",
+                     lambda: JudgeOptions, cmd_judge),
+    "rotate": Command("each question from every turned viewpoint (geometry, else a language "
+                      "model), checked", lambda: RotateOptions, cmd_rotate),
     "review-stats": Command("agreement of a rotation review: kappa, self-consistency, checker",
                             lambda: ReviewStatsOptions, cmd_review_stats),
     "export-rotations": Command("the reviewed rotations in the release's format",
@@ -731,6 +844,9 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
                                                          else f"; one of {list(COMMANDS)}"))
     cmd = COMMANDS[name]
     options_cls = cmd.options()
+    plain = getattr(options_cls, "PLAIN", None)
+    if plain and rest and not rest[0].startswith("-"):  # `CMD VALUE` for `CMD --plain VALUE`
+        rest = [f"--{plain}", *rest]
     doc = options_cls.__doc__ if options_cls.__doc__ and not options_cls.__doc__.startswith(
         options_cls.__name__ + "(") else ""
     parser = DataclassParser(options_cls, prog=f"hf-real3d {name}",

@@ -32,6 +32,7 @@ from hf_real3d.predictions import (
     read_prediction_columns,
 )
 from hf_real3d.real3dqa.filtering import filter_questions
+from hf_real3d.real3dqa.judge import judge_card_lines
 from hf_real3d.scanqa import read_scanqa, require_answers
 from hf_real3d.scoring import MetricInputError, answer_correctness
 from hf_real3d.tables import markdown_table
@@ -120,7 +121,10 @@ def build_real_scanqa(scanqa_json: str | os.PathLike, out: str | os.PathLike, *,
                  for t, r in by_type.sort_values("size", ascending=False).iterrows()]
     section = ("## How it was built\n\nFiltering (a question is removed when a (full, blind) "
                "pair answers it both with and without 3D, or a text-only judge answers it; "
-               "refined EM):\n\n" + result.stats_markdown() + "\n\nPer question type (the "
+               "refined EM):\n\n" + result.stats_markdown()
+               + "".join(f"\n{line}" for line in judge_card_lines(list(judges),
+                                                                    result.removed_by()))
+               + "\n\nPer question type (the "
                "first word):\n\n" + markdown_table(["type", "questions", "kept", "removed"],
                                                   type_rows)
                + "\n\nScanQA has no situation or agent pose: there is no rotation and no "

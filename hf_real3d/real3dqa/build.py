@@ -23,6 +23,7 @@ from hf_real3d.hub import (
 )
 from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa.filtering import filter_questions
+from hf_real3d.real3dqa.judge import judge_card_lines
 from hf_real3d.real3dqa.release import read_release
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
@@ -201,6 +202,9 @@ def build_real3dqa(
                                 dependency=_nan_none(dep[q]))
                     for q in result.removed.question_id]
     stats_md = result.stats_markdown()
+    judged = judge_card_lines(list(judges), result.removed_by())
+    if judged:
+        stats_md += "\n\nJudges asked with `hf-real3d judge`:\n\n" + "\n".join(judged)
     rstats = rot.stats()
     section = ("## How it was built\n\n"
                f"Filtering (a question is removed when a (full, blind) pair answers it both "

@@ -65,6 +65,12 @@ class FilterResult:
         rows.append({"step": "remaining", "questions": int(t.kept.sum())})
         return rows
 
+    def removed_by(self) -> dict[str, int]:
+        """Questions each filter removed (``pair:NAME``, ``judge:NAME``), overlaps counted in
+        each."""
+        return {r["step"].removeprefix("removed by "): r["questions"] for r in self.stats()
+                if r["step"].startswith("removed by ")}
+
     def stats_markdown(self) -> str:
         return markdown_table(["step", "questions", "newly removed", "remaining"],
                               [[r["step"], r["questions"], r.get("newly_removed", ""),

@@ -1,0 +1,160 @@
+"""Language-model servers on 127.0.0.1 for the tests: a scripted OpenAI-compatible stub (its
+statuses, delays and replies chosen by the test) and a real `transformers serve` of a tiny
+causal LM built from config."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StubLLM:
+    """``/v1/models`` lists ``models``; ``/v1/chat/completions`` answers with
+    ``reply(messages) -> str``, after the statuses in ``script`` (e.g. [429, 500]: the first
+    two requests fail). ``delay`` seconds before each answer. ``requests`` counts the
+    completion requests."""
+
+    def __init__(self, reply: Callable[[list[dict]], str], *, models=("stub",), script=(),
+                 delay: float = 0.0):
+        self.reply, self.models, self.script, self.delay = reply, list(models), list(script), delay
+        self.requests = 0
+        self.lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: dict):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "test"}
+                        for m in stub.models]})
+                else:
+                    self._send(404, {"error": "no such route"})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with stub.lock:
+                    stub.requests += 1
+                    status = stub.script.pop(0) if stub.script else 200
+                if stub.delay:
+                    time.sleep(stub.delay)
+                if status != 200:
+                    self._send(status, {"error": {"message": f"scripted {status}"}})
+                    return
+                text = stub.reply(body["messages"])
+                self._send(200, {"id": "x", "object": "chat.completion", "created": 0,
+                                 "model": body["model"], "choices": [
+                                     {"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": text}}]})
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # a client that timed out and hung up: nothing to report
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def save_tiny_lm(folder: Path) -> Path:
+    """A tiny Llama (random weights) with a word-level tokenizer and a chat template."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    words = ('the a chair table door bed left right front behind me my facing i am { } " : , '
+             'situation answer yes no two three').split()
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([" ".join(words)] * 3, trainers.WordLevelTrainer(
+        vocab_size=200, special_tokens=["<unk>", "<pad>", "<s>", "</s>"]))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
+                                   bos_token="<s>", eos_token="</s>")
+    fast.chat_template = ("{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} "
+                          "{% endfor %}assistant :")
+    fast.save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=4096, bos_token_id=2, eos_token_id=3,
+                      pad_token_id=1)
+    LlamaForCausalLM(cfg).save_pretrained(folder)
+    return folder
+
+
+class TransformersServe:
+    """`transformers serve FOLDER` on 127.0.0.1 (CPU), started and stopped by its PID; its
+    access log counts the completion requests."""
+
+    def __init__(self, folder: Path, log: Path, port: int | None = None):
+        self.folder, self.log, self.port = folder, log, port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 180.0) -> TransformersServe:
+        exe = Path(sys.executable).parent / "transformers"
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        self.proc = subprocess.Popen(
+            [str(exe), "serve", str(self.folder), "--host", "127.0.0.1", "--port",
+             str(self.port), "--device", "cpu", "--log-level", "info"],
+            stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
+            start_new_session=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"{self.url}/models", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+        raise AssertionError(f"transformers serve did not answer within {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(30)
+
+    def completions(self) -> int:
+        return self.log.read_text().count("POST /v1/chat/completions")
+
+    @property
+    def model(self) -> str:
+        return str(self.folder)
