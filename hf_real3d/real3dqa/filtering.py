@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError
 from hf_real3d.scanqa import read_scanqa
@@ -160,43 +159,23 @@ def judge_prompt(situation: str, question: str) -> str:
 
 def judge_predictions(
     questions: pd.DataFrame,
-    model: Any,
-    tokenizer: Any = None,
+    model: str | os.PathLike | Any,
     *,
     max_new_tokens: int = 8,
-    batch_size: int = 32,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Greedy short answers of a local causal LM (a path or a loaded model) from text only.
+    """Greedy short answers from text only (:func:`judge_prompt`), by a local causal-LM folder
+    or any :class:`hf_real3d.llm.LLMClient` (a server too). ``questions`` needs question_id,
+    question and optionally situation. An item the model could not answer gets an empty
+    prediction (not answered)."""
+    # the client (torch, transformers or openai) only when a judge model is run
+    from hf_real3d.llm import Decoding, LLMClient
 
-    ``questions`` needs question_id, question and optionally situation.
-    """
-    # torch + transformers only when a judge model is actually run (filtering itself is
-    # pandas and numpy)
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if isinstance(model, str | os.PathLike):
-        path = str(model)
-        tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path)
-    if tokenizer is None:
-        raise ValueError("Expected a tokenizer with a loaded judge model")
-    model.eval()
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    client = model if isinstance(model, LLMClient) else LLMClient(
+        path=model, decoding=Decoding(max_tokens=max_new_tokens), cache=False,
+        progress=progress)
     sits = questions["situation"].tolist() if "situation" in questions else [""] * len(questions)
     prompts = [judge_prompt(s, q) for s, q in zip(sits, questions.question.tolist())]
-    preds = []
-    for start in tqdm(range(0, len(prompts), batch_size), desc="judge", disable=not progress):
-        batch = [tokenizer(p, add_special_tokens=True)["input_ids"]
-                 for p in prompts[start:start + batch_size]]
-        width = max(len(b) for b in batch)
-        ids = torch.tensor([[pad] * (width - len(b)) + b for b in batch])  # left padding
-        mask = torch.tensor([[0] * (width - len(b)) + [1] * len(b) for b in batch])
-        with torch.no_grad():
-            gen = model.generate(input_ids=ids, attention_mask=mask, do_sample=False,
-                                 max_new_tokens=max_new_tokens, pad_token_id=pad)
-        for row in gen[:, width:]:
-            text = tokenizer.decode(row, skip_special_tokens=True)
-            preds.append(text.strip().split("\n")[0].strip())
+    out = client.generate(prompts, desc="judge")
+    preds = ["" if g.text is None else g.text.strip().split("\n")[0].strip() for g in out]
     return pd.DataFrame({"question_id": questions.question_id.to_numpy(), "prediction": preds})
