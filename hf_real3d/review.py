@@ -121,7 +121,8 @@ class ReviewFolder:
             if not 0 <= settings["repeat_share"] <= 1 or settings["repeat_gap"] < 1:
                 raise ValueError(f"repeat share {settings['repeat_share']} must lie in [0, 1] "
                                  f"and repeat gap {settings['repeat_gap']} be at least 1")
-            meta = {"dataset": str(dataset), "fingerprint": fp, "items": len(rotated),
+            meta = {"dataset": str(Path(dataset).resolve()), "fingerprint": fp,
+                    "items": len(rotated),
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **settings}
             self.folder.mkdir(parents=True, exist_ok=True)
             write_json(meta_path, meta, indent=2)

@@ -324,3 +324,90 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
     p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "l.jsonl",
              "--llm-path", tmp_path / "nothing")
     assert p.returncode == 2 and "no model folder there" in p.stderr
+
+
+def _readme_pipeline() -> list[str]:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text[text.index("<!-- llm-pipeline -->"):text.index("<!-- /llm-pipeline -->")]
+    body = block.split("```sh\n")[1].split("```")[0]
+    return [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]
+
+
+def _explore_once(args: list[str], cwd: Path) -> None:
+    """Start the README's `hf-real3d explore`, wait for its page, stop it."""
+    import urllib.request
+
+    port = free_port()
+    proc = subprocess.Popen([str(BIN / "hf-real3d"), *args[1:], "--port", str(port)], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            assert proc.poll() is None, proc.stderr.read()[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise AssertionError("hf-real3d explore did not answer within 180 s")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+@pytest.mark.slow
+def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
+    """Every line of the README's construction pipeline, in order, against the tiny model
+    `transformers serve` serves (for its first line); a person's review is played by the
+    library (every item accepted)."""
+    import shutil
+
+    from hf_real3d.review import ReviewFolder
+    from hf_real3d.sqa3d import read_split
+    from hf_real3d.synth import SynthConfig, build_benchmark
+
+    build_benchmark(tmp_path / "data/synth", SynthConfig(
+        seed=4, scenes={"train": 0, "val": 0, "test": 1}, questions_per_scene={"test": 16}),
+        workers=1, progress=False)
+    recs = read_split(tmp_path / "data/synth/sqa3d", "test")
+    (tmp_path / "full.jsonl").write_text("\n".join(json.dumps(
+        {"question_id": r.question_id, "prediction": r.answers[0]}) for r in recs))
+    (tmp_path / "blind.jsonl").write_text("\n".join(json.dumps(
+        {"question_id": r.question_id, "prediction": "zzz"}) for r in recs))
+    env = {"HF_REAL3D_CACHE": str(tmp_path / "cache")}
+    lines = _readme_pipeline()
+    assert lines[0].startswith("transformers serve path/to/model")
+    ran = []
+    for line in lines[1:]:
+        line = line.replace("http://127.0.0.1:8000/v1", served.url).replace(
+            "path/to/model", served.model)
+        args = line.split()
+        assert args[0] == "hf-real3d", line
+        if args[1] == "explore":
+            _explore_once(args, tmp_path)
+            rf = ReviewFolder(tmp_path / "review")
+            while (e := rf.next_entry("reviewer")[0]) is not None:
+                rf.record("reviewer", e, "accept")
+            ran.append("explore")
+            continue
+        if args[1] == "evaluate":  # the user's model: right everywhere
+            from hf_real3d.real3dqa.evaluate import load_references
+
+            refs = load_references(tmp_path / "reviewed")
+            (tmp_path / "preds.jsonl").write_text("\n".join(json.dumps(
+                {"question_id": int(q), "rotation_deg": int(d), "prediction": a[0]})
+                for q, d, a in zip(refs.question_id, refs.rotation_deg, refs.answers)))
+        p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                           env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+                                    **env))
+        assert p.returncode == 0, (line, p.stderr[-3000:])
+        ran.append(args[1])
+    assert ran == ["judge", "build-real3dqa", "rotate", "check-rotations", "explore",
+                   "review-stats", "export-rotations", "import-real3dqa", "evaluate"]
+    assert "judge `llm`" in (tmp_path / "built/README.md").read_text()
+    exported = json.loads((tmp_path / "reviewed_release/review.json").read_text())
+    assert exported["exported"] > 0
+    metrics = json.loads((tmp_path / "reviewed_report/metrics.json").read_text())
+    assert metrics[0]["rotation"]["vrs"] == 100.0
+    shutil.rmtree(tmp_path / "cache")
