@@ -212,7 +212,8 @@ class LLMClient:
 
     def _openai(self):
         if self._client is None:
-            try:  # the [llm] extra (transformers[serving] brings it)
+            try:
+                # the [llm] extra (transformers[serving] brings it): only for a server
                 import openai
             except ImportError:
                 raise ImportError("a server route needs the openai package: pip install "
@@ -264,7 +265,7 @@ class LLMClient:
         return self._local
 
     def _ask_local(self, prompt: Prompt) -> str:
-        import torch
+        import torch  # a local model only (loaded by _load_local)
 
         model, tok = self._load_local()
         if isinstance(prompt, str):
@@ -286,7 +287,7 @@ class LLMClient:
         return tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True).strip()
 
     def _ask_server(self, prompt: Prompt) -> str:
-        import openai
+        import openai  # the server route's package (its errors)
 
         client = self._openai()
         d = self.decoding

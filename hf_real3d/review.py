@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
+from hf_real3d.real3dqa.release import DEBIASED_FILE, RELEASE_VIEWPOINTS
 from hf_real3d.tables import markdown_table
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "review_stats", "stats_markdown",
@@ -424,7 +425,6 @@ def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
     """The reviewed set in the release's format (``rotation_{0,90,180,270}.json``, the
     release's id scheme, and the de-biased file), with ``review.json`` (the review's figures
     and what was dropped), written atomically. Returns that summary."""
-    from hf_real3d.real3dqa.release import DEBIASED_FILE, RELEASE_VIEWPOINTS
 
     if min_annotators < 1:
         raise ValueError(f"min_annotators {min_annotators}: expected at least 1")
