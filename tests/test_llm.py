@@ -411,3 +411,34 @@ def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
     metrics = json.loads((tmp_path / "reviewed_report/metrics.json").read_text())
     assert metrics[0]["rotation"]["vrs"] == 100.0
     shutil.rmtree(tmp_path / "cache")
+
+
+def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
+    """`judge` reads a ScanQA JSON (no situation in the prompt) and `build-real-scanqa
+    --judge` removes what it answers, with the judge on the card."""
+    from hf_real3d.real_scanqa import build_real_scanqa
+    from hf_real3d.scanqa import read_scanqa
+
+    scanqa = next((sqa3d_folder / "scanqa").glob("*.json"))
+    qs = read_scanqa(scanqa)
+    truth = dict(zip(qs.question, (a[0] for a in qs.answers)))
+    asked = []
+
+    def reply(messages):
+        asked.append(messages[-1]["content"])
+        q = messages[-1]["content"].split("Question: ")[1].split("\n")[0]
+        return truth[q] if q.startswith("What color") else "no idea"
+
+    with StubLLM(reply) as srv:
+        m = run_judge(scanqa, tmp_path / "j.jsonl", client(srv.url, tmp_path))
+    assert m["questions"] == len(qs) and all(a.startswith("Situation: \nQuestion: ")
+                                             for a in asked)
+    full = tmp_path / "full.jsonl"
+    full.write_text("\n".join(json.dumps({"question_id": q, "prediction": "zzz"})
+                              for q in qs.question_id))
+    s = build_real_scanqa(scanqa, tmp_path / "rs", pairs=[("m", str(full), str(full))],
+                          judges=[("stub", str(tmp_path / "j.jsonl"))])
+    colour = int(qs.question.str.startswith("What color").sum())
+    assert colour and s["removed"] == colour
+    assert "judge `stub`: stub at http://127.0.0.1" in (tmp_path / "rs/README.md").read_text()
+    assert f"removed {colour} question(s)" in (tmp_path / "rs/README.md").read_text()
