@@ -477,3 +477,59 @@ def test_mirroring_a_rolled_camera_flips_an_objects_left_side(roll_deg, pitch_de
         answer_text("height_higher", (1, 2), w, cam, cfg)
     assert answer_text("location_closer_to_camera", (1, 2), mirrored, cam, cfg) == \
         answer_text("location_closer_to_camera", (1, 2), w, cam, cfg)
+
+
+def test_exported_tsv_shows_every_row_its_own_image_under_vlmevalkits_rule(tmp_path):
+    """VLMEvalKit writes each TSV row's image to `{index}.jpg` and reuses a file that exists:
+    every row needs its own index, or a mirrored row is shown its original's image and
+    FlipEval measures nothing."""
+    import base64
+    import io
+
+    import numpy as np
+    import pandas as pd
+    from PIL import Image
+
+    from hf_real3d.srbench import build_srbench
+
+    def half(left, right):
+        a = np.zeros((8, 8, 3), np.uint8)
+        a[:, :4], a[:, 4:] = left, right
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, format="PNG")
+        return buf.getvalue()
+
+    rows = []
+    for i, (q, opts, ans, cat) in enumerate([
+            ("Is the lamp on the left side of the bed?", ["yes", "no"], "A",
+             "orientation_on_the_left"),
+            ("Is the lamp above the bed?", ["no", "yes"], "B", "location_above")]):
+        qid = f"T000000{i}"
+        rows.append({"index": i, "qid": qid, "question": q, "options": opts, "answer": ans,
+                     "category": cat, "group": "x",
+                     "image_bytes": half((255, 0, 0), (0, 0, 255 - 50 * i)),
+                     "image_source": "test", "image_url": "", "base_qid": qid,
+                     "circular_group": qid, "flip_group": qid, "shift": 0, "flipped": False,
+                     "pair_id": f"t{i}", "camera": "{}",
+                     **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
+    build_srbench(tmp_path / "srb", synthetic={"synthetic_common": rows,
+                                               "synthetic_uncommon": rows, "stats": {}},
+                  export_tsv=True)
+    for name in ("synthetic_common", "synthetic_uncommon"):
+        df = pd.read_csv(tmp_path / f"srb/tsv/{name}.tsv", sep="\t")
+        assert df["index"].is_unique, df["index"].tolist()
+        shown = tmp_path / name
+        shown.mkdir()
+        for r in df.itertuples():  # VLMEvalKit's dump: write unless the file exists
+            path = shown / f"{r.index}.jpg"
+            if not path.exists():
+                Image.open(io.BytesIO(base64.b64decode(r.image))).convert("RGB").save(path)
+        pixels = {r.qid: np.asarray(Image.open(shown / f"{r.index}.jpg")) for r in
+                  df.itertuples()}
+        flipped = [q for q in df.qid if "-flip" in q]
+        assert flipped
+        for q in flipped:
+            original = q.replace("-flip", "")
+            assert np.abs(pixels[q].astype(int) -
+                          np.fliplr(pixels[original]).astype(int)).max() < 40, q
+            assert np.abs(pixels[q].astype(int) - pixels[original].astype(int)).max() > 100, q

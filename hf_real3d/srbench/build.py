@@ -30,8 +30,11 @@ CITATION = """@article{ma20243dsrbench,
 
 
 def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """FlipEval copies of every question, then every circular shift of both."""
-    return circular_expand(flip_expand(rows))
+    """FlipEval copies of every question, then every circular shift of both, each row with
+    its own ``index`` (its position): VLMEvalKit writes a row's image to ``{index}.jpg`` and
+    reuses a file that exists, so a shared index would show a mirrored row its original's
+    image."""
+    return [dict(r, index=i) for i, r in enumerate(circular_expand(flip_expand(rows)))]
 
 
 def build_srbench(out: str | os.PathLike, *, tsv: str | list | None = None, synthetic=None,
