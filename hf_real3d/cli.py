@@ -284,11 +284,18 @@ class StressTestOptions:
                                            "entry counts).", default=None)
     type_column: str | None = help_field("Question-type column (default: the question's "
                                          "first word).", default=None)
+    id_column: str | None = help_field("Item id column (a Hub or saved dataset; default: "
+                                       "question_id, else id, else the row number).",
+                                       default=None)
+    type_as_feature: bool = help_field("Let the diagnostic read each item's question type too "
+                                       "(off: the type only groups the report).",
+                                       default=False)
     exclude: str | None = help_field("A dataset whose ids are left out (the questions a "
                                      "filter removed: --dataset sqa3d --exclude real3dqa).",
                                      default=None)
     prune: bool = help_field("Run iterative bias pruning and write the kept items as "
-                             "<config>_tst.", default=False)
+                             "<config>_tst (a folder this library built) or, in the input's "
+                             "own form, under OUT/kept.", default=False)
     round_fraction: float = help_field("Share of the original set removed per pruning "
                                        "round.", default=0.05)
     margin: float = help_field("Pruning stops when solvability is within this many points "
@@ -729,8 +736,11 @@ def cmd_stress_test(o: StressTestOptions) -> None:
                         type_column=o.type_column, exclude=o.exclude, diagnostic=o.diagnostic,
                         folds=o.folds, seed=o.seed, do_prune=o.prune,
                         round_fraction=o.round_fraction, margin=o.margin, budget=o.budget,
-                        lm_path=o.lm_path, lm_epochs=o.lm_epochs)
+                        lm_path=o.lm_path, lm_epochs=o.lm_epochs,
+                        type_as_feature=o.type_as_feature, id_column=o.id_column)
     sv = s["solvability"]
+    if s.get("note"):
+        print(f"note: {s['note']}", file=sys.stderr)
     print(f"non-visual solvability {sv['overall']:.1f}% [{sv['ci'][0]:.1f}, {sv['ci'][1]:.1f}] "
           f"(majority {s['majority']:.1f}, chance {s['chance']:.1f}, n {s['n']})")
     if "final" in s:
@@ -835,6 +845,11 @@ def _on_sigint(signum, frame):  # pragma: no cover - exercised through a subproc
     request_stop(KeyboardInterrupt)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter,
+                     argparse.ArgumentDefaultsHelpFormatter):
+    """The description as written, and each option's default after its help."""
+
+
 def parse(argv: Sequence[str]) -> tuple[str, Any]:
     """(command name, its options object) from ``argv`` (without the program name)."""
     name, rest = argv[0], list(argv[1:])
@@ -852,7 +867,7 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
     parser = DataclassParser(options_cls, prog=f"hf-real3d {name}",
                              description=textwrap.fill(f"{cmd.help}. {' '.join(doc.split())}",
                                                        88),
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+                             formatter_class=_HelpFormatter)
     return name, parser.parse_into_dataclass(rest)
 
 

@@ -15,9 +15,24 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before torch is imported
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_3drft  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-__all__ = ["main", "make_parser"]
+from hf_real3d.training.recipe import (  # noqa: E402
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+    run_recipe,
+    train_3drft,
+)
+
+# without arguments: the settings the README measured
+CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_synth.yaml"
+
+__all__ = ["main", "make_parser", "parse"]
+
+
+def parse(argv=None):
+    return parse_recipe_args(argv, recipe_defaults(CONFIG))
 
 
 def main(script_args, training_args):
@@ -25,4 +40,4 @@ def main(script_args, training_args):
 
 
 if __name__ == "__main__":
-    run_recipe(main, parse_recipe_args)
+    run_recipe(main, parse)

@@ -13,8 +13,13 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before torch is imported
 
-from hf_real3d.training.recipe import run_recipe  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hf_real3d.training.recipe import recipe_defaults, run_recipe  # noqa: E402
 from hf_real3d.training.vlm_recipe import parse_vlm_args, train_vlm  # noqa: E402
+
+# without arguments: the settings the README measured
+CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_vlm.yaml"
 
 __all__ = ["main"]
 
@@ -23,5 +28,9 @@ def main(script_args, training_args):
     return train_vlm(script_args, training_args)
 
 
+def parse(argv=None):
+    return parse_vlm_args(argv, recipe_defaults(CONFIG))
+
+
 if __name__ == "__main__":
-    run_recipe(main, parse_vlm_args)
+    run_recipe(main, parse)

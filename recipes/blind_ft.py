@@ -10,15 +10,26 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before torch is imported
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hf_real3d.training.recipe import (  # noqa: E402
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+    run_recipe,
+    train_model,
+)
 
 __all__ = ["main", "make_parser", "parse"]
 
+# without arguments: the settings the README measured
+CONFIG = Path(__file__).resolve().parent / "configs" / "blind_ft_synth.yaml"
 FIXED = {"reweighting": "none", "blind": True}
 
 
 def parse(argv=None):
-    return parse_recipe_args(argv, fixed=FIXED, recipe="recipes/blind_ft.py",
+    return parse_recipe_args(argv, recipe_defaults(CONFIG), fixed=FIXED,
+                             recipe="recipes/blind_ft.py",
                              instead="recipes/sft.py (full model) or recipes/3drft.py")
 
 

@@ -13,15 +13,25 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before torch is imported
 
-from hf_real3d.training.recipe import make_parser, parse_recipe_args, run_recipe, train_model  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hf_real3d.training.recipe import (  # noqa: E402
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+    run_recipe,
+    train_model,
+)
 
 __all__ = ["main", "make_parser", "parse"]
 
+# without arguments: the settings the README measured
+CONFIG = Path(__file__).resolve().parent / "configs" / "sft_synth.yaml"
 FIXED = {"reweighting": "none"}
 
 
 def parse(argv=None):
-    return parse_recipe_args(argv, fixed=FIXED, recipe="recipes/sft.py",
+    return parse_recipe_args(argv, recipe_defaults(CONFIG), fixed=FIXED, recipe="recipes/sft.py",
                              instead="recipes/3drft.py")
 
 

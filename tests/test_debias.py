@@ -108,7 +108,7 @@ def test_real_release_through_the_cli(real_dir, tmp_path, capsys):
     folder = _release(real_dir, tmp_path)
     out = tmp_path / "st"
     assert main(["stress-test", "--dataset", str(folder), "--out", str(out), "--prune",
-                 "--round_fraction", "0.2", "--budget", "0.4"]) == 0
+                 "--round_fraction", "0.2", "--budget", "0.4", "--type_as_feature"]) == 0
     s = json.loads((out / "stress_test.json").read_text())
     assert s["n"] == 1485 and s["group_by"] == "scene_id" and s["folds"] == 5
     # the README's figures (tests/data/stress_test_real.json) are this run's first fit
@@ -117,6 +117,8 @@ def test_real_release_through_the_cli(real_dir, tmp_path, capsys):
     rec = json.loads((Path(__file__).parent / "data/stress_test_real.json").read_text())
     assert s["solvability"] == rec["real3dqa_debiased"]["solvability"]
     assert s["majority"] == rec["real3dqa_debiased"]["majority"]
+    assert s["type_as_feature"] is rec["real3dqa_debiased"]["type_as_feature"] is True
+    assert "is one of the diagnostic's inputs" in (out / "report.md").read_text()
     assert s["solvability"]["overall"] > s["majority"] + 5  # the set is still text-solvable
     assert s["solvability"]["ci"][0] <= s["solvability"]["overall"] <= s["solvability"]["ci"][1]
     assert set(s["solvability"]["per_type"]) >= {"number", "navigation", "spatial relation"}

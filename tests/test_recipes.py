@@ -171,8 +171,12 @@ def test_design_card_command_with_no_arguments_builds_the_default(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert "data/synth not found: building the embedded default benchmark" in p.stderr
     assert (tmp_path / "data/synth/README.md").is_file()
-    info = json.loads((tmp_path / "trainer_output" / TRAINING_INFO).read_text())
+    # without arguments: recipes/configs/3drft_synth.yaml's settings and output folder
+    assert not (tmp_path / "trainer_output").exists()
+    info = json.loads((tmp_path / "outputs/recipes/3drft" / TRAINING_INFO).read_text())
     assert info["training"]["reweighting"] == "paper" and info["metrics"]["global_step"] == 2
+    assert info["training"]["learning_rate"] == 1e-3
+    assert info["training"]["per_device_train_batch_size"] == 16
     p = subprocess.run([*cmd, "--output_dir", "again"], capture_output=True, text=True,
                        timeout=600, cwd=tmp_path, env=env)
     assert p.returncode == 0 and "(the embedded default benchmark, found)" in p.stderr

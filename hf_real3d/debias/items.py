@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hf_real3d._io import FormatError
+from hf_real3d._io import FormatError, first_repeat
 from hf_real3d.answers import normalize_answer
 from hf_real3d.sqa3d import question_type
 
@@ -85,6 +85,9 @@ def _from_rows(rows: list[dict[str, Any]], source: str, *, kind: str, question: 
     ids, text, labels, groups, types = [], [], [], [], []
     for i, r in enumerate(rows):
         where = f"{source} item {i} ({id_col} {r.get(id_col, i)})"
+        empty = [c for c in question if r[c] is None]
+        if empty:
+            raise FormatError(f"{where}: {empty[0]!r} is empty (null); fill it or drop the item")
         ids.append(str(r.get(id_col, i)))
         text.append(" ".join(str(r[c]) for c in question))
         labels.append(normalize_answer(_first_answer(r[answer], where)))
@@ -115,7 +118,8 @@ def _is_sqa3d_folder(path: Path) -> bool:
 
 def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: str = "test",
                question_columns: Sequence[str] | None = None, answer_column: str | None = None,
-               group_by: str | None = None, type_column: str | None = None) -> Items:
+               group_by: str | None = None, type_column: str | None = None,
+               id_column: str | None = None) -> Items:
     """Items of ``dataset``: a folder built by this library (its ``config``; by default the
     de-biased ``real3dqa``, ``real_scanqa`` or the 3DSRBench ``real`` / ``synthetic_common``
     config), an SQA3D folder (``*_questions_*.json`` + annotations, read with ``split``), a
@@ -175,14 +179,29 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     # a Hub dataset (offline: from the cache), or a local folder of a saved or plain dataset
     import datasets
 
-    if path.is_dir() and (path / "state.json").is_file():  # Dataset.save_to_disk
-        ds = datasets.load_from_disk(str(path))
-        ds = ds[split] if isinstance(ds, datasets.DatasetDict) else ds
-    elif path.is_dir() and (path / "dataset_dict.json").is_file():
-        ds = datasets.load_from_disk(str(path))[split]
+    if path.is_dir() and ((path / "state.json").is_file() or
+                          (path / "dataset_dict.json").is_file()):  # save_to_disk
+        try:
+            ds = datasets.load_from_disk(str(path))
+        except IndexError:  # datasets cannot read back an empty saved dataset
+            raise FormatError(f"{src}: the saved dataset holds no items") from None
+        if isinstance(ds, datasets.DatasetDict):
+            if split not in ds:
+                raise FormatError(f"{src}: no split {split!r} (it has {sorted(ds)}); pick one "
+                                  "with --split")
+            ds = ds[split]
     else:
         ds = datasets.load_dataset(src, config, split=split)
+    if not len(ds):
+        raise FormatError(f"{src}: split {split!r} holds no items")
     rows = [dict(r) for r in ds]
-    return _from_rows(rows, src, kind="columns", question=tuple(question_columns),
-                      answer=answer_column, group=group_by, qtype=type_column,
-                      id_col="question_id" if rows and "question_id" in rows[0] else "id")
+    id_col = id_column or ("question_id" if "question_id" in rows[0] else "id")
+    if id_column:
+        _column(rows, id_column, src, "the item ids (--id-column)")
+    items = _from_rows(rows, src, kind="columns", question=tuple(question_columns),
+                       answer=answer_column, group=group_by, qtype=type_column, id_col=id_col)
+    rep = first_repeat(items.ids) if id_column else None
+    if rep:
+        raise FormatError(f"{src}: item {rep[1]} repeats the id {items.ids[rep[1]]!r} of item "
+                          f"{rep[0]} (--id-column {id_column}); ids must be unique")
+    return items

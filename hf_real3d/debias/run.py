@@ -93,6 +93,70 @@ def _plot(summary: dict[str, Any], rounds: list[dict[str, Any]] | None, path: Pa
     plt.close(fig)
 
 
+def check_options(*, folds: int, round_fraction: float, margin: float,
+                  budget: float | None, do_prune: bool, out: str | os.PathLike) -> None:
+    """Refuse settings that would do nothing or something else than meant, before any work."""
+    if folds < 2:
+        raise ValueError(f"--folds {folds}: expected at least 2")
+    if not 0 < round_fraction < 1:
+        raise ValueError(f"--round_fraction {round_fraction}: expected a share of the set in "
+                         "(0, 1), e.g. 0.05 for 5%")
+    if margin < 0:
+        raise ValueError(f"--margin {margin}: expected points >= 0")
+    if budget is not None and (budget <= 0 or (budget >= 1 and budget != int(budget))):
+        raise ValueError(f"--budget {budget}: expected a fraction in (0, 1) or a whole number "
+                         "of items >= 1")
+    if not do_prune and (budget is not None or round_fraction != 0.05 or margin != 2.0):
+        raise ValueError("--budget, --round_fraction and --margin set how pruning runs; add "
+                         "--prune")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
+
+
+def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: str,
+                config: str | None) -> str | None:
+    """The kept items in the input's own form: a ``save_to_disk`` folder (also for a Hub
+    dataset), SQA3D files or a 3DSRBench TSV; None for a folder this library built, which
+    gets a ``<config>_tst`` config instead."""
+    # the datasets stack and the format writers only when pruning writes what it kept
+    import datasets
+
+    from hf_real3d._io import atomic_dir, write_json
+
+    kept = sorted(keep)
+    if items.kind == "columns":
+        if src.is_dir() and ((src / "state.json").is_file() or
+                             (src / "dataset_dict.json").is_file()):
+            ds = datasets.load_from_disk(str(src))
+        else:
+            ds = datasets.load_dataset(str(src), config, split=split)
+        whole = isinstance(ds, datasets.DatasetDict)
+        part = (ds[split] if whole else ds).select(kept)
+        with atomic_dir(dest) as tmp:
+            (datasets.DatasetDict({split: part}) if whole else part).save_to_disk(str(tmp))
+        return str(dest)
+    if items.kind == "sqa3d":
+        from hf_real3d.sqa3d import split_paths
+
+        keep_ids = {items.ids[i] for i in kept}
+        with atomic_dir(dest) as tmp:
+            for path in split_paths(src, split):
+                data = json.loads(path.read_text())
+                key = "questions" if "questions" in data else "annotations"
+                data[key] = [x for x in data[key] if str(x["question_id"]) in keep_ids]
+                write_json(tmp / path.name, data)
+        return str(dest)
+    if items.kind == "srbench" and src.suffix == ".tsv":
+        from hf_real3d.srbench.format import read_tsv, write_tsv
+
+        bases = {str(items.rows[i]["base_qid"]) for i in kept}
+        rows = [r for r in read_tsv(src, decode_images=False) if str(r["base_qid"]) in bases]
+        out = dest.with_suffix(".tsv")
+        write_tsv(rows, out)
+        return str(out)
+    return None
+
+
 def _report(summary: dict[str, Any], res: StressResult, source: str) -> str:
     s = summary["solvability"]
     md = ["## Test-set stress test (non-visual solvability)", "",
@@ -104,7 +168,14 @@ def _report(summary: dict[str, Any], res: StressResult, source: str) -> str:
           markdown_table(["type", "n", "TsT", "95% CI", "majority", "chance"],
                          [[t, v["n"], v["solvability"], f"[{v['ci'][0]:.1f}, {v['ci'][1]:.1f}]",
                            v["majority"], v["chance"]] for t, v in s["per_type"].items()]),
-          ""]
+          "",
+          "Per type, majority and chance are those of the type's own answers (its training "
+          "items' most frequent answer; a uniform guess among its answers). The question type "
+          + ("is one of the diagnostic's inputs (`--type_as_feature`)." if summary.get(
+              "type_as_feature") else "is not one of the diagnostic's inputs (add it with "
+             "`--type_as_feature`)."), ""]
+    if summary.get("note"):
+        md += [f"**Note:** {summary['note']}.", ""]
     if res.diagnostic == "lm":
         md += ["The items the language model is surest of (held-out probability of the "
                "right answer):", "",
@@ -158,6 +229,8 @@ def run_stress_test(
     write_configs: bool = True,
     lm_path: str | None = None,
     lm_epochs: float = 4.0,
+    type_as_feature: bool = False,
+    id_column: str | None = None,
     log=print,
 ) -> dict[str, Any]:
     """TsT (and IBP with ``do_prune``) of ``dataset``; returns what ``stress_test.json``
@@ -165,9 +238,15 @@ def run_stress_test(
     "diagnostic", "folds", "group_by", "features"}`` in percent, and with pruning
     ``"rounds"`` and ``"final": {"kept", "solvability"}``. ``diagnostic="lm"`` fine-tunes
     ``lm_path`` (a local causal LM or a saved SceneLM; default: a small Llama from config)
-    for ``lm_epochs`` per fold (:mod:`hf_real3d.debias.lm`)."""
+    for ``lm_epochs`` per fold (:mod:`hf_real3d.debias.lm`). ``type_as_feature``: the
+    diagnostic also reads each item's question type (off by default: the report says which).
+    With ``do_prune``, the kept items are also written in the input's own form under
+    ``out/kept`` (a ``save_to_disk`` folder, SQA3D files, a 3DSRBench TSV)."""
+    check_options(folds=folds, round_fraction=round_fraction, margin=margin, budget=budget,
+                  do_prune=do_prune, out=out)
     items = load_items(dataset, config=config, split=split, question_columns=question_columns,
-                       answer_column=answer_column, group_by=group_by, type_column=type_column)
+                       answer_column=answer_column, group_by=group_by, type_column=type_column,
+                       id_column=id_column)
     if exclude:
         items = exclude_ids(items, exclude)
     check_items(items, folds)
@@ -180,8 +259,13 @@ def run_stress_test(
         lm.check()
     log(f"stress test: {len(items)} items of {items.source}, {diagnostic}, {folds} folds")
     res = stress_test(items, diagnostic=diagnostic, folds=folds, seed=seed,
-                      progress=lambda m: log("  " + m), lm=lm)
+                      progress=lambda m: log("  " + m), lm=lm, type_as_feature=type_as_feature)
     summary = res.summary()
+    if len(set(items.labels)) == 1:
+        summary["note"] = (f"every item has the same answer ({items.labels[0]!r}): any "
+                           "predictor is always right, so solvability, majority and chance say "
+                           "nothing about shortcuts; check --answer-column")
+        log(f"note: {summary['note']}")
     summary["group_by"] = items.group_by
     summary["features"] = [{"feature": f, "weight": w} for f, w in res.features]
     summary["source"] = items.source
@@ -189,7 +273,8 @@ def run_stress_test(
     if do_prune:
         keep, rounds, last = prune(items, diagnostic=diagnostic, folds=folds, seed=seed,
                                    round_fraction=round_fraction, margin=margin, budget=budget,
-                                   progress=lambda m: log("  " + m), lm=lm, first=res)
+                                   progress=lambda m: log("  " + m), lm=lm, first=res,
+                                   type_as_feature=type_as_feature)
         summary["rounds"] = rounds
         summary["final"] = {"kept": len(keep), "solvability": last.solvability,
                             "majority": last.majority}
@@ -205,8 +290,15 @@ def run_stress_test(
             for i, (q, t, a, p, s, c) in enumerate(zip(items.ids, items.types, items.labels,
                                                        res.predicted, res.score, res.correct))))
     _plot(summary, summary.get("rounds"), out / "stress_test.png")
+    report = _report(summary, res, items.source)
+    if keep is not None:
+        report += "\n" + _removed_section(items, set(keep), items.source) + "\n"
+        kept_at = _write_kept(Path(dataset), items, keep, out / "kept", split=split,
+                              config=config)
+        if kept_at:
+            summary["kept_written_to"] = kept_at
     with atomic_path(out / "report.md") as tmp:
-        Path(tmp).write_text(_report(summary, res, items.source))
+        Path(tmp).write_text(report)
     folder = Path(dataset)
     if write_configs and folder.is_dir() and (folder / "README.md").is_file() and \
             items.kind != "sqa3d":

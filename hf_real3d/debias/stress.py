@@ -53,6 +53,11 @@ class StressResult:
     diagnostic: str
     folds: int
     features: list[tuple[str, float]] = field(default_factory=list)
+    # within each question type: its own training items' majority answer, and the chance of
+    # a uniform guess among its own answers (the per-type columns)
+    type_majority_correct: np.ndarray | None = None
+    type_chance: np.ndarray | None = None
+    type_as_feature: bool = False
 
     @property
     def solvability(self) -> float:
@@ -77,18 +82,22 @@ class StressResult:
             return [lo, hi]
 
         types = np.asarray(self.types, dtype=object)
+        tmaj = self.majority_correct if self.type_majority_correct is None \
+            else self.type_majority_correct
+        tchance = self.chance if self.type_chance is None else self.type_chance
         per_type = {}
         for t in sorted(set(self.types)):
             m = types == t
             per_type[t] = {"n": int(m.sum()), "solvability": float(self.correct[m].mean() * 100),
-                           "majority": float(self.majority_correct[m].mean() * 100),
-                           "chance": float(self.chance[m].mean() * 100), "ci": ci(m)}
+                           "majority": float(tmaj[m].mean() * 100),
+                           "chance": float(tchance[m].mean() * 100), "ci": ci(m)}
         everything = np.ones(len(self.correct), bool)
         return {"n": int(len(self.correct)),
                 "solvability": {"overall": self.solvability, "ci": ci(everything),
                                 "per_type": per_type},
                 "majority": self.majority, "chance": float(self.chance.mean() * 100),
-                "diagnostic": self.diagnostic, "folds": self.folds}
+                "diagnostic": self.diagnostic, "folds": self.folds,
+                "type_as_feature": self.type_as_feature}
 
 
 def check_items(items: Items, folds: int) -> None:
@@ -127,7 +136,10 @@ def _estimator(diagnostic: str, seed: int):
     raise ValueError(f"Expected a diagnostic in {list(DIAGNOSTICS)} but got {diagnostic!r}")
 
 
-def _texts(items: Items) -> list[str]:
+def _texts(items: Items, type_as_feature: bool = False) -> list[str]:
+    """What the diagnostic reads: each item's text, and its type as a token when asked."""
+    if not type_as_feature:
+        return list(items.text)
     return [f"{t} qtype_{ty.replace(' ', '_')}" for t, ty in zip(items.text, items.types)]
 
 
@@ -169,9 +181,11 @@ def _sklearn_fold(diagnostic: str, seed: int, texts: list[str], y: np.ndarray,
 
 
 def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
-                progress: Callable[[str], None] | None = None, lm: Any = None) -> StressResult:
+                progress: Callable[[str], None] | None = None, lm: Any = None,
+                type_as_feature: bool = False) -> StressResult:
     """One grouped k-fold pass of the text-only ``diagnostic`` over ``items`` (``lm``: the
-    :class:`~hf_real3d.debias.lm.LMDiagnostic` settings of ``diagnostic="lm"``)."""
+    :class:`~hf_real3d.debias.lm.LMDiagnostic` settings of ``diagnostic="lm"``).
+    ``type_as_feature``: the diagnostic also reads each item's question type (a token)."""
     # scikit-learn only when a pass runs
     from sklearn.model_selection import GroupKFold
 
@@ -183,11 +197,13 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
         from hf_real3d.debias.lm import LMDiagnostic
 
         lm = LMDiagnostic(seed=seed)
-    texts = _texts(items)
+    texts = _texts(items, type_as_feature)
     y = np.asarray(items.labels, dtype=object)
+    types = np.asarray(items.types, dtype=object)
     n = len(items)
     score, correct = np.zeros(n), np.zeros(n, bool)
     maj, chance = np.zeros(n, bool), np.zeros(n)
+    tmaj, tchance = np.zeros(n, bool), np.zeros(n)
     predicted: list[str] = [""] * n
     splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
     for k, (train, test) in enumerate(splitter.split(texts, y, items.groups)):
@@ -195,6 +211,9 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
             progress(f"fold {k + 1}/{folds}: {len(train)} training items")
         counts = Counter(y[train].tolist())
         top = counts.most_common(1)[0][0]  # the training folds' majority answer
+        by_type: dict[str, Counter] = {}
+        for i in train.tolist():
+            by_type.setdefault(types[i], Counter())[y[i]] += 1
         if diagnostic == "lm":
             probs, cands = lm.fit_predict([texts[i] for i in train], y[train].tolist(),
                                           [texts[i] for i in test],
@@ -206,16 +225,19 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
         for p, opts, i in zip(probs, cands, test.tolist()):
             pick = str(opts[int(np.argmax(p))]) if len(opts) else ""
             s = float(p[opts.index(y[i])]) if y[i] in opts else 0.0
+            own = by_type.get(types[i], counts)  # a type absent from training: all of it
             if items.options is not None:
                 best = max(opts, key=lambda o: (counts.get(o, 0), -opts.index(o)))
-                chance[i] = 1 / len(opts)
+                tbest = max(opts, key=lambda o: (own.get(o, 0), -opts.index(o)))
+                chance[i] = tchance[i] = 1 / len(opts)
             else:
-                best = top
-                chance[i] = 1 / len(counts)
+                best, tbest = top, own.most_common(1)[0][0]
+                chance[i], tchance[i] = 1 / len(counts), 1 / len(own)
             predicted[i], score[i] = pick, s
-            correct[i], maj[i] = pick == y[i], best == y[i]
+            correct[i], maj[i], tmaj[i] = pick == y[i], best == y[i], tbest == y[i]
     res = StressResult(score, correct, predicted, maj, chance, list(items.types),
-                       list(items.groups), diagnostic, folds)
+                       list(items.groups), diagnostic, folds, type_majority_correct=tmaj,
+                       type_chance=tchance, type_as_feature=type_as_feature)
     if diagnostic == "lm":  # what drives the score: the items it is surest of
         order = np.lexsort((np.arange(n), -score))[:20]
         res.features = [(items.text[i], float(score[i])) for i in order]
@@ -229,7 +251,7 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
 def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
           round_fraction: float = 0.05, margin: float = 2.0, budget: float | None = None,
           progress: Callable[[str], None] | None = None, lm: Any = None,
-          first: StressResult | None = None
+          first: StressResult | None = None, type_as_feature: bool = False
           ) -> tuple[list[int], list[dict[str, Any]], StressResult]:
     """Iterative bias pruning: fit, stop when solvability <= majority + ``margin`` (points)
     or when the removals reach ``budget`` (a fraction of the set if < 1, else a count),
@@ -251,7 +273,7 @@ def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0
             res = first
         else:
             res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds,
-                              seed=seed, lm=lm)
+                              seed=seed, lm=lm, type_as_feature=type_as_feature)
         rounds.append({"round": len(rounds), "removed": n - len(keep), "kept": len(keep),
                        "solvability": res.solvability, "majority": res.majority})
         if progress:

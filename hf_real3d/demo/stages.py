@@ -435,7 +435,9 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
     if folds < 2:
         return {}
     log(f"stress test and bias pruning of the filtered set ({len(items)} questions)")
-    keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed)
+    # the study's recorded setting: the diagnostic also reads each question's type
+    keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed,
+                               type_as_feature=True)
     all_ids = [int(q) for q in items.ids]
     kept_ids = [all_ids[i] for i in keep]
     em = {}

@@ -48,6 +48,7 @@ from hf_real3d.training.trainer import NEEDS_BLIND, ReweightedConfig, Reweighted
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
            "train_3drft", "ensure_blind_model", "training_signature",
            "StaleModelError", "make_parser", "parse_recipe_args", "check_config", "run_recipe",
+           "recipe_defaults",
            "TRAINING_INFO", "write_model_card", "end_distributed", "ensure_dataset",
            "DEFAULT_DATASET"]
 
@@ -358,6 +359,17 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
         lines.append(f"- blind model: `{blind['path']}` (data fingerprint "
                      f"`{blind.get('fingerprint', '?')}`).")
     lines += ["", "## Metrics", "", metrics, ""]
+    lines += ["## How to use", "", "```python", "from hf_real3d.modeling import SceneLM", "",
+              f"model = SceneLM.from_pretrained({str(output_dir)!r})  # its tokenizer is "
+              "saved beside it", "```", "",
+              "Predictions on a built dataset (every viewpoint), then the library's scores:", "",
+              "```bash",
+              f"python recipes/predict.py --model {output_dir} --dataset_name "
+              f"{src['dataset_name']} --out preds",
+              "hf-real3d evaluate --dataset REAL3DQA_FOLDER --predictions "
+              f"{Path(output_dir).name}=preds/original.jsonl,preds/rotations.jsonl "
+              "--out report",
+              "```", ""]
     with atomic_path(Path(output_dir) / "README.md") as tmp:
         tmp.write_text("\n".join(lines), encoding="utf-8")
 
@@ -369,6 +381,15 @@ def make_parser(classes: tuple = (ScriptArguments, ReweightedConfig)) -> HfArgum
     parser = HfArgumentParser(classes)
     parser.add_argument("--config", default=None, help="YAML file of arguments")
     return parser
+
+
+def recipe_defaults(config: str | os.PathLike) -> dict[str, Any]:
+    """A recipe's defaults: the settings of its YAML config (what the README measured), so
+    that the recipe run without arguments trains as documented and ``--help`` shows them."""
+    loaded = read_yaml(config) or {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{config}: expected a mapping of argument names to values")
+    return loaded
 
 
 def check_config(cfg: dict[str, Any], path: str = "config",

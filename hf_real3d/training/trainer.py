@@ -67,7 +67,7 @@ class ReweightingArguments:
     prior_cap: float = field(default=5.0, metadata={
         "help": "'prior': the largest weight a token gets after the rescaling to mean 1."})
     excess_ratio: float = field(default=0.6, metadata={
-        "help": "'excess': the share of a batch's answer tokens trained on (Rho-1's 60%)."})
+        "help": "'excess': the share of a batch's answer tokens trained on (Rho-1's 60 percent)."})
     weight_clip: float | None = field(default=10.0, metadata={
         "help": "Upper bound of the 'paper' token weights (None: no clipping)."})
     epsilon: float = field(default=1e-4, metadata={

@@ -159,7 +159,8 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
     return trainer
 
 
-def parse_vlm_args(argv=None) -> tuple[VLMScriptArguments, ReweightedConfig]:
-    return parse_recipe_args(argv, classes=(VLMScriptArguments, ReweightedConfig))
+def parse_vlm_args(argv=None, defaults: dict | None = None
+                   ) -> tuple[VLMScriptArguments, ReweightedConfig]:
+    return parse_recipe_args(argv, defaults, classes=(VLMScriptArguments, ReweightedConfig))
 
 
