@@ -103,3 +103,29 @@ def test_direct_compute_equals_the_arrow_path(name):
     assert m2.compute() == direct
     with pytest.raises(ValueError, match="Mismatch in the number of rows"):
         m.compute(**{**inputs, "predictions": inputs["predictions"][:-1]})
+
+
+def test_vrs_module_em_is_evaluates_em():
+    """One name, one number (issue 39): the module's `em` is `hf-real3d evaluate`'s EM, over
+    the original view's rows; every row's is `em_all_rows`."""
+    import evaluate
+    import pandas as pd
+
+    import hf_real3d
+    from hf_real3d.real3dqa.evaluate import score_predictions
+
+    qids, rots, refs, preds = [], [], [], []
+    for q in range(6):
+        for d in (0, 90, 180, 270):
+            qids.append(q)
+            rots.append(d)
+            refs.append([f"a{q}{d}"])
+            preds.append(f"a{q}{d}" if (d == 0 and q < 4) or (d == 90 and q < 1) else "x")
+    out = evaluate.load(hf_real3d.metric_path("vrs")).compute(
+        predictions=preds, references=refs, group_ids=qids, rotations=rots)
+    table = pd.DataFrame({"question_id": qids, "rotation_deg": rots, "answers": refs,
+                          "question_type": "t", "in_debiased": False, "in_rotation": True})
+    ours = score_predictions(table, pd.DataFrame({"question_id": qids, "rotation_deg": rots,
+                                                  "prediction": preds}), name="m")
+    assert out["em"] == pytest.approx(ours.metrics["original"]["em"]) == 4 / 6 * 100
+    assert out["em_all_rows"] == pytest.approx(5 / 24 * 100)

@@ -1,6 +1,7 @@
 """Viewpoint Rotation Score (VRS) with EM and refined EM, as an evaluate metric."""
 
 import datasets
+import numpy
 import evaluate
 
 import hf_real3d.scoring
@@ -34,7 +35,9 @@ Args:
     viewpoints (`list` of `int`, optional): the expected viewpoints (default: all seen).
     ci (`bool`, default `False`): add 95% bootstrap intervals over groups (`vrs_ci`).
 Returns:
-    em, em_refined (`float`, 0-100): over all rows.
+    em, em_refined (`float`, 0-100, or None without 0-degree rows): over the rows at
+        rotation 0 (the original view), as `hf-real3d evaluate` computes them.
+    em_all_rows, em_refined_all_rows (`float`, 0-100): over every row, all viewpoints.
     p_at_least_1 .. p_at_least_n (`float`, 0-100): P_k over complete groups.
     vrs (`float`, 0-100): mean of P_k, which equals `accuracy` (the accuracy over the
         rows of complete groups, since sum_k 1[c >= k] = c).
@@ -44,7 +47,8 @@ Returns:
     consistency (`float` or None): P_n / expected P_n (1: independent viewpoints).
     vrs_ci, consistency_ci, p_at_least_ci: 95% bootstrap intervals (with `ci=True`).
     groups, incomplete_groups (`int`); viewpoints (`list`).
-    per_type (`dict`, config `per_type`): em / em_refined / n per question type.
+    per_type (`dict`, config `per_type`): em / em_refined / n per question type (0-degree
+        rows).
 Examples:
     >>> import hf_real3d
     >>> vrs = evaluate.load(hf_real3d.metric_path("vrs"))
@@ -58,6 +62,8 @@ Examples:
     100.0 0.0 50.0 50.0
     >>> print(out["accuracy_per_viewpoint"], out["expected_p_at_least_2"])
     {'0': 100.0, '90': 0.0} 0.0
+    >>> print(out["em"], out["em_all_rows"])  # EM of the original view, and of every row
+    100.0 50.0
 """
 
 _CITATION = """
@@ -103,13 +109,19 @@ class Vrs(InMemoryCompute, evaluate.Metric):
             raise ValueError(f"Expected correctness 'refined' or 'exact' but got {correctness!r}")
         em, refined = hf_real3d.scoring.answer_correctness(
             predictions, references, leo_compatible=leo_compatible)
-        out = {"em": float(em.mean() * 100), "em_refined": float(refined.mean() * 100)}
+        original = numpy.asarray(rotations) == 0
+        out = {"em": float(em[original].mean() * 100) if original.any() else None,
+               "em_refined": float(refined[original].mean() * 100) if original.any() else None,
+               "em_all_rows": float(em.mean() * 100),
+               "em_refined_all_rows": float(refined.mean() * 100)}
         out.update(hf_real3d.scoring.vrs(
             refined if correctness == "refined" else em, group_ids, rotations,
             viewpoints=viewpoints, incomplete=incomplete, ci=ci))
         out["correctness"] = correctness
         if question_types is not None:
+            keep = numpy.flatnonzero(original)
             out["per_type"] = hf_real3d.scoring.em_scores(
-                predictions, references, question_types=question_types,
+                [predictions[i] for i in keep], [references[i] for i in keep],
+                question_types=[question_types[i] for i in keep],
                 leo_compatible=leo_compatible)["per_type"]
         return out
