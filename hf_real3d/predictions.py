@@ -513,6 +513,11 @@ def _jsonl_answers(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
     rows = []
     for n, r in lines:
         if "qid" not in r or not isinstance(r.get("prediction"), str):
+            if {"doc_id", "doc", "resps", "target"} & set(r):
+                raise FormatError(f"{path}: line {n} looks like an lmms-eval sample "
+                                  "(--log_samples) but has no filtered_resps; write the samples "
+                                  "with a current lmms-eval, or give JSONL rows {qid, "
+                                  "prediction}")
             raise FormatError(f"{path}: line {n} needs qid and a string prediction")
         rows.append({"config": r.get("config"), "qid": str(r["qid"]),
                      "prediction": r["prediction"], "hit": float("nan")})
@@ -533,8 +538,13 @@ def _lmms_samples(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
         while isinstance(resp, list):
             resp = resp[0] if resp else ""
         doc = r.get("doc") or {}
+        score = entry["score"]
+        if isinstance(score, bool) or not isinstance(score, int | float) or score not in (0, 1):
+            raise FormatError(f"{path}: line {n} (qid {entry['qid']}): score {score!r} is not 0 "
+                              "or 1 (lmms-eval's 3dsrbench tasks score each sample 0 or 1); "
+                              "fix the sample or score its filtered_resps again")
         row = {"config": None, "qid": str(entry["qid"]), "prediction": str(resp),
-               "hit": float(entry["score"]), "answer": str(r.get("target", doc.get("answer"))),
+               "hit": float(score), "answer": str(r.get("target", doc.get("answer"))),
                "category": str(entry.get("category", doc.get("category", "")))}
         for k in ("question", "A", "B", "C", "D"):
             if k in doc:

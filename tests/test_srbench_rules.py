@@ -6,6 +6,7 @@ sets), and through the files those scorers read and write.
 """
 
 import json
+import re
 import string
 import sys
 from pathlib import Path
@@ -19,12 +20,14 @@ from hypothesis import strategies as st
 from hf_real3d._io import FormatError
 from hf_real3d.scoring import MetricInputError
 from hf_real3d.srbench import GROUPS, load_rows, read_tsv, score_rows
+from hf_real3d.predictions import read_srbench_answers
 from hf_real3d.srbench.rules import (
     RULES,
     authors_results,
     check_qids,
     lmms_eval_choice,
     lmms_eval_metrics,
+    official_figures,
     settings_table,
     vlmevalkit_choice,
     vlmevalkit_settings,
@@ -419,3 +422,66 @@ def test_authors_random_is_a_fresh_guess_per_row():
     two = authors_random(qids, [2] * 4000, ["height_higher"] * 4000)
     four = authors_random(qids, [4] * 4000, ["height_higher"] * 4000)
     assert abs(two["overall"] - 50) < 3 and abs(four["overall"] - 25) < 3
+
+
+def _samples(path, rows, score=lambda i: 1):
+    """An lmms-eval --log_samples file of a 3dsrbench task for ``rows``."""
+    path.write_text("\n".join(json.dumps({
+        "doc_id": i, "doc": {"qid": r["qid"], "answer": r["answer"], "category": r["category"]},
+        "target": r["answer"], "filtered_resps": [r["answer"]],
+        "vanilla_accuracy": {"qid": r["qid"], "score": score(i), "category": r["category"]}})
+        for i, r in enumerate(rows)) + "\n")
+    return path
+
+
+def test_lmms_samples_with_bad_scores_are_named(tmp_path):
+    """Issue 39: a judge's `score: null`, a 0.5 and a samples file without filtered_resps each
+    get one line naming the file, the line and the qid."""
+    from hf_real3d.cli import main
+
+    rows = [{"qid": f"T000000{i}", "answer": "A", "category": "height_higher"} for i in range(3)]
+    for bad, said in ((None, "score None is not 0 or 1"), (0.5, "score 0.5 is not 0 or 1")):
+        f = _samples(tmp_path / "s.jsonl", rows, lambda i, bad=bad: bad if i == 1 else 1)
+        with pytest.raises(FormatError, match=rf"s\.jsonl: line 2 \(qid T0000001\): {said}"):
+            read_srbench_answers(f"m={f}")
+    lines = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    for x in lines:
+        del x["filtered_resps"]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    with pytest.raises(FormatError, match="looks like an lmms-eval sample .* no filtered_resps"):
+        read_srbench_answers(f"m={tmp_path / 't.jsonl'}")
+    with pytest.raises(MetricInputError, match=r"hit 0\.5 is not 0 or 1"):
+        official_figures("authors", ["T0000000", "T0000001"], [1.0, 0.5],
+                         ["height_higher"] * 2, None)
+    code = main(["evaluate-3dsrbench", "--rule", "lmms_eval", "--out", str(tmp_path / "o"),
+                 "--predictions", f"m={_samples(tmp_path / 'u.jsonl', rows, lambda i: None)}"])
+    assert code == 2 and not (tmp_path / "o").exists()
+
+
+def test_report_units_empty_categories_and_unread_answers(tmp_path):
+    from hf_real3d.srbench.evaluate import evaluate_dataset
+    from test_srbench import _three_question_folder
+
+    folder = _three_question_folder(tmp_path / "srb")
+    from hf_real3d.srbench import load_rows
+
+    rows = load_rows(folder, "synthetic_common")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("\n".join(json.dumps({"qid": r["qid"], "prediction":
+                                           "A" if i % 3 else "no idea"})
+                               for i, r in enumerate(rows)))
+    unread = sum(1 for i in range(len(rows)) if not i % 3)
+    for rule, cell in (("authors", r"\| \d+\.\d \|"), ("lmms_eval", r"\| \d\.\d{4} \|")):
+        md = evaluate_dataset(folder, tmp_path / rule, configs=["synthetic_common"],
+                              predictions=[f"m={preds}"], rule=rule)
+        own = md[md.index(f"as `{rule}` prints it"):]
+        table = own[:own.index("Answers the rule")]
+        assert re.search(cell, table)
+        assert bool(re.search(r"\d\.\d{4}", table)) == (rule == "lmms_eval")
+        # a category with no items shows '-', not 0
+        header = [h.strip() for h in table.splitlines()[2].split("|")[1:-1]]
+        row = [c.strip() for c in table.splitlines()[4].split("|")[1:-1]]
+        col = next(i for i, h in enumerate(header) if h.startswith("multi_object_facing"))
+        assert row[col] == "-"
+        assert f"m: {unread} of {len(rows)} answers could not be read under rule `{rule}`" in own
+        assert "Legend:" in md

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass
 
@@ -66,7 +67,10 @@ class DemoConfig(SceneModelArguments):
 
     out: str = help_field("Output folder (report.md, results.json, plots, seed*/).",
                           default="outputs/demo")
-    seeds: int = help_field("Repeat with seeds 0..N-1 and report mean ± std.", default=1)
+    seeds: int = help_field("Repeat with seeds first_seed .. first_seed + N - 1 and report "
+                            "mean ± std.", default=1)
+    first_seed: int = help_field("The first seed (--first_seed 2 --seeds 1 runs seed 2 alone, "
+                                 "with the figures it has in a longer run).", default=0)
     train_scenes: int = help_field("Synthetic rooms in the train split.", default=60)
     val_scenes: int = help_field("Synthetic rooms in the val split.", default=6)
     test_scenes: int = help_field("Synthetic rooms in the test split.", default=20)
@@ -126,6 +130,30 @@ class DemoConfig(SceneModelArguments):
         default=2)
     progress: bool = help_field("Show progress bars.", default=True)
 
+    def check(self) -> None:
+        """Refuse settings that would fail later or do something else than meant, before any
+        work: unknown or empty --arms, --jobs or --seeds below 1, sizes below what a run
+        needs."""
+        self.optional_arms()
+        if self.seeds < 1 and not (self.skip_real3dqa and self.srbench_model):
+            raise ValueError(f"--seeds {self.seeds}: expected at least 1")
+        if self.first_seed < 0:
+            raise ValueError(f"--first_seed {self.first_seed}: expected 0 or more")
+        if self.jobs < 1:
+            raise ValueError(f"--jobs {self.jobs}: expected at least 1 (1: one training after "
+                             "the other)")
+        for name in ("train_scenes", "test_scenes", "questions_per_scene", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} {getattr(self, name)}: expected at least 1")
+        for name in ("epochs", "filter_epochs", "learning_rate"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"--{name} {getattr(self, name)}: expected a positive number")
+        if self.skip_real3dqa and not self.srbench_model:
+            raise ValueError("--skip_real3dqa leaves nothing to run without --srbench_model")
+
+    def seed_list(self) -> list[int]:
+        return list(range(self.first_seed, self.first_seed + self.seeds))
+
     def synth_config(self, seed: int) -> SynthConfig:
         return SynthConfig(
             seed=seed, guessable_fraction=self.guessable_fraction,
@@ -148,9 +176,12 @@ class DemoConfig(SceneModelArguments):
             names = {a.strip() for a in self.arms.split(",") if a.strip()}
             bad = sorted(names - set(OPTIONAL_ARMS))
             if bad or not names:
+                near = difflib.get_close_matches(bad[0], OPTIONAL_ARMS, n=1) if bad else []
                 raise ValueError(
-                    f"--arms: unknown arm {bad[0] if bad else self.arms!r}; use 'default', "
-                    f"'none', 'all' or a comma-separated list of {list(OPTIONAL_ARMS)}")
+                    f"--arms: unknown arm {bad[0] if bad else self.arms!r}"
+                    + (f" (did you mean {near[0]!r}?)" if near else "")
+                    + f"; use 'default', 'none', 'all' or a comma-separated list of "
+                    f"{list(OPTIONAL_ARMS)}")
         if "3drft_from_blind" in names:
             names.add("sft_from_blind")
         return tuple(a for a in OPTIONAL_ARMS if a in names)

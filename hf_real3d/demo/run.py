@@ -66,12 +66,15 @@ def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> Se
 def run_demo(cfg: DemoConfig) -> Path:
     """Run every seed, then the synthetic 3DSRBench; write ``results.json``, ``report.md``
     and the plots under ``cfg.out``. Returns the report's path."""
+    cfg.check()  # every option before any work
     t0 = time.time()
     out = Path(cfg.out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
     out.mkdir(parents=True, exist_ok=True)
     with TrainingPool(cfg.jobs) as pool:
         seeds = [] if cfg.skip_real3dqa else [run_seed(cfg, seed, pool)
-                                               for seed in range(cfg.seeds)]
+                                               for seed in cfg.seed_list()]
     if seeds:
         draw_question(Path(seeds[0].root) / "synth/sqa3d",
                       Path(seeds[0].root) / "synth/scans", seeds[0].example_question_id,

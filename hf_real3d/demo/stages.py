@@ -480,7 +480,7 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
         from hf_real3d.srbench.study import TRAIN_SEED_OFFSET, run_study_seed
 
         sr["models"] = []
-        for seed in range(cfg.seeds):
+        for seed in cfg.seed_list():
             log(f"3DSRBench VLM, seed {seed}: rendering {cfg.srbench_train_scenes} training "
                 f"scenes (generator seed {TRAIN_SEED_OFFSET + seed}; the test set is seed 0)")
             train = generate_srbench(SRBenchConfig(seed=TRAIN_SEED_OFFSET + seed,

@@ -73,7 +73,8 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str | None]
     elif len(hits) != len(rows):
         raise MetricInputError(f"Expected one hit per row ({len(rows)}) but got {len(hits)}")
     l2 = [str(r["l2-category"]) for r in rows] if rows and "l2-category" in rows[0] else None
-    out: dict[str, Any] = {"n": len(rows), "rule": rule, "unparsed": int(unparsed)}
+    out: dict[str, Any] = {"n": len(rows), "rule": rule, "unparsed": int(unparsed),
+                           "categories": sorted(set(cats))}
     out.update(settings_table(qids, hits, cats))
     out["official"] = official_figures(rule, qids, hits, cats, l2)
     return out
@@ -209,22 +210,43 @@ def score_answers(rows: Sequence[dict[str, Any]], answers: SRBenchAnswers, confi
     return score_rows(rows, [p if p is not None else "" for p in preds], rule=rule)
 
 
+def _present(column: str, categories: Sequence[str]) -> bool:
+    """Whether a scorer's column (a category, a group, ``<...>_accuracy``) has items."""
+    name = column.removesuffix("_accuracy")
+    if name in CATEGORIES:
+        return name in categories
+    if name in GROUPS:
+        return any(c in categories for c in GROUPS[name])
+    return True  # overall figures
+
+
 def official_table(results: dict[str, dict[str, Any]], rule: str) -> str:
     """The figures as the rule's scorer prints them, one row per model (VLMEvalKit: one row
-    per model and setting), in its units (fractions; the authors: %, one decimal)."""
+    per model and setting), in its units (VLMEvalKit and lmms-eval: fractions, 4 decimals;
+    the authors: %, one decimal). A category or group with no items shows ``-``."""
     rows, header = [], None
     for name, res in results.items():
         off = res.get("official")
         if not off or res.get("rule") != rule:
             continue
+        cats = res.get("categories", CATEGORIES)
         if rule == "vlmevalkit":
             for setting, vals in off.items():
                 header = header or ["Model", "setting", *vals]
-                rows.append([name, setting, *[vals.get(k) for k in header[2:]]])
+                rows.append([name, setting, *[vals.get(k) if _present(k, cats) else None
+                                              for k in header[2:]]])
         else:
             header = header or ["Model", *off]
-            rows.append([name, *[off.get(k) for k in header[1:]]])
-    return markdown_table(header, rows, digits=4) if rows else ""
+            rows.append([name, *[off.get(k) if _present(k, cats) else None
+                                 for k in header[1:]]])
+    return markdown_table(header, rows, digits=1 if rule == "authors" else 4) if rows else ""
+
+
+def unread_lines(results: dict[str, dict[str, Any]], rule: str) -> list[str]:
+    """One line per model whose answers the rule's extraction could not all read."""
+    return [f"- {name}: {r['unparsed']} of {r['n']} answers could not be read under rule "
+            f"`{rule}` and count as wrong." for name, r in results.items()
+            if r.get("unparsed")]
 
 
 def evaluate_dataset(
@@ -252,7 +274,12 @@ def evaluate_dataset(
     md = ["# 3DSRBench evaluation", "",
           f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
           "images as circular groups of their own; FlipEval pairs each option order with its "
-          "mirror; vanilla is the mean over every row.", ""]
+          "mirror; vanilla is the mean over every row.", "",
+          "Legend: **vanilla** = accuracy over every row; **circular** = a question counts "
+          "when every circular order of its options is answered right; **flip** = the "
+          "original and its mirrored image both right; **flip_circular** = every order of "
+          "both. The first tables are percentages; the rule's own table uses its scorer's "
+          "units. `-`: no items.", ""]
     for config in (configs if dataset is not None else ["file"]):
         if dataset is not None:
             rows = load_rows(dataset, config)
@@ -275,6 +302,9 @@ def evaluate_dataset(
         for metric in ("vanilla", "flip", "flip_circular"):
             md += [f"### {metric}", "", srbench_table(res, metric), ""]
         md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
+        unread = unread_lines(res, rule)
+        md += (["Answers the rule could not read:", "", *unread, ""] if unread else
+               [f"Every answer was read under rule `{rule}`.", ""])
     if "synthetic_common" in results and "synthetic_uncommon" in results:
         md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
                srbench_viewpoint_table(results["synthetic_common"],

@@ -256,8 +256,8 @@ def _binary_hits(hits: Sequence[Any], where: str) -> np.ndarray:
     h = np.asarray(hits, dtype=float)
     bad = np.flatnonzero(~np.isin(h, (0.0, 1.0)))
     if len(bad):
-        raise MetricInputError(f"{where} row {int(bad[0])}: hit {hits[int(bad[0])]!r} is not 0 or "
-                               "1 (the authors' script asserts it)")
+        raise MetricInputError(f"{where} row {int(bad[0])}: hit {h[int(bad[0])]:g} is not 0 or 1 "
+                               "(the authors' script asserts it)")
     return h.astype(np.int64)
 
 
