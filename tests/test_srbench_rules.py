@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_real3d._io import FormatError
+from hf_real3d.predictions import read_srbench_answers
 from hf_real3d.scoring import MetricInputError
 from hf_real3d.srbench import GROUPS, load_rows, read_tsv, score_rows
-from hf_real3d.predictions import read_srbench_answers
 from hf_real3d.srbench.rules import (
     RULES,
     authors_results,
@@ -459,8 +459,9 @@ def test_lmms_samples_with_bad_scores_are_named(tmp_path):
 
 
 def test_report_units_empty_categories_and_unread_answers(tmp_path):
-    from hf_real3d.srbench.evaluate import evaluate_dataset
     from test_srbench import _three_question_folder
+
+    from hf_real3d.srbench.evaluate import evaluate_dataset
 
     folder = _three_question_folder(tmp_path / "srb")
     from hf_real3d.srbench import load_rows
@@ -468,7 +469,7 @@ def test_report_units_empty_categories_and_unread_answers(tmp_path):
     rows = load_rows(folder, "synthetic_common")
     preds = tmp_path / "p.jsonl"
     preds.write_text("\n".join(json.dumps({"qid": r["qid"], "prediction":
-                                           "A" if i % 3 else "no idea"})
+                                           "A" if i % 3 else "zzz"})
                                for i, r in enumerate(rows)))
     unread = sum(1 for i in range(len(rows)) if not i % 3)
     for rule, cell in (("authors", r"\| \d+\.\d \|"), ("lmms_eval", r"\| \d\.\d{4} \|")):
