@@ -4,9 +4,7 @@ Real-3DQA (de-biased SQA3D + viewpoint rotations + VRS), 3DSRBench (CircularEval
 FlipEval) and 3D-reweighted fine-tuning (3DR-FT).
 """
 
-from __future__ import annotations
-
-from pathlib import Path
+from pathlib import Path as _Path
 
 __version__ = "0.1.0"
 
@@ -23,7 +21,7 @@ def metric_path(name: str) -> str:
     """
     if name not in METRICS:
         raise ValueError(f"Expected a metric in {METRICS} but got {name!r}")
-    folder = Path(__file__).resolve().parent / "_metrics" / name
+    folder = _Path(__file__).resolve().parent / "_metrics" / name
     if not (folder / f"{name}.py").is_file():
         raise FileNotFoundError(
             f"metric module {name!r} not found at {folder}; reinstall hf-real3d")

@@ -107,6 +107,16 @@ def plot_radar(results: Sequence[dict[str, Any]], path: str | os.PathLike,
     return True
 
 
+LEGEND = (
+    "Legend: **EM** = the normalised answer equals a reference; **EM_R** (refined EM) = "
+    "equal, or one contains the other with spaces removed; **orig** = every question at 0 "
+    "degrees, **de-biased** = those the filter kept; **P_k** = % of rotation groups (one "
+    "question from each viewpoint) with at least k viewpoints right (refined EM); **VRS** = "
+    "the mean of P_k; **E[P_4] (indep.)** = the P_4 expected if the viewpoints were answered "
+    "independently at the model's accuracy on each; **consistency** = P_4 / E[P_4] (1: no "
+    "more consistent than independent answers), with a bootstrap interval over groups.")
+
+
 def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
                  notes: Sequence[str] = ()) -> dict[str, str]:
     """``metrics.json``, ``report.md``, ``pk.png`` and ``radar.png`` under ``out``."""
@@ -114,7 +124,7 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "metrics.json", list(results), indent=2)
     files = {"metrics": str(out / "metrics.json")}
-    md = ["# Evaluation report", "", results_table(results), ""]
+    md = ["# Evaluation report", "", results_table(results), "", LEGEND, ""]
     if plot_pk(results, out / "pk.png"):
         files["pk"] = str(out / "pk.png")
         md += ["![P_k per model](pk.png)", ""]

@@ -451,7 +451,8 @@ def _subset_scores(refs: ReferenceColumns, mask: np.ndarray, have: np.ndarray,
                        f"{n_missing} of {len(idx)} rows, e.g. question_id "
                        f"{refs.question_id[i]} at rotation {refs.rotation_deg[i]}"
                        + ("" if present.any() and allow_missing else
-                          " (pass allow_missing to count missing rows as wrong)"))
+                          " (pass --allow_missing, or allow_missing=True, to count missing "
+                          "rows as wrong)"))
         return None
     if n_missing:
         notices.append(f"{what}: {n_missing} of {len(idx)} rows have no prediction and are "
@@ -515,7 +516,8 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
             n_missing = int((~have[rot_rows]).sum())
             if n_missing and not allow_missing:
                 notices.append(f"P_k and VRS not computed: predictions missing for {n_missing} "
-                               f"of {len(rot_rows)} rotation rows (pass allow_missing to count "
+                               f"of {len(rot_rows)} rotation rows (pass --allow_missing, or "
+                               "allow_missing=True, to count "
                                "them wrong)")
             else:
                 if n_missing:
@@ -599,6 +601,14 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
         notes.append(f"--exclude-flagged: {ex['groups']} of {ex['of']} rotation groups are "
                      "flagged by hf-real3d check-rotations and left out of P_k/VRS (their "
                      "0-degree questions still count for EM)")
+    orig = refs.rotation_deg == 0
+    if refs.in_debiased.any():
+        outside = int((orig & ~refs.in_debiased).sum())
+        if outside:
+            notes.append(f"EM (orig) is over all {int(orig.sum())} questions at 0 degrees: the "
+                         f"{int((orig & refs.in_debiased).sum())} of the de-biased set and "
+                         f"{outside} that only the rotation groups hold (they carry no "
+                         "question type); EM (de-biased) is over the former")
     if refs.report and "rotations" in refs.report:
         rot = refs.report["rotations"]
         notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "

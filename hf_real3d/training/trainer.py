@@ -11,9 +11,11 @@ reference comes from a precomputed column, a frozen blind model (``ref_model``),
 from __future__ import annotations
 
 import collections
+import dataclasses
 import glob
 import os
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +148,23 @@ class ReweightedConfig(TrainingArguments, ReweightingArguments):
     def __post_init__(self):
         self._check_reweighting()
         super().__post_init__()
+
+
+def _fields_doc(cls: type) -> str:
+    """One entry per field of ``cls``: name, default and its help text (what ``help()``
+    shows before the inherited ``TrainingArguments``)."""
+    lines = []
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else "(required)"
+        text = " ".join(str(f.metadata.get("help", "")).split())
+        lines += [f"    {f.name} (default {default!r}):",
+                  *textwrap.wrap(text, 84, initial_indent="        ",
+                                 subsequent_indent="        ")]
+    return "\n".join(lines)
+
+
+ReweightedConfig.__doc__ += ("\n    Parameters that control the reweighting (3DR-FT and its "
+                             "family):\n\n" + _fields_doc(ReweightingArguments) + "\n")
 
 
 def _tokenizer_of(processing_class: Any) -> Any:
