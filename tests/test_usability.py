@@ -21,7 +21,7 @@ def test_reweighted_config_help_explains_its_fields_first():
     import pydoc
 
     text = pydoc.render_doc(ReweightedConfig, renderer=pydoc.plaintext)
-    assert text.index("excess_ratio (default") < text.index("output_dir")
+    assert text.index("excess_ratio (default") < text.index("Method resolution order")
 
 
 def test_evaluate_report_has_a_legend_and_says_what_orig_holds(real_dir, tmp_path):
