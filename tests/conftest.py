@@ -80,3 +80,27 @@ def tiny_model(tokenizer, blind=False, seed=0):
                        max_position_embeddings=128, tie_word_embeddings=True)
     return SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
                                  encoder_hidden=16, blind=blind, **PLAIN_3D))
+
+
+def build_synthetic_real3dqa(root: Path, *, seed: int, test_scenes: int, questions: int) -> Path:
+    """A Real-3DQA folder built from synthetic test rooms (``root/r3``; the synthetic data in
+    ``root/synth``): an oracle full model and a blind model that never answers, so nothing is
+    filtered out and every question rotates from geometry where it can."""
+    import json
+
+    from hf_real3d.real3dqa import build_real3dqa
+    from hf_real3d.sqa3d import read_split
+    from hf_real3d.synth import SynthConfig, build_benchmark
+
+    build_benchmark(root / "synth", SynthConfig(
+        seed=seed, scenes={"train": 0, "val": 0, "test": test_scenes},
+        questions_per_scene={"test": questions}), workers=1, progress=False)
+    recs = read_split(root / "synth/sqa3d", "test")
+    full, blind = root / "full.jsonl", root / "blind.jsonl"
+    full.write_text("\n".join(json.dumps({"question_id": r.question_id,
+                                          "prediction": r.answers[0]}) for r in recs))
+    blind.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
+                               for r in recs))
+    build_real3dqa(root / "synth/sqa3d", root / "synth/scans", root / "r3",
+                   pairs=[("o", str(full), str(blind))], progress=False)
+    return root / "r3"

@@ -158,3 +158,25 @@ class TransformersServe:
     @property
     def model(self) -> str:
         return str(self.folder)
+
+
+def serve_once(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 180) -> None:
+    """Start a command that serves a page (``hf-real3d explore ...``; ``--port`` is added),
+    wait until its page answers, then stop it."""
+    port = free_port()
+    proc = subprocess.Popen([*args, "--port", str(port)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            assert proc.poll() is None, proc.stderr.read()[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError(f"{args[0]} did not answer within {timeout:g} s")
+    finally:
+        proc.terminate()
+        proc.wait(30)

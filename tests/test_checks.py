@@ -95,23 +95,10 @@ def test_release_text_checks(real_dir, tmp_path):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A small built Real-3DQA folder: synthetic rooms, questions rotated from geometry."""
-    from hf_real3d.real3dqa import build_real3dqa
-    from hf_real3d.sqa3d import read_split
-    from hf_real3d.synth import SynthConfig, build_benchmark
+    from conftest import build_synthetic_real3dqa
 
     root = tmp_path_factory.mktemp("checks")
-    build_benchmark(root / "synth", SynthConfig(seed=11, scenes={"train": 0, "val": 0,
-                                                                 "test": 3},
-                                                questions_per_scene={"test": 60}),
-                    workers=1, progress=False)
-    recs = read_split(root / "synth/sqa3d", "test")
-    full, blind = root / "full.jsonl", root / "blind.jsonl"
-    full.write_text("\n".join(json.dumps({"question_id": r.question_id,
-                                          "prediction": r.answers[0]}) for r in recs))
-    blind.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
-                               for r in recs))
-    build_real3dqa(root / "synth/sqa3d", root / "synth/scans", root / "r3",
-                   pairs=[("o", str(full), str(blind))], progress=False)
+    build_synthetic_real3dqa(root, seed=11, test_scenes=3, questions=60)
     return root
 
 

@@ -19,7 +19,13 @@ from hf_real3d.real3dqa.judge import JUDGE_TEMPLATE, run_judge
 from hf_real3d.real3dqa.rewrite import ROTATE_TEMPLATE, parse_rotation, rotate_dataset
 
 sys.path.insert(0, str(Path(__file__).parent))
-from llm_servers import StubLLM, TransformersServe, free_port, save_tiny_lm  # noqa: E402
+from llm_servers import (  # noqa: E402
+    StubLLM,
+    TransformersServe,
+    free_port,
+    save_tiny_lm,
+    serve_once,
+)
 
 BIN = Path(sys.executable).parent
 
@@ -333,29 +339,6 @@ def _readme_pipeline() -> list[str]:
     return [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]
 
 
-def _explore_once(args: list[str], cwd: Path) -> None:
-    """Start the README's `hf-real3d explore`, wait for its page, stop it."""
-    import urllib.request
-
-    port = free_port()
-    proc = subprocess.Popen([str(BIN / "hf-real3d"), *args[1:], "--port", str(port)], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            assert proc.poll() is None, proc.stderr.read()[-3000:]
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise AssertionError("hf-real3d explore did not answer within 180 s")
-    finally:
-        proc.terminate()
-        proc.wait(30)
-
-
 @pytest.mark.slow
 def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
     """Every line of the README's construction pipeline, in order, against the tiny model
@@ -385,7 +368,7 @@ def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
         args = line.split()
         assert args[0] == "hf-real3d", line
         if args[1] == "explore":
-            _explore_once(args, tmp_path)
+            serve_once([str(BIN / "hf-real3d"), *args[1:]], tmp_path)
             rf = ReviewFolder(tmp_path / "review")
             while (e := rf.next_entry("reviewer")[0]) is not None:
                 rf.record("reviewer", e, "accept")

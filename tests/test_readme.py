@@ -13,6 +13,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hub_server import HubServer  # noqa: E402
+from llm_servers import serve_once  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -51,33 +52,6 @@ def _scanqa_predictions(cwd: Path):
         (cwd / name).write_text("\n".join(json.dumps(
             {"question_id": q, "prediction": a[0] if right(t) else "zzz"})
             for q, t, a in zip(df.question_id, df.question, df.answers)))
-
-
-def _serve_once(args, cwd, env) -> str:
-    """Start the README's `hf-real3d explore` on a free port, wait for its page, stop it."""
-    import socket
-    import time
-    import urllib.request
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([*args, "--port", str(port)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            assert proc.poll() is None, proc.stderr.read()[-3000:]
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
-                    if r.status == 200:
-                        return "explore"
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("hf-real3d explore did not answer within 180 s")
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 @pytest.mark.slow
@@ -128,7 +102,8 @@ def test_readme_snippets(tmp_path, real_dir):
                     args += ["--output_dir", f"out/{script}", "--max_steps", "2",
                              "--hidden_size", "32", "--num_layers", "1"]
                 if args[:2] == ["hf-real3d", "explore"]:  # a server: it must answer, then stop
-                    ran.append(_serve_once(args, tmp_path, env))
+                    serve_once(args, tmp_path, env)
+                    ran.append("explore")
                     continue
                 e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
                 p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,

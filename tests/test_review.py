@@ -29,24 +29,12 @@ BROWSER_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-r
 def flagged_folder(tmp_path_factory):
     """A built Real-3DQA folder (one synthetic room, rotations from geometry) whose
     rotations config has half its items mirrored: a review queue with flags."""
-    from hf_real3d.real3dqa import build_real3dqa
-    from hf_real3d.real3dqa.corrupt import corrupt
-    from hf_real3d.sqa3d import read_split
-    from hf_real3d.synth import SynthConfig, build_benchmark
+    from conftest import build_synthetic_real3dqa
 
-    root = tmp_path_factory.mktemp("review")
-    build_benchmark(root / "synth", SynthConfig(seed=5, scenes={"train": 0, "val": 0, "test": 1},
-                                                questions_per_scene={"test": 24}),
-                    workers=1, progress=False)
-    recs = read_split(root / "synth/sqa3d", "test")
-    full, blind = root / "full.jsonl", root / "blind.jsonl"
-    full.write_text("\n".join(json.dumps({"question_id": r.question_id,
-                                          "prediction": r.answers[0]}) for r in recs))
-    blind.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
-                               for r in recs))
-    folder = root / "r3"
-    build_real3dqa(root / "synth/sqa3d", root / "synth/scans", folder,
-                   pairs=[("o", str(full), str(blind))], progress=False)
+    from hf_real3d.real3dqa.corrupt import corrupt
+
+    folder = build_synthetic_real3dqa(tmp_path_factory.mktemp("review"), seed=5, test_scenes=1,
+                                      questions=24)
     rot = load_local(folder, "rotations")
     rows, changed = corrupt(rot.to_list(), "mirror", share=0.5, seed=0)
     assert changed
