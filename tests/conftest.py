@@ -104,3 +104,37 @@ def build_synthetic_real3dqa(root: Path, *, seed: int, test_scenes: int, questio
     build_real3dqa(root / "synth/sqa3d", root / "synth/scans", root / "r3",
                    pairs=[("o", str(full), str(blind))], progress=False)
     return root / "r3"
+
+
+def solid_png(color):
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (48, 48), color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def three_question_srbench(folder, export_tsv=False):
+    """A built 3DSRBench folder of three hand-made questions (plus the builder's
+    complementary one, flips and circular shifts), in synthetic_common and _uncommon."""
+    from hf_real3d.srbench import build_srbench
+
+    rows = []
+    for i, (q, opts, ans, cat, col) in enumerate([
+            ("Is the lamp on the left side of the bed?", ["yes", "no"], "A",
+             "orientation_on_the_left", "red"),
+            ("Which object is higher in 3D world space, the lamp or the bed?", ["lamp", "bed"],
+             "B", "height_higher", "blue"),
+            ("Is the lamp above the bed?", ["no", "yes"], "B", "location_above", "green")]):
+        qid = f"T000000{i}"  # the real benchmark's qid form
+        rows.append({"index": i, "qid": qid, "question": q, "options": opts,
+                     "answer": ans, "category": cat, "group": "x", "image_bytes": solid_png(col),
+                     "image_source": "test", "image_url": "", "base_qid": qid,
+                     "circular_group": qid, "flip_group": qid, "shift": 0,
+                     "flipped": False, "pair_id": f"t{i}", "camera": "{}",
+                     **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
+    build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
+                                     "stats": {}}, export_tsv=export_tsv)
+    return folder

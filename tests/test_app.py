@@ -67,9 +67,9 @@ def folders(tmp_path_factory):
                                       for q, d, _ in rows])
     evaluate_files(r3, [f"oracle={oracle}", f"yes={yes}"], root / "res_a")
     evaluate_files(r3, [f"yes={yes}"], root / "res_b")
-    from test_srbench import _three_question_folder
+    from conftest import three_question_srbench
 
-    sr = _three_question_folder(root / "sr")
+    sr = three_question_srbench(root / "sr")
     sr_rows = load_local(sr, "synthetic_common").remove_columns(["image"])
     sr_preds = _jsonl(root / "sr_a.jsonl", [{"qid": q, "prediction": "A"}
                                             for q in sr_rows["qid"]])

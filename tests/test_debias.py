@@ -199,9 +199,9 @@ def test_3dsrbench_items_are_the_unshifted_unmirrored_questions(tmp_path):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_srbench import _three_question_folder
+    from conftest import three_question_srbench
 
-    folder = _three_question_folder(tmp_path / "srb", export_tsv=True)
+    folder = three_question_srbench(tmp_path / "srb", export_tsv=True)
     for source in (folder / "tsv" / "synthetic_common.tsv", folder):
         it = load_items(source)
         assert len(it) == 4 and it.kind == "srbench"  # 3 questions + 1 complementary

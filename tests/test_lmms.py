@@ -44,9 +44,9 @@ def task_folder(real_dir, tmp_path_factory):
     assert main(["check-rotations", "--dataset", str(tmp / "r3"), "--out",
                  str(tmp / "checks")]) == 0
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_srbench import _three_question_folder
+    from conftest import three_question_srbench
 
-    _three_question_folder(tmp / "srb")
+    three_question_srbench(tmp / "srb")
     assert main(["lmms-tasks", "--out", str(tmp / "tasks"), "--real3dqa", str(tmp / "r3"),
                  "--srbench", str(tmp / "srb")]) == 0
     return tmp

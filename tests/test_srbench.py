@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import three_question_srbench
 
 from hf_real3d._io import FormatError
 from hf_real3d.choices import LETTERS
@@ -260,40 +261,6 @@ def test_always_yes_fails_every_left_right_flip_pair(synth_rows):
     assert s["flip"]["overall"] == 0.0
 
 
-def _png(color):
-    import io
-
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("RGB", (48, 48), color).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def _three_question_folder(folder, export_tsv=False):
-    """A built 3DSRBench folder of three hand-made questions (plus the builder's
-    complementary one, flips and circular shifts), in synthetic_common and _uncommon."""
-    from hf_real3d.srbench import build_srbench
-
-    rows = []
-    for i, (q, opts, ans, cat, col) in enumerate([
-            ("Is the lamp on the left side of the bed?", ["yes", "no"], "A",
-             "orientation_on_the_left", "red"),
-            ("Which object is higher in 3D world space, the lamp or the bed?", ["lamp", "bed"],
-             "B", "height_higher", "blue"),
-            ("Is the lamp above the bed?", ["no", "yes"], "B", "location_above", "green")]):
-        qid = f"T000000{i}"  # the real benchmark's qid form
-        rows.append({"index": i, "qid": qid, "question": q, "options": opts,
-                     "answer": ans, "category": cat, "group": "x", "image_bytes": _png(col),
-                     "image_source": "test", "image_url": "", "base_qid": qid,
-                     "circular_group": qid, "flip_group": qid, "shift": 0,
-                     "flipped": False, "pair_id": f"t{i}", "camera": "{}",
-                     **{k: (opts[j] if j < len(opts) else "") for j, k in enumerate("ABCD")}})
-    build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
-                                     "stats": {}}, export_tsv=export_tsv)
-    return folder
-
-
 def test_vlm_path_end_to_end(tmp_path):
     """A tiny random image-text-to-text model saved to a folder answers a built 3DSRBench
     folder through `evaluate-3dsrbench --model NAME=PATH` (no download)."""
@@ -304,7 +271,7 @@ def test_vlm_path_end_to_end(tmp_path):
 
     from hf_real3d.cli import main
 
-    folder = _three_question_folder(tmp_path / "srb")
+    folder = three_question_srbench(tmp_path / "srb")
     model = save_tiny_vlm(tmp_path / "tiny")
     out = tmp_path / "report"
     assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--model", f"tiny={model}",

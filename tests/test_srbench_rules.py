@@ -382,11 +382,11 @@ def test_latin1_predictions_name_the_file_and_line(tmp_path):
 # --- exported TSVs --------------------------------------------------------------------------
 
 def test_exported_tsvs_have_the_real_qid_form_and_score_as_their_folder(tmp_path):
-    from test_srbench import _three_question_folder
+    from conftest import three_question_srbench
 
     from hf_real3d.srbench.format import QID_FORM
 
-    folder = _three_question_folder(tmp_path / "srb", export_tsv=True)
+    folder = three_question_srbench(tmp_path / "srb", export_tsv=True)
     rng = np.random.default_rng(0)
     for config in ("synthetic_common", "synthetic_uncommon"):
         tsv_rows = read_tsv(folder / "tsv" / f"{config}.tsv")
@@ -459,11 +459,11 @@ def test_lmms_samples_with_bad_scores_are_named(tmp_path):
 
 
 def test_report_units_empty_categories_and_unread_answers(tmp_path):
-    from test_srbench import _three_question_folder
+    from conftest import three_question_srbench
 
     from hf_real3d.srbench.evaluate import evaluate_dataset
 
-    folder = _three_question_folder(tmp_path / "srb")
+    folder = three_question_srbench(tmp_path / "srb")
     from hf_real3d.srbench import load_rows
 
     rows = load_rows(folder, "synthetic_common")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_real3d._io import atomic_path, write_json
+from hf_real3d._io import atomic_dir, atomic_path, write_json
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
 from hf_real3d.tables import markdown_table
@@ -118,10 +118,8 @@ def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: 
     """The kept items in the input's own form: a ``save_to_disk`` folder (also for a Hub
     dataset), SQA3D files or a 3DSRBench TSV; None for a folder this library built, which
     gets a ``<config>_tst`` config instead."""
-    # the datasets stack and the format writers only when pruning writes what it kept
+    # the datasets stack only when pruning writes what it kept
     import datasets
-
-    from hf_real3d._io import atomic_dir, write_json
 
     kept = sorted(keep)
     if items.kind == "columns":
@@ -136,7 +134,7 @@ def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: 
             (datasets.DatasetDict({split: part}) if whole else part).save_to_disk(str(tmp))
         return str(dest)
     if items.kind == "sqa3d":
-        from hf_real3d.sqa3d import split_paths
+        from hf_real3d.sqa3d import split_paths  # each format's reader for its kind of input
 
         keep_ids = {items.ids[i] for i in kept}
         with atomic_dir(dest) as tmp:
@@ -147,7 +145,7 @@ def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: 
                 write_json(tmp / path.name, data)
         return str(dest)
     if items.kind == "srbench" and src.suffix == ".tsv":
-        from hf_real3d.srbench.format import read_tsv, write_tsv
+        from hf_real3d.srbench.format import read_tsv, write_tsv  # likewise
 
         bases = {str(items.rows[i]["base_qid"]) for i in kept}
         rows = [r for r in read_tsv(src, decode_images=False) if str(r["base_qid"]) in bases]
