@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "Terminated", "request_stop", "check_stop", "clear_stop",
            "remove_stale_temporaries", "save_png",
-           "write_jsonl"]
+           "write_jsonl", "cache_root"]
 
 
 class FormatError(ValueError):
@@ -172,6 +172,16 @@ def no_gc(*, freeze: bool = False) -> Iterator[None]:
             gc.freeze()
         if was:
             gc.enable()
+
+
+def cache_root() -> Path:
+    """Where the library keeps what it can recompute (parsed references, model replies):
+    ``$HF_REAL3D_CACHE``, else ``$HF_HOME/hf_real3d`` (``~/.cache/huggingface/hf_real3d``)."""
+    if os.environ.get("HF_REAL3D_CACHE"):
+        return Path(os.environ["HF_REAL3D_CACHE"])
+    hf_home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                Path.home() / ".cache") / "huggingface"
+    return Path(hf_home) / "hf_real3d"
 
 
 def looks_local(name: str) -> bool:

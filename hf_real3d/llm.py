@@ -36,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tqdm.auto import tqdm
 
-from hf_real3d._io import read_json, write_json
+from hf_real3d._io import cache_root, read_json, write_json
 
 __all__ = ["LLMError", "Decoding", "Generation", "LLMClient", "llm_cache_dir", "Prompt",
            "PromptTemplate", "PROMPTS", "public_url"]
@@ -87,13 +87,9 @@ class _Stats:
 
 
 def llm_cache_dir() -> Path:
-    """Where responses are cached by default: ``$HF_REAL3D_CACHE/llm``, else
-    ``$HF_HOME/hf_real3d/llm`` (``~/.cache/huggingface/hf_real3d/llm``)."""
-    if os.environ.get("HF_REAL3D_CACHE"):
-        return Path(os.environ["HF_REAL3D_CACHE"]) / "llm"
-    hf_home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or
-                                                Path.home() / ".cache") / "huggingface"
-    return Path(hf_home) / "hf_real3d" / "llm"
+    """Where responses are cached by default: ``llm/`` under :func:`hf_real3d._io.cache_root`
+    (``$HF_REAL3D_CACHE``, else ``~/.cache/huggingface/hf_real3d``)."""
+    return cache_root() / "llm"
 
 
 def public_url(url: str) -> str:

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
-from hf_real3d.real3dqa.release import DEBIASED_FILE, RELEASE_VIEWPOINTS
+from hf_real3d.real3dqa.release import DEBIASED_FILE, RELEASE_VIEWPOINTS, plain_text
 from hf_real3d.tables import markdown_table
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "review_stats", "stats_markdown",
@@ -385,10 +385,6 @@ def stats_markdown(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _norm(text: str) -> str:
-    return " ".join(str(text).split()).lower()
-
-
 def _verdict(judged: list[dict[str, Any]], min_annotators: int) -> tuple[str, dict | None]:
     """(kept / discarded / disputed / unreviewed, the correction to use or None)."""
     if len(judged) < min_annotators:
@@ -398,7 +394,7 @@ def _verdict(judged: list[dict[str, Any]], min_annotators: int) -> tuple[str, di
     fixes = [d for d in judged if d["decision"] == "correct"]
     if not fixes:
         return "kept", None
-    texts = {(_norm(d["situation"]), tuple(sorted(_norm(a) for a in d["answers"])))
+    texts = {(plain_text(d["situation"]), tuple(sorted(plain_text(a) for a in d["answers"])))
              for d in fixes}
     return ("kept", fixes[0]) if len(texts) == 1 else ("disputed", None)
 

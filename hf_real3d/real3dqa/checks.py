@@ -53,10 +53,12 @@ import numpy as np
 
 from hf_real3d.answers import normalize_answer
 from hf_real3d.geometry import Pose, bearing_after_turn, wrap_degrees
+from hf_real3d.real3dqa.release import same_text
 from hf_real3d.scene import STRUCTURAL_LABELS, Scene
 from hf_real3d.spatial import Unanswerable, View, answer_from_geometry, parse_question, singular
 
 __all__ = [
+    "HOUR_WORDS",
     "RULES",
     "several_named",
     "TEXT_RULES",
@@ -88,8 +90,10 @@ SCENE_RULES: dict[str, str] = {
 }
 RULES: dict[str, str] = {**TEXT_RULES, **SCENE_RULES}
 
-_HOURS = {w: i for i, w in enumerate("twelve one two three four five six seven eight nine ten "
-                                     "eleven twelve".split())}
+#: clock hours as words, 12 o'clock first
+HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+              "ten", "eleven")
+_HOURS = {w: i for i, w in enumerate(HOUR_WORDS)}
 _SIDE = r"(?:immediate\s+|direct\s+|far\s+)?"
 _NOT_OF = r"(?!\s+of\s+(?!me\b))"  # "to the left of the door" is not egocentric
 # (pattern, clockwise bearing or None for a clock hour, the phrase's width in degrees)
@@ -211,6 +215,16 @@ def _after(toks: list[tuple[str, int, int]], start: int) -> tuple[str, ...] | No
     return _phrase(words)
 
 
+def _bearing(m: re.Match) -> tuple[float, float]:
+    """(clockwise bearing, width) of a direction phrase :data:`_DIRECTION_RE` matched."""
+    k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
+    _, bearing, width = _DIRECTION_PATTERNS[k]
+    if bearing is None:
+        hour = m.group("hour")
+        bearing = (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
+    return float(bearing), width
+
+
 def _first_token_at(toks: list[tuple[str, int, int]], pos: int) -> int:
     return next((i for i, t in enumerate(toks) if t[1] >= pos), len(toks))
 
@@ -230,11 +244,7 @@ def mentions(text: str) -> list[Mention]:
                            low[m.start():m.end()].strip() + " " + " ".join(np_),
                            facing=not behind))
     for m in _DIRECTION_RE.finditer(low):
-        k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
-        _, bearing, width = _DIRECTION_PATTERNS[k]
-        if bearing is None:
-            hour = m.group("hour")
-            bearing = (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
+        bearing, width = _bearing(m)
         first = _first_token_at(toks, m.start())
         phrases = _before(toks, first)
         if not phrases:  # "on my right is a box", "to my left there are two chairs"
@@ -243,7 +253,7 @@ def mentions(text: str) -> list[Mention]:
                 after = _after(toks, _first_token_at(toks, m.end() + rest.end()))
                 phrases = [after] if after else []
         for np_ in phrases:
-            out.append(Mention(np_[-1], np_, float(bearing), width,
+            out.append(Mention(np_[-1], np_, bearing, width,
                                f"{' '.join(np_)} {low[m.start():m.end()].strip()}"))
     return out
 
@@ -259,10 +269,6 @@ def _unambiguous(found: Sequence[Mention]) -> dict[str, Mention]:
 
 def _gap(a: float, b: float) -> float:
     return abs(float(wrap_degrees(a - b)))
-
-
-def _same_text(a: str, b: str) -> bool:
-    return " ".join(a.split()).lower() == " ".join(b.split()).lower()
 
 
 def _name(bearing: float, width: float) -> str:
@@ -281,7 +287,7 @@ def check_text(original: str, rotated: str, turn: float, *,
     tell whether it names the same one, so they are left to the scene rules."""
     if float(turn) % 360 == 0:
         return []
-    if _same_text(original, rotated):
+    if same_text(original, rotated):
         return [Hit("text_not_turned", (rotated,), f"a {turn:g}-degree turn left the text as "
                                                     "it was")]
     hits = []
@@ -427,12 +433,8 @@ def _question_directions(question: str) -> list[tuple[float, float, str]]:
     for m in _DIRECTION_RE.finditer(low):
         if _before(toks, _first_token_at(toks, m.start())):
             continue
-        k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
-        _, bearing, width = _DIRECTION_PATTERNS[k]
-        if bearing is None:
-            hour = m.group("hour")
-            bearing = (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
-        out.append((float(bearing), width, low[m.start():m.end()]))
+        bearing, width = _bearing(m)
+        out.append((bearing, width, low[m.start():m.end()]))
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d.geometry import bearing_after_turn
-from hf_real3d.real3dqa.checks import mentions, several_named
+from hf_real3d.real3dqa.checks import HOUR_WORDS, mentions, several_named
 from hf_real3d.scene import STRUCTURAL_LABELS
 
 __all__ = ["KINDS", "corrupt"]
@@ -37,11 +37,10 @@ KINDS = ("mirror", "unturned", "clock_wrong_way", "faced_kept", "answer_other_vi
 _SIDES = {"left": "right", "right": "left"}
 _QUADRANT_PHRASES = {0.0: "in front of me", 90.0: "on my right", 180.0: "behind me",
                      270.0: "on my left"}
-_HOUR_WORDS = "twelve one two three four five six seven eight nine ten eleven".split()
 
 
 def _clock(bearing: float) -> str:
-    return f"in my {_HOUR_WORDS[int(round(bearing / 30)) % 12]} o'clock direction"
+    return f"in my {HOUR_WORDS[int(round(bearing / 30)) % 12]} o'clock direction"
 
 
 def _mirror(text: str) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import atomic_path, write_json
+from hf_real3d._io import atomic_path, cache_root, write_json
 from hf_real3d.predictions import (
     PredictionColumns,
     check_unique_names,
@@ -177,13 +177,9 @@ class ReferenceColumns:
 
 
 def reference_cache_dir() -> Path:
-    """Where parsed release references are kept: ``$HF_REAL3D_CACHE``, else
-    ``$HF_HOME/hf_real3d`` (``~/.cache/huggingface/hf_real3d``)."""
-    if os.environ.get("HF_REAL3D_CACHE"):
-        return Path(os.environ["HF_REAL3D_CACHE"])
-    hf_home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or
-                                                Path.home() / ".cache") / "huggingface"
-    return Path(hf_home) / "hf_real3d"
+    """Where parsed release references are kept: :func:`hf_real3d._io.cache_root`
+    (``$HF_REAL3D_CACHE``, else ``$HF_HOME/hf_real3d``)."""
+    return cache_root()
 
 
 def _release_key(src: Path) -> str:

@@ -35,10 +35,12 @@ __all__ = [
     "RELEASE_VIEWPOINTS",
     "DEBIASED_FILE",
     "ReleaseData",
+    "plain_text",
     "read_release",
     "read_rotation_files",
     "rotation_files",
     "resolve_base_ids",
+    "same_text",
     "suffixed_ids",
 ]
 
@@ -100,9 +102,14 @@ def _rows(items: list[dict], path: Path) -> tuple[list[dict[str, Any]], np.ndarr
     return rows, yaws
 
 
-def _same_text(a: str, b: str) -> bool:
+def plain_text(text: str) -> str:
+    """``text`` lower-cased with its white space collapsed."""
+    return " ".join(str(text).split()).lower()
+
+
+def same_text(a: str, b: str) -> bool:
     """Equal up to case and white space (the release differs in both)."""
-    return " ".join(a.split()).lower() == " ".join(b.split()).lower()
+    return plain_text(a) == plain_text(b)
 
 
 # the rotated files' id scheme: id x 100 + a two-digit viewpoint suffix
@@ -209,7 +216,7 @@ def read_rotation_files(folder: str | os.PathLike, *,
                     not_turned[k] += 1
                 if r["question"] != r0["question"]:
                     quality.append("question_edited")
-                if _same_text(r["situation"], r0["situation"]) and \
+                if same_text(r["situation"], r0["situation"]) and \
                         sorted(r["answers"]) != sorted(r0["answers"]):
                     quality.append("situation_unchanged_answer_changed")
             for fl in quality:

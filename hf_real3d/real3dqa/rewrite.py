@@ -51,6 +51,8 @@ from hf_real3d.hub import (
 from hf_real3d.llm import PROMPTS, LLMClient, PromptTemplate
 from hf_real3d.real3dqa.build import CITATION
 from hf_real3d.real3dqa.check_run import check_rotations
+from hf_real3d.real3dqa.checks import HOUR_WORDS
+from hf_real3d.real3dqa.release import same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene, read_scannet, scannet_paths
 from hf_real3d.spatial import Unanswerable, View
@@ -61,7 +63,6 @@ __all__ = ["ROTATE_TEMPLATE", "scene_graph_text", "parse_rotation", "rotate_data
 
 ROTATE_TEMPLATE = PROMPTS / "rotate.json"
 _FIELDS = ("degrees", "situation", "question", "answer")
-_HOURS = "twelve one two three four five six seven eight nine ten eleven".split()
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 
 
@@ -73,7 +74,7 @@ def scene_graph_text(scene: Scene, pose: Pose, limit: int = 30) -> str:
     lines = []
     for i in order:
         hour = int(round(-float(view.angle[i]) / 30.0)) % 12
-        lines.append(f"{view.objs[i].label}: {view.direction(i)} ({_HOURS[hour]} o'clock), "
+        lines.append(f"{view.objs[i].label}: {view.direction(i)} ({HOUR_WORDS[hour]} o'clock), "
                      f"{float(view.dist[i]):.1f} m")
     return "\n".join(lines) or "(no objects)"
 
@@ -101,7 +102,7 @@ def parse_rotation(text: str, original: str) -> tuple[dict[str, Any] | None, str
         ans = []
     if not ans:
         return None, "empty or missing answer"
-    if " ".join(sit.split()).lower() == " ".join(original.split()).lower():
+    if same_text(sit, original):
         return None, "repeats the original situation"
     return {"situation": sit.strip(), "answers": [a.strip() for a in ans]}, None
 
