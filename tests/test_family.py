@@ -23,12 +23,8 @@ from hf_real3d.training import (  # noqa: E402
     precompute_blind_logprobs,
 )
 from hf_real3d.training.blind import BlindColumnCollator  # noqa: E402
-from hf_real3d.training.losses import (  # noqa: E402
-    FAMILY,
-    family_weights,
-    mean_one,
-    weighted_loss_from_logprobs,
-)
+from hf_real3d.training.losses import mean_one, weighted_loss_from_logprobs  # noqa: E402
+from hf_real3d.training.modes import FAMILY, family_weights  # noqa: E402
 from hf_real3d.training.vlm import VLMCollator  # noqa: E402
 
 # settings under which each weighting gives every token the same weight

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from hf_real3d._fields import help_field
 from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
+from hf_real3d.training.modes import MODES
 
 __all__ = ["DemoConfig", "MODELS", "CORE_MODELS", "OPTIONAL_ARMS", "DEFAULT_ARMS", "ROLES",
            "ARM_CONTROLS", "FAMILY_ARMS",
@@ -35,19 +36,13 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "sft_from_blind": "SFT starting from the blind model's weights (3drft_from_blind's "
                            "control)",
          "sft_no3d": "the control without its 3D input",
-         "cal_ft": "CAL-style: the control fine-tuned with weights = its own gain from the "
-                   "3D input, clamped to [1, 5]",
-         "prior_ft": "PRIOR-style: the control fine-tuned with weights = the blind "
-                     "reference's surprise, capped",
-         "excess_ft": "Rho-1-style: the control fine-tuned on the 60% of tokens of highest "
-                      "excess loss over the blind reference",
-         "3drft_paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"}
+         # the family arms: their roles come from the registry of modes
+         **{m.demo_arm: m.demo_role for m in MODES.values() if m.demo_arm}}
 COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
 # the reweighting family's arms: each fine-tunes the trained control exactly as 3drft_paper
 # does, with its own token weights (the reweighting mode)
-FAMILY_ARMS = {"cal_ft": "cal", "prior_ft": "prior", "excess_ft": "excess",
-               "3drft_paper_normalised": "paper_normalised"}
+FAMILY_ARMS = {m.demo_arm: m.name for m in MODES.values() if m.demo_arm}
 # the arms beyond the core (--arms): 3DR-FT's other readings and the family; naming
 # 3drft_from_blind brings its control sft_from_blind
 OPTIONAL_ARMS = tuple(m for m in MODELS if m not in CORE_MODELS)

@@ -26,7 +26,7 @@ from hf_real3d.srbench.report import (
 )
 from hf_real3d.stats import mean_std, seed_stats, summary_text
 from hf_real3d.tables import markdown_table
-from hf_real3d.training.losses import FAMILY
+from hf_real3d.training.modes import FAMILY
 
 from .config import FAMILY_ARMS
 from .findings import (

@@ -14,6 +14,7 @@ from hf_real3d.training.losses import (
     per_sample_nll,
     token_logprobs,
 )
+from hf_real3d.training.modes import MODES, REWEIGHTING, Mode, family_weights, mode, register
 from hf_real3d.training.routes import (
     FusedHeadRoute,
     HFModelRoute,
@@ -22,7 +23,6 @@ from hf_real3d.training.routes import (
     TokenScores,
 )
 from hf_real3d.training.trainer import (
-    REWEIGHTING,
     ReweightedConfig,
     ReweightedTrainer,
     ReweightingArguments,
@@ -34,6 +34,11 @@ __all__ = [
     "HFModelRoute",
     "ModuleRoute",
     "REWEIGHTING",
+    "MODES",
+    "Mode",
+    "mode",
+    "register",
+    "family_weights",
     "ReweightingArguments",
     "TextOnlyInputError",
     "TokenScores",

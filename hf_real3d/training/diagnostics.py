@@ -24,12 +24,11 @@ import torch
 from hf_real3d.modeling.data import SceneBank, collator_for
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES
 from hf_real3d.training.losses import (
-    FAMILY,
-    family_weights,
     paper_weights,
     per_sample_nll,
     token_logprobs,
 )
+from hf_real3d.training.modes import FAMILY, family_weights
 
 __all__ = ["token_weights", "weight_summary"]
 

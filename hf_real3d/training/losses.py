@@ -14,7 +14,9 @@ position ``t`` of the logits predicts ``labels[:, t + 1]``. Per-token arrays bel
 * ``official`` (Real-3DQA code): per sample, ``loss_full / max(loss_text_only, eps)`` with
   the text-only loss computed without gradient.
 
-Four more token weightings push the other way (:func:`family_weights`); each weight is
+Four more token weightings push the other way (:func:`cal_weights`, :func:`prior_weights`,
+:func:`excess_weights`, :func:`paper_normalised_weights`; the registry of modes,
+:mod:`hf_real3d.training.modes`, names them); each weight is
 detached and rescaled to mean 1 over the micro-batch's answer tokens, so that equal weights
 give SFT's loss exactly and only the redistribution differs from SFT:
 
@@ -43,15 +45,9 @@ import torch
 
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
-           "NAN_POLICIES", "FAMILY", "family_weights", "mean_one", "weighted_loss_from_logprobs",
-           "NEEDS_BLIND", "NEEDS_TEXT_ONLY"]
+           "NAN_POLICIES", "mean_one", "weighted_loss_from_logprobs", "cal_weights",
+           "prior_weights", "excess_weights", "paper_normalised_weights", "PRIOR_MAX_SURPRISE"]
 
-# the token weightings of the family (beyond "paper" and "official"), all rescaled to mean 1
-FAMILY = ("cal", "prior", "excess", "paper_normalised")
-# the weightings that read the blind reference's log-probs, and those that read the policy's
-# own text-only pass
-NEEDS_BLIND = ("paper", "prior", "excess", "paper_normalised")
-NEEDS_TEXT_ONLY = ("paper", "official", "cal", "paper_normalised")
 PRIOR_MAX_SURPRISE = 20.0  # nats: a blind log-prob below -20 (or -inf) counts as -20
 
 NAN_POLICIES = ("raise", "zero")
@@ -233,56 +229,71 @@ def mean_one(w: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return w * (n / total)
 
 
-def family_weights(mode: str, logp: torch.Tensor, mask: torch.Tensor, *,
-                   text_logp: torch.Tensor | None = None,
-                   blind_logp: torch.Tensor | None = None, eps: float = 1e-4,
-                   clip: float | None = None, cal_min: float = 1.0, cal_max: float = 5.0,
-                   prior_cap: float = 5.0, excess_ratio: float = 0.6,
-                   nan_policy: str = "raise") -> torch.Tensor:
-    """Detached token weights of ``mode`` in :data:`FAMILY`, mean 1 over ``mask`` (module
-    docstring). ``logp``: the full pass's log-probs; ``text_logp``: the policy without its
-    3D input (``cal``, ``paper_normalised``); ``blind_logp``: the blind reference's
-    (``prior``, ``excess``, ``paper_normalised``).
+def _check_finite_inputs(nan_policy: str, mask: torch.Tensor, **inputs) -> None:
+    _check_policy(nan_policy)
+    if nan_policy == "raise":
+        for what, v in inputs.items():
+            if v is not None and (torch.isnan(v) & mask).any():
+                raise _bad(what, v, mask)
+
+
+def cal_weights(logp: torch.Tensor, mask: torch.Tensor, *, text_logp: torch.Tensor,
+                cal_min: float = 1.0, cal_max: float = 5.0, nan_policy: str = "raise",
+                **_: object) -> torch.Tensor:
+    """``cal``: the policy's gain from its 3D input, ``logp - text_logp``, clamped to
+    ``[cal_min, cal_max]`` and rescaled to mean 1 over ``mask`` (detached).
 
     >>> m = torch.ones(1, 4, dtype=torch.bool)
     >>> full = torch.tensor([[-0.1, -0.1, -2.0, -0.5]])
-    >>> text = torch.tensor([[-3.0, -0.2, -2.0, -6.5]])  # gains 2.9, 0.1, 0, 6.0
-    >>> family_weights("cal", full, m, text_logp=text)  # clamped: 2.9, 1, 1, 5; mean 1
+    >>> cal_weights(full, m, text_logp=torch.tensor([[-3.0, -0.2, -2.0, -6.5]]))
     tensor([[1.1717, 0.4040, 0.4040, 2.0202]])
+    """
+    full = logp.detach().float()
+    _check_finite_inputs(nan_policy, mask, **{"the full model's log-prob": full,
+                                              "text-only log-prob": text_logp})
+    gain = full - text_logp.detach().float()
+    gain = torch.nan_to_num(gain, nan=cal_min, posinf=cal_max, neginf=cal_min)
+    return mean_one(gain.clamp(cal_min, cal_max), mask)
+
+
+def prior_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.Tensor,
+                  eps: float = 1e-4, prior_cap: float = 5.0, nan_policy: str = "raise",
+                  **_: object) -> torch.Tensor:
+    """``prior``: the blind reference's surprise ``-blind_logp`` (at most
+    :data:`PRIOR_MAX_SURPRISE` nats; ``-inf`` counts as that), rescaled to mean 1 over
+    ``mask`` and then capped at ``prior_cap`` (detached).
+
+    >>> m = torch.ones(1, 3, dtype=torch.bool)
+    >>> prior_weights(torch.zeros(1, 3), m, blind_logp=torch.tensor([[-1.0, -2.0, -3.0]]))
+    tensor([[0.5000, 1.0000, 1.5000]])
+    """
+    _check_finite_inputs(nan_policy, mask, **{"the full model's log-prob": logp.detach(),
+                                              "blind log-prob": blind_logp})
+    blind = blind_logp.detach().float().clamp(max=0.0)
+    surprise = torch.nan_to_num(-blind, nan=0.0, posinf=PRIOR_MAX_SURPRISE)
+    surprise = surprise.clamp(eps, PRIOR_MAX_SURPRISE)
+    return mean_one(surprise, mask).clamp(max=prior_cap).masked_fill(~mask, 0.0)
+
+
+def excess_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.Tensor,
+                   excess_ratio: float = 0.6, nan_policy: str = "raise",
+                   **_: object) -> torch.Tensor:
+    """``excess`` (Rho-1): the ``excess_ratio`` share of ``mask``'s tokens with the largest
+    excess loss ``CE_policy - CE_blind = blind_logp - logp`` get weight 1, the others 0
+    (ties: the earlier token), rescaled to mean 1 (detached).
+
+    >>> m = torch.ones(1, 4, dtype=torch.bool)
+    >>> full = torch.tensor([[-0.1, -0.1, -2.0, -0.5]])
     >>> blind = torch.tensor([[-0.05, -2.0, -0.1, -0.5]])  # excess 0.05, -1.9, 1.9, 0
-    >>> family_weights("excess", full, m, blind_logp=blind, excess_ratio=0.5)
+    >>> excess_weights(full, m, blind_logp=blind, excess_ratio=0.5)
     tensor([[2., 0., 2., 0.]])
     """
-    _check_policy(nan_policy)
-    if mode not in FAMILY:
-        raise ValueError(f"Expected a weighting in {FAMILY} but got {mode!r}")
-    if mode in NEEDS_TEXT_ONLY and text_logp is None:
-        raise ValueError(f"reweighting={mode!r} needs the policy's text-only log-probs")
-    if mode in NEEDS_BLIND and blind_logp is None:
-        raise ValueError(f"reweighting={mode!r} needs the blind reference's log-probs")
     full = logp.detach().float()
-    if nan_policy == "raise":
-        for what, v in (("the full model's log-prob", full), ("text-only log-prob", text_logp),
-                        ("blind log-prob", blind_logp)):
-            if v is not None and (torch.isnan(v) & mask).any():
-                raise _bad(what, v, mask)
-    if mode == "paper_normalised":
-        w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip,
-                          nan_policy=nan_policy)
-        return mean_one(w, mask)
-    if mode == "cal":
-        gain = full - text_logp.detach().float()
-        gain = torch.nan_to_num(gain, nan=cal_min, posinf=cal_max, neginf=cal_min)
-        return mean_one(gain.clamp(cal_min, cal_max), mask)
-    blind = blind_logp.detach().float().clamp(max=0.0)
-    if mode == "prior":
-        # a token the blind model rules out (-inf) counts as PRIOR_MAX_SURPRISE nats
-        surprise = torch.nan_to_num(-blind, nan=0.0, posinf=PRIOR_MAX_SURPRISE)
-        surprise = surprise.clamp(eps, PRIOR_MAX_SURPRISE)
-        return mean_one(surprise, mask).clamp(max=prior_cap).masked_fill(~mask, 0.0)
-    # excess: CE_policy - CE_blind = log p_blind - log p_policy; the top share selected
+    _check_finite_inputs(nan_policy, mask, **{"the full model's log-prob": full,
+                                              "blind log-prob": blind_logp})
     if not 0 < excess_ratio <= 1:
         raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {excess_ratio}")
+    blind = blind_logp.detach().float().clamp(max=0.0)
     excess = torch.nan_to_num(blind - full, nan=-1e9, posinf=1e9, neginf=-1e9)
     flat_mask = mask.flatten()
     n = int(flat_mask.sum())
@@ -292,6 +303,25 @@ def family_weights(mode: str, logp: torch.Tensor, mask: torch.Tensor, *,
     pick = torch.zeros_like(flat_mask)
     pick[order[:k]] = True
     return mean_one(pick.view_as(mask).float(), mask)
+
+
+def paper_normalised_weights(logp: torch.Tensor, mask: torch.Tensor, *,
+                             blind_logp: torch.Tensor, text_logp: torch.Tensor,
+                             eps: float = 1e-4, clip: float | None = None,
+                             nan_policy: str = "raise", **_: object) -> torch.Tensor:
+    """``paper_normalised``: :func:`paper_weights` rescaled to mean 1 over ``mask``, which
+    keeps their redistribution and drops their change of step size (detached).
+
+    >>> m = torch.ones(1, 2, dtype=torch.bool)
+    >>> paper_normalised_weights(torch.zeros(1, 2), m, blind_logp=torch.tensor([[-1.0, -3.0]]),
+    ...                          text_logp=torch.tensor([[-2.0, -2.0]]))
+    tensor([[0.5000, 1.5000]])
+    """
+    _check_finite_inputs(nan_policy, mask, **{"the full model's log-prob": logp.detach(),
+                                              "text-only log-prob": text_logp,
+                                              "blind log-prob": blind_logp})
+    w = paper_weights(blind_logp, text_logp, mask, eps=eps, clip=clip, nan_policy=nan_policy)
+    return mean_one(w, mask)
 
 
 def weighted_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, w: torch.Tensor,

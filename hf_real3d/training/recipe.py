@@ -43,7 +43,8 @@ from hf_real3d.training.data import (
     load_split,
     tokenize_dataset,
 )
-from hf_real3d.training.trainer import NEEDS_BLIND, ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.modes import mode
+from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
 __all__ = ["ScriptArguments", "load_training_data", "build_model", "train_model",
            "train_3drft", "ensure_blind_model", "training_signature",
@@ -215,7 +216,7 @@ def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *
     model = build_model(script_args, data.tokenizer, blind=blind)
     collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
     train_ds, eval_ds, ref_model, blind_info = data.train, data.eval, None, None
-    if training_args.reweighting in NEEDS_BLIND and not blind:
+    if mode(training_args.reweighting).needs_blind and not blind:
         blind_path = script_args.blind_model_path
         if not blind_path or not (Path(blind_path) / "config.json").is_file():
             raise FileNotFoundError(
@@ -299,7 +300,7 @@ def train_3drft(script_args: ScriptArguments, training_args: ReweightedConfig
     then 3DR-FT (stage 2); ``official``, ``cal`` and ``none`` train directly."""
     with training_args.main_process_first(desc="dataset"):
         data = load_training_data(script_args)
-    if training_args.reweighting in NEEDS_BLIND:
+    if mode(training_args.reweighting).needs_blind:
         script_args = dataclasses.replace(
             script_args, blind_model_path=ensure_blind_model(script_args, training_args, data))
         return train_model(script_args, training_args, data=data, blind=False,
@@ -313,19 +314,7 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
     base = (f"`{m['model_name_or_path']}`" if m["model_name_or_path"] else
             f"`{m['lm_path']}` as the language model" if m["lm_path"] else
             f"a Llama built from config (hidden {m['hidden_size']}, {m['num_layers']} layers)")
-    variant = {"none": "plain SFT (no reweighting)",
-               "paper": "3DR-FT, paper variant (token weight = blind log-prob / own text-only "
-                        "log-prob)",
-               "official": "3DR-FT, official-code variant (per-sample full loss / own "
-                           "text-only loss)",
-               "cal": "CAL-style reweighting (token weight = own gain from the 3D input, "
-                      "clamped, mean 1 per batch)",
-               "prior": "PRIOR-style reweighting (token weight = the blind model's surprise, "
-                        "mean 1 per batch, capped)",
-               "excess": "Rho-1-style selection (the tokens of highest excess loss over the "
-                         "blind model)",
-               "paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"
-               }[tr["reweighting"]]
+    variant = mode(tr["reweighting"]).card
     header = {"library_name": "hf_real3d", "tags": ["3d", "scene-lm", "spatial-reasoning"]
               + (["3dr-ft"] if tr["reweighting"] != "none" else [])}
     if not Path(src["dataset_name"]).exists():
@@ -349,7 +338,7 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
         f"{tr['learning_rate']:g} ({tr['lr_scheduler_type']}), batch "
         f"{tr['per_device_train_batch_size']} per device x {tr['gradient_accumulation_steps']} "
         f"accumulation, seed {tr['seed']}."]
-    if tr["reweighting"] in ("paper", "paper_normalised"):
+    if mode(tr["reweighting"]).uses_clip:
         lines.append(f"- weight clip {tr['weight_clip']}, epsilon {tr['epsilon']}, "
                      f"reweight_eos {tr['reweight_eos']}.")
     if info.get("text_only_pass"):

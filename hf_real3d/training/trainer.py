@@ -24,16 +24,8 @@ from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
 from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
-from hf_real3d.training.losses import (
-    FAMILY,
-    NAN_POLICIES,
-    NEEDS_BLIND,
-    NEEDS_TEXT_ONLY,
-    family_weights,
-    official_loss_from_logprobs,
-    paper_loss_from_logprobs,
-    weighted_loss_from_logprobs,
-)
+from hf_real3d.training.losses import NAN_POLICIES
+from hf_real3d.training.modes import MODES, LossInputs, help_text, mode
 from hf_real3d.training.routes import (
     AUX_LOSS_MODES,
     TEXT_ONLY_MODES,
@@ -43,10 +35,7 @@ from hf_real3d.training.routes import (
     unwrap_model,
 )
 
-__all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin",
-           "REWEIGHTING", "NEEDS_BLIND", "NEEDS_TEXT_ONLY"]
-
-REWEIGHTING = ("none", "paper", "official", *FAMILY)
+__all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin"]
 
 
 @dataclass
@@ -55,13 +44,8 @@ class ReweightingArguments:
     :class:`~hf_real3d.training.sft.ReweightedSFTConfig` (trl)."""
 
     reweighting: str = field(default="paper", metadata={
-        "help": "'none' (plain SFT), 'paper' (token weights = blind log-prob / current "
-                "text-only log-prob), 'official' (per-sample full loss / own text-only loss); "
-                "weights of mean 1 per batch: 'cal' (the policy's gain from its 3D input, "
-                "clamped to [cal_min, cal_max]), 'prior' (the blind reference's surprise, "
-                "capped at prior_cap), 'excess' (Rho-1: the excess_ratio share of tokens of "
-                "highest loss over the blind reference's), 'paper_normalised' (the paper "
-                "weights rescaled to mean 1)."})
+        "help": "The reweighting mode (hf_real3d.training.modes): " + help_text(),
+        "choices": list(MODES)})
     cal_min: float = field(default=1.0, metadata={
         "help": "'cal': lower clamp of the gain from the 3D input (CAL's 1)."})
     cal_max: float = field(default=5.0, metadata={
@@ -112,8 +96,7 @@ class ReweightingArguments:
                 "the paper's text suggests."})
 
     def _check_reweighting(self) -> None:
-        if self.reweighting not in REWEIGHTING:
-            raise ValueError(f"Expected reweighting in {REWEIGHTING} but got {self.reweighting!r}")
+        mode(self.reweighting)  # a ValueError naming the registered modes
         if self.text_only_mode not in TEXT_ONLY_MODES:
             raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
                              f"{self.text_only_mode!r}")
@@ -217,12 +200,12 @@ class ReweightingMixin:
             ref_model.eval()
             for p in ref_model.parameters():
                 p.requires_grad_(False)
-            if args.precompute_blind and args.reweighting in NEEDS_BLIND:
+            if args.precompute_blind and mode(args.reweighting).needs_blind:
                 self._precompute_column(ref_model)
                 ref_model = None
             else:
                 self.ref_model = self._prepare_reference(ref_model)
-        if args.reweighting in NEEDS_BLIND and self.ref_model is None:
+        if mode(args.reweighting).needs_blind and self.ref_model is None:
             cols = getattr(self.train_dataset, "column_names", None) or []
             if args.blind_logprob_column not in cols:
                 raise ValueError(
@@ -304,49 +287,32 @@ class ReweightingMixin:
         blind_col_mask = inputs.pop(f"{col}_mask", None)
         route = self.route
         full = route(model, inputs, text_only=False)
-        mode = args.reweighting
-        if mode not in ("none", "official") and not full.per_token:
-            raise ValueError(f"reweighting={mode!r} needs token log-probs; this route gives a "
-                             "per-sample loss (use reweighting='official', or a ModuleRoute "
-                             "returning (log-probs, mask))")
+        entry = mode(args.reweighting)
+        if entry.token_level and not full.per_token:
+            raise ValueError(f"reweighting={entry.name!r} needs token log-probs; this route "
+                             "gives a per-sample loss (use reweighting='official', or a "
+                             "ModuleRoute returning (log-probs, mask))")
         mask = full.mask
         text_logp = blind_logp = None
-        if mode in NEEDS_TEXT_ONLY:
+        if entry.needs_text_only:
             with torch.set_grad_enabled(args.weight_grad and model.training):
                 text = route(model, inputs, text_only=True)
             self._note_text_only(route)
             text_logp = align_scores(text.logp, text.mask, mask, what="text-only pass")
             self._stats["text_only_logprob"].append(float(text_logp.detach()[mask].mean())
                                                     if mask.any() else 0.0)
-        if mode in NEEDS_BLIND:
+        if entry.needs_blind:
             blind_logp = self._blind_logprobs(route, inputs, mask, blind_col, blind_col_mask)
-        wv = None
-        if mode == "none":
-            loss = weighted_loss_from_logprobs(
-                full.logp, mask, 1.0, num_items_in_batch if full.per_token else None)
-        elif mode == "paper":
-            fixed = None
-            eos = self._eos_id()
-            if not args.reweight_eos and eos is not None and full.tokens is not None:
-                fixed = full.tokens.eq(eos)
-            loss, w = paper_loss_from_logprobs(
-                full.logp, mask, blind_logp, text_logp, num_items_in_batch,
-                eps=args.epsilon, clip=args.weight_clip, fixed_weight_mask=fixed,
-                nan_policy=args.nan_policy, weight_grad=args.weight_grad)
-            wv = w[mask].detach()
-        elif mode == "official":
-            global_seqs = num_items_in_batch is not None and model.training
-            loss, wv = official_loss_from_logprobs(
-                full.logp, mask, text_logp, self._num_sequences if global_seqs else None,
-                eps=args.epsilon, nan_policy=args.nan_policy)
-        else:  # the family: detached weights of mean 1, SFT's denominator
-            w = family_weights(mode, full.logp, mask, text_logp=text_logp,
-                               blind_logp=blind_logp, eps=args.epsilon, clip=args.weight_clip,
-                               cal_min=args.cal_min, cal_max=args.cal_max,
-                               prior_cap=args.prior_cap, excess_ratio=args.excess_ratio,
-                               nan_policy=args.nan_policy)
-            loss = weighted_loss_from_logprobs(full.logp, mask, w, num_items_in_batch)
-            wv = w[mask]
+        fixed = None
+        eos = self._eos_id()
+        if not args.reweight_eos and eos is not None and full.tokens is not None:
+            fixed = full.tokens.eq(eos)
+        global_seqs = num_items_in_batch is not None and model.training
+        loss, wv = entry.loss(LossInputs(
+            full.logp, mask, text_logp=text_logp, blind_logp=blind_logp,
+            num_items_in_batch=num_items_in_batch if full.per_token else None,
+            num_sequences=self._num_sequences if global_seqs else None,
+            fixed_weight_mask=fixed), args)
         if wv is not None and len(wv):
             self._stats["weight_mean"].append(float(wv.mean()))
             self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
@@ -365,11 +331,11 @@ class ReweightingMixin:
 
     def _note_text_only(self, route) -> None:
         """Say once which text-only pass ran (what text_only_mode='auto' picked)."""
-        for mode, why in getattr(route, "picked", {}).items():
-            if mode not in self.text_only_picked:
-                self.text_only_picked[mode] = why
+        for picked, why in getattr(route, "picked", {}).items():
+            if picked not in self.text_only_picked:
+                self.text_only_picked[picked] = why
                 if self.is_world_process_zero():
-                    print(f"[hf_real3d] text-only pass: {mode} (text_only_mode="
+                    print(f"[hf_real3d] text-only pass: {picked} (text_only_mode="
                           f"{self.args.text_only_mode!r}: {why})", file=sys.stderr, flush=True)
 
     def text_only_note(self) -> str:

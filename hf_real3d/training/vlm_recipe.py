@@ -29,8 +29,9 @@ from transformers import (
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
 from hf_real3d.training.data import load_split
+from hf_real3d.training.modes import mode
 from hf_real3d.training.recipe import _log, ensure_dataset, parse_recipe_args
-from hf_real3d.training.trainer import NEEDS_BLIND, ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
 from hf_real3d.views import add_views_config
 
@@ -140,7 +141,7 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
         model, proc = build_small_llava(train, script_args.hidden_size, script_args.num_layers,
                                         script_args.image_size)
     ref = None
-    if training_args.reweighting in NEEDS_BLIND:
+    if mode(training_args.reweighting).needs_blind:
         if not script_args.blind_model_path:
             raise FileNotFoundError(f"reweighting={training_args.reweighting!r} needs "
                                     "blind_model_path (a blind VLM folder); or use "

@@ -1,0 +1,90 @@
+"""The registry of reweighting modes is the one list: the config's choices and help, the
+trainer's dispatch, the model card and the demo's roles all read it."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from hf_real3d.demo.config import FAMILY_ARMS, ROLES
+from hf_real3d.training import ReweightedConfig, ReweightingArguments
+from hf_real3d.training.losses import weighted_loss_from_logprobs
+from hf_real3d.training.modes import (
+    FAMILY,
+    MODES,
+    NEEDS_BLIND,
+    NEEDS_TEXT_ONLY,
+    LossInputs,
+    Mode,
+    mode,
+    register,
+)
+from hf_real3d.training.recipe import write_model_card
+
+
+def _field(name):
+    return next(f for f in dataclasses.fields(ReweightingArguments) if f.name == name)
+
+
+def test_config_choices_and_help_come_from_the_registry():
+    f = _field("reweighting")
+    assert f.metadata["choices"] == list(MODES)
+    for m in MODES.values():
+        assert f"'{m.name}' ({m.summary})" in f.metadata["help"]
+
+
+def test_an_unknown_mode_is_refused_naming_the_registered_ones(tmp_path):
+    with pytest.raises(ValueError, match="paper_normalised"):
+        ReweightedConfig(output_dir=str(tmp_path), reweighting="papr", report_to=[])
+    with pytest.raises(ValueError, match="already registered"):
+        register(MODES["none"])
+
+
+def test_derived_views_agree_with_the_entries():
+    assert FAMILY == tuple(n for n, m in MODES.items() if m.weights is not None)
+    assert set(NEEDS_BLIND) == {n for n, m in MODES.items() if m.needs_blind}
+    assert set(NEEDS_TEXT_ONLY) == {n for n, m in MODES.items() if m.needs_text_only}
+    # every family mode has a demo arm whose role is the registry's
+    for name in FAMILY:
+        arm = MODES[name].demo_arm
+        assert FAMILY_ARMS[arm] == name and ROLES[arm] == MODES[name].demo_role
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_every_mode_loss_runs_on_the_inputs_it_declares(name):
+    m = mode(name)
+    mask = torch.tensor([[True, True, False]])
+    logp = torch.tensor([[-0.5, -1.5, 0.0]], requires_grad=True)
+    x = LossInputs(logp, mask,
+                   text_logp=torch.tensor([[-1.0, -2.0, 0.0]]) if m.needs_text_only else None,
+                   blind_logp=torch.tensor([[-0.2, -3.0, 0.0]]) if m.needs_blind else None)
+    args = ReweightingArguments(reweighting=name, excess_ratio=1.0)
+    loss, _ = m.loss(x, args)
+    loss.backward()
+    assert torch.isfinite(loss) and logp.grad is not None
+
+
+def test_equal_weights_mode_is_sft():
+    mask = torch.tensor([[True, True, False]])
+    logp = torch.tensor([[-0.5, -1.5, 0.0]])
+    loss, w = mode("none").loss(LossInputs(logp, mask), ReweightingArguments(reweighting="none"))
+    assert w is None and float(loss) == pytest.approx(1.0)
+    assert float(loss) == float(weighted_loss_from_logprobs(logp, mask, 1.0))
+
+
+def test_a_new_entry_reaches_the_card(tmp_path, monkeypatch):
+    entry = Mode("test_only", summary="a test", card="a card line from the registry",
+                 needs_blind=False, needs_text_only=False, loss=MODES["none"].loss)
+    monkeypatch.setitem(MODES, "test_only", entry)
+    info = {"model": {"model_name_or_path": None, "lm_path": None, "hidden_size": 8,
+                      "num_layers": 1, "blind": False, "max_objects": 2,
+                      "points_per_object": 4, "max_length": 16},
+            "source": {"dataset_name": str(tmp_path), "config": "default",
+                       "train_split": "train", "train_rows": 3, "fingerprint": "f"},
+            "training": {"reweighting": "test_only", "num_train_epochs": 1, "max_steps": -1,
+                         "learning_rate": 1e-3, "lr_scheduler_type": "linear",
+                         "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1,
+                         "seed": 0, "text_only_mode": "auto"},
+            "metrics": {}}
+    write_model_card(tmp_path, info)
+    assert "a card line from the registry" in (tmp_path / "README.md").read_text()
