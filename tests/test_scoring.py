@@ -117,7 +117,11 @@ def test_circular_and_flip():
     gid = ["a", "a", "b", "b"]
     out = circular_eval(correct, gid, options=[["x", "y"], ["y", "x"], ["p", "q"], ["q", "p"]],
                         shifts=[0, 1, 0, 1], categories=["height"] * 4)
-    assert out["circular"] == 50.0 and out["vanilla"] == 100.0
+    # vanilla: every row (the field's 3DSRBench scorers); vanilla_unshifted: original order
+    assert out["circular"] == 50.0 and out["vanilla"] == 75.0
+    assert out["vanilla_unshifted"] == 100.0
+    assert out["vanilla_per_category"] == {"height": 75.0}
+    assert out["vanilla_unshifted_per_category"] == {"height": 100.0}
     assert out["circular"] <= out["vanilla"]
     with pytest.raises(MetricInputError, match="circular group 'a'"):
         circular_eval(correct, gid, options=[["x", "y"], ["x", "z"], ["p", "q"], ["q", "p"]])
@@ -137,6 +141,7 @@ def test_circular_le_vanilla(bits):
     gid = [i // 2 for i in range(n)]
     out = circular_eval(bits, gid, shifts=[i % 2 for i in range(n)])
     assert out["circular"] <= out["vanilla"] + 1e-9
+    assert out["circular"] <= out["vanilla_unshifted"] + 1e-9
 
 
 def test_chance_baselines_paper_table2():

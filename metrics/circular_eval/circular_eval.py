@@ -14,8 +14,10 @@ favouring one option position. Predictions may be option letters or free-form an
 each is read as the chosen `rule` reads it (`hf_real3d.srbench.rules`): `vlmevalkit`, the
 default, is VLMEvalKit's exact matching, which the authors' results script also scores;
 `lmms_eval` is lmms-eval's chain of regular expressions. An unreadable answer is wrong and
-counted in `unparsed`, never a random pick. Reports circular accuracy and vanilla accuracy
-(the mean over every row, as VLMEvalKit and lmms-eval report it), both per category. As the
+counted in `unparsed`, never a random pick. Reports circular accuracy, `vanilla` accuracy
+(the mean over every row, as VLMEvalKit, lmms-eval and the authors' script report it) and
+`vanilla_unshifted` (the mean over the rows in their original option order), each per
+category. As the
 field scores 3DSRBench, a mirrored item is a circular group of its own: give it its own group id.
 """
 
@@ -31,8 +33,10 @@ Args:
         same extraction) or `lmms_eval`.
 Returns:
     circular (`float`, 0-100): % of groups with every shift correct.
-    vanilla (`float`, 0-100): accuracy over every row.
-    per_category, vanilla_per_category (`dict`): the same per category.
+    vanilla (`float`, 0-100): accuracy over every row (VLMEvalKit's, lmms-eval's).
+    vanilla_unshifted (`float`, 0-100): accuracy over the rows with shift 0.
+    per_category, vanilla_per_category, vanilla_unshifted_per_category (`dict`): the same
+        per category.
     groups, n, unparsed (`int`).
 Examples:
     >>> import hf_real3d
@@ -82,7 +86,7 @@ class CircularEval(InMemoryCompute, evaluate.Metric):
         correct, unparsed = hf_real3d.srbench.rules.rule_hits(rule, predictions, references,
                                                               options)
         out = hf_real3d.scoring.circular_eval(correct.astype(bool), group_ids, options=options,
-                                              shifts=[0] * len(shifts), categories=categories)
+                                              shifts=shifts, categories=categories)
         out["unparsed"] = unparsed
         out["rule"] = rule
         return out

@@ -1,8 +1,8 @@
 """Viewpoint Rotation Score (VRS) with EM and refined EM, as an evaluate metric."""
 
 import datasets
-import numpy
 import evaluate
+import numpy
 
 import hf_real3d.scoring
 from hf_real3d.metric_base import InMemoryCompute
