@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-READ = "import sys; from hf_real3d.real3dqa.release import read_release; read_release(sys.argv[1])"
+READ = "import sys; from hf_real3d.real3dqa.format import read_release; read_release(sys.argv[1])"
 
 
 def _best(cmd: list[str], repeats: int) -> float:

@@ -33,8 +33,9 @@ from hf_real3d.demo import DemoConfig  # noqa: E402
 from hf_real3d.modeling import predict_rows  # noqa: E402
 from hf_real3d.synth import build_benchmark  # noqa: E402
 from hf_real3d.training import ReweightedConfig  # noqa: E402
+from hf_real3d.training.args import ScriptArguments  # noqa: E402
 from hf_real3d.training.data import load_split  # noqa: E402
-from hf_real3d.training.recipe import ScriptArguments, load_training_data, train_model  # noqa: E402
+from hf_real3d.training.recipe import load_training_data, train_model  # noqa: E402
 
 FIRST = dict(object_labels=False, direction_words=False, color_words=False,
              question_reader=False, object_tokens=True, points_per_object=16)

@@ -41,7 +41,8 @@ from hf_real3d.training import (  # noqa: E402
     ReweightedTrainer,
     precompute_blind_logprobs,
 )
-from hf_real3d.training.recipe import ScriptArguments, build_model  # noqa: E402
+from hf_real3d.training.args import ScriptArguments  # noqa: E402
+from hf_real3d.training.recipe import build_model  # noqa: E402
 from hf_real3d.training.routes import HFModelRoute  # noqa: E402
 from hf_real3d.training.vlm import VLMCollator  # noqa: E402
 

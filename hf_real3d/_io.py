@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "Terminated", "request_stop", "check_stop", "clear_stop",
            "remove_stale_temporaries", "save_png",
-           "write_jsonl", "cache_root"]
+           "write_jsonl", "cache_root", "read_jsonl"]
 
 
 class FormatError(ValueError):
@@ -225,6 +225,26 @@ def read_json(path: str | os.PathLike) -> Any:
         raise FormatError(
             f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}"
         ) from None
+
+
+def read_jsonl(path: str | os.PathLike, *, objects: bool = True) -> list[tuple[int, Any]]:
+    """The values of a JSONL file as ``(line number, value)``, blank lines skipped; a line
+    that is not JSON (or, with ``objects``, not a JSON object) is a :class:`FormatError`
+    naming the file, the line and the column."""
+    path = Path(path)
+    out = []
+    for n, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise FormatError(f"{path}: line {n}, column {err.colno}: malformed JSON "
+                              f"({err.msg})") from None
+        if objects and not isinstance(value, dict):
+            raise FormatError(f"{path}: line {n} is not a JSON object")
+        out.append((n, value))
+    return out
 
 
 def save_png(fig, path: str | os.PathLike, dpi: int = 110) -> None:

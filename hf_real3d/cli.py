@@ -30,7 +30,7 @@ bound_openmp_spinning()  # before anything imports torch (the demo, training, VL
 from hf_real3d._argparse import DataclassParser  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
 from hf_real3d._io import Terminated, check_stop, clear_stop, no_gc, request_stop  # noqa: E402
-from hf_real3d.predictions import named_files, prediction_pairs  # noqa: E402
+from hf_real3d.specs import named_files, prediction_pairs  # noqa: E402
 from hf_real3d.synth.config import SRBenchConfig, SynthConfig  # noqa: E402
 
 __all__ = ["main", "COMMANDS", "Command"]

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
-from hf_real3d.real3dqa.release import DEBIASED_FILE, RELEASE_VIEWPOINTS, plain_text
+from hf_real3d.real3dqa.format import DEBIASED_FILE, RELEASE_VIEWPOINTS, plain_text
 from hf_real3d.tables import markdown_table
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "review_stats", "stats_markdown",

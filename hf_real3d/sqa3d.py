@@ -158,7 +158,7 @@ def check_item(item: Any, path: str | os.PathLike, index: int, keys: Sequence[st
     ``_x, _y, _z, _w``; ``answers`` a non-empty list of ``{"answer": str}``; the scene id
     safe as a folder name. A failure raises :class:`FormatError` naming the file, the item
     (``what #index``, with its id when it has one), the field and what to fix. One
-    validator serves :func:`read_sqa3d` and :func:`hf_real3d.real3dqa.release.read_release`.
+    validator serves :func:`read_sqa3d` and :func:`hf_real3d.real3dqa.format.read_release`.
     """
     if not isinstance(item, dict):
         raise FormatError(f"{path}: {what} #{index} is {type(item).__name__}, expected an "

@@ -17,13 +17,8 @@ bound_openmp_spinning()  # before torch is imported
 
 from pathlib import Path  # noqa: E402
 
-from hf_real3d.training.recipe import (  # noqa: E402
-    make_parser,
-    parse_recipe_args,
-    recipe_defaults,
-    run_recipe,
-    train_3drft,
-)
+from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
+from hf_real3d.training.pipeline import run_recipe, train_3drft  # noqa: E402
 
 # without arguments: the settings the README measured
 CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_synth.yaml"

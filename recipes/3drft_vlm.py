@@ -15,7 +15,8 @@ bound_openmp_spinning()  # before torch is imported
 
 from pathlib import Path  # noqa: E402
 
-from hf_real3d.training.recipe import recipe_defaults, run_recipe  # noqa: E402
+from hf_real3d.training.args import recipe_defaults  # noqa: E402
+from hf_real3d.training.pipeline import run_recipe  # noqa: E402
 from hf_real3d.training.vlm_recipe import parse_vlm_args, train_vlm  # noqa: E402
 
 # without arguments: the settings the README measured

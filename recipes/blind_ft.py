@@ -12,13 +12,9 @@ bound_openmp_spinning()  # before torch is imported
 
 from pathlib import Path  # noqa: E402
 
-from hf_real3d.training.recipe import (  # noqa: E402
-    make_parser,
-    parse_recipe_args,
-    recipe_defaults,
-    run_recipe,
-    train_model,
-)
+from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
+from hf_real3d.training.pipeline import run_recipe  # noqa: E402
+from hf_real3d.training.recipe import train_model  # noqa: E402
 
 __all__ = ["main", "make_parser", "parse"]
 

@@ -17,7 +17,7 @@ from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows
 from hf_real3d.modeling.data import default_tokenizer_corpus, train_tokenizer
 from hf_real3d.synth import SynthConfig, generate_split
 from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
-from hf_real3d.training.recipe import end_distributed
+from hf_real3d.training.pipeline import end_distributed
 
 
 def main(per_device: int, grad_acc: int, out: str, workdir: str) -> None:

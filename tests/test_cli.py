@@ -104,7 +104,7 @@ def test_help_texts_quote_no_measured_figure():
 
     from hf_real3d.demo import DemoConfig
     from hf_real3d.training import ReweightedConfig
-    from hf_real3d.training.recipe import ScriptArguments
+    from hf_real3d.training.args import ScriptArguments
 
     quoted = []
     for cls in (DemoConfig, ScriptArguments, ReweightedConfig):

@@ -9,8 +9,8 @@ import pytest
 
 from hf_real3d.demo import MODELS, DemoConfig, DemoResults, run_demo
 from hf_real3d.demo.report import demo_summary_table, render_demo_report
-from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa import load_references, score_predictions
+from hf_real3d.real3dqa.predictions import load_predictions
 
 
 @pytest.mark.slow

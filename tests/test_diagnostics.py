@@ -6,7 +6,7 @@ import pytest
 from conftest import tiny_model
 from datasets import Dataset
 
-from hf_real3d.analysis import accuracy_by
+from hf_real3d.demo.flips import accuracy_by
 from hf_real3d.modeling import SceneQACollator
 from hf_real3d.training import precompute_blind_logprobs
 from hf_real3d.training.diagnostics import token_weights, weight_summary

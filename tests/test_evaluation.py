@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from hf_real3d.cli import main
-from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa import load_references, score_predictions
+from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.scoring import MetricInputError
 
 
@@ -223,8 +223,8 @@ def test_read_json_parses_what_json_does_and_names_the_line(tmp_path):
 def test_columns_and_frames_score_alike(real_dir, tmp_path, release_refs):
     """score_predictions on DataFrames (the public tables) and on columns (what the CLI
     reads) give the same metrics and aligned rows."""
-    from hf_real3d.predictions import read_model_prediction_columns
     from hf_real3d.real3dqa import evaluate as r3_eval
+    from hf_real3d.real3dqa.predictions import read_model_prediction_columns
 
     files = _official_files(real_dir, tmp_path, wrong_ids={22060200003501, 220602000035})
     spec = "m=" + ",".join(files)
@@ -257,7 +257,7 @@ def test_unreadable_reference_cache_is_rebuilt(real_dir, tmp_path, monkeypatch):
 def test_typed_and_general_prediction_readers_agree(tmp_path, monkeypatch):
     """JSON lists are decoded by type (msgspec) when they are well-formed; the general
     reader gives the same columns, and takes over (naming the bad row) otherwise."""
-    from hf_real3d import predictions as P
+    from hf_real3d.real3dqa import predictions as P
 
     cases = {
         "a.json": [{"question_id": 1, "answer": "x", "rotation_deg": 90, "log_prob": -1.5},

@@ -3,11 +3,13 @@ the package's parts (its top-level modules and subpackages), synth/ used only by
 consumers, imports at module top unless a comment says why (a heavy optional dependency)."""
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "hf_real3d"
-# parts allowed to import hf_real3d.synth (the producer) besides synth itself
-SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli"}
+# parts allowed to import hf_real3d.synth (the producer) besides synth itself; training
+# builds the embedded default dataset when a recipe finds it absent
+SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli", "hf_real3d.training"}
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -25,7 +27,13 @@ def _resolve(name: str, mods: dict) -> str:
     return name
 
 
+# an import written in a string: code run by `python -c`, a subprocess or exec
+_STRING_IMPORT = re.compile(r"\b(?:from|import)\s+(hf_real3d(?:\.\w+)*)")
+
+
 def _imports(tree: ast.Module) -> set[str]:
+    """Every module a module imports: import statements, ``import_module("...")`` /
+    ``__import__("...")`` calls with a literal name, and imports written in strings."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -33,6 +41,14 @@ def _imports(tree: ast.Module) -> set[str]:
             found.update(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
+        elif isinstance(node, ast.Call) and node.args and \
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if name in ("import_module", "__import__"):
+                found.add(node.args[0].value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(_STRING_IMPORT.findall(node.value))
     return {f for f in found if f.startswith("hf_real3d")}
 
 
@@ -100,21 +116,56 @@ def test_parts_stack_in_layers():
     assert not back, detail
 
 
+def test_imports_in_strings_and_import_module_are_seen():
+    tree = ast.parse('import importlib, subprocess, sys\n'
+                     'importlib.import_module("hf_real3d.cli")\n'
+                     'subprocess.run([sys.executable, "-c", "from hf_real3d.demo import run"])\n')
+    assert _imports(tree) == {"hf_real3d.cli", "hf_real3d.demo"}
+
+
+def test_training_never_runs_the_command_line():
+    for m, deps in _graph().items():
+        if _part(m) == "hf_real3d.training":
+            assert "hf_real3d.cli" not in deps, m
+
+
 def test_the_arrow_check_finds_a_planted_arrow():
-    graph = {"hf_real3d.srbench": {"hf_real3d.report"}, "hf_real3d.report": {"hf_real3d.tables"},
+    graph = {"hf_real3d.srbench": {"hf_real3d.stats"}, "hf_real3d.stats": {"hf_real3d.tables"},
              "hf_real3d.tables": set()}
     assert _arrows_back_up(graph) == []
-    graph["hf_real3d.report"].add("hf_real3d.srbench")
-    assert _arrows_back_up(graph) == [("hf_real3d.report", "hf_real3d.srbench"),
-                                      ("hf_real3d.srbench", "hf_real3d.report")]
+    graph["hf_real3d.stats"].add("hf_real3d.srbench")
+    assert _arrows_back_up(graph) == [("hf_real3d.srbench", "hf_real3d.stats"),
+                                      ("hf_real3d.stats", "hf_real3d.srbench")]
 
 
 def test_generic_report_knows_no_demo_arm():
-    """report.py serves `evaluate`, `evaluate-3dsrbench` and the explorer: the demo's models
-    and settings live in hf_real3d/demo/."""
-    text = (PKG / "report.py").read_text()
+    """real3dqa/report.py serves `evaluate` and the explorer: the demo's models and settings
+    live in hf_real3d/demo/."""
+    text = (PKG / "real3dqa" / "report.py").read_text()
     for word in ("sft_more", "3drft", "hidden_size", "blind", "srbench"):
         assert word not in text, word
+
+
+BENCHMARKS = ("real3dqa", "real_scanqa", "srbench")
+SHAPE = ("format", "build", "predictions", "evaluate", "report")
+
+
+def test_every_benchmark_has_the_same_shape():
+    """Each benchmark package holds format, build, predictions, evaluate and report."""
+    for bench in BENCHMARKS:
+        missing = [m for m in SHAPE if not (PKG / bench / f"{m}.py").is_file()]
+        assert not missing, f"{bench}/ lacks {missing}"
+
+
+def test_benchmark_packages_hold_no_training():
+    """Experiments that train (the demo's studies) live in demo/, not in a benchmark; a
+    benchmark may read a trained model's data (training.data) to predict with it."""
+    for m, deps in _graph().items():
+        if _part(m) in {f"hf_real3d.{b}" for b in BENCHMARKS}:
+            bad = sorted(d for d in deps if d.startswith(("hf_real3d.training",
+                                                          "hf_real3d.demo"))
+                         and d != "hf_real3d.training.data")
+            assert not bad, f"{m} imports {bad}"
 
 
 def test_synth_is_only_imported_by_its_consumers():

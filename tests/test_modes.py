@@ -8,6 +8,7 @@ import torch
 
 from hf_real3d.demo.config import FAMILY_ARMS, ROLES
 from hf_real3d.training import ReweightedConfig, ReweightingArguments
+from hf_real3d.training.card import write_model_card
 from hf_real3d.training.losses import weighted_loss_from_logprobs
 from hf_real3d.training.modes import (
     FAMILY,
@@ -19,7 +20,6 @@ from hf_real3d.training.modes import (
     mode,
     register,
 )
-from hf_real3d.training.recipe import write_model_card
 
 
 def _field(name):

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from hf_real3d._io import FormatError, atomic_dir, remove_stale_temporaries
 from hf_real3d.cli import main as cli
-from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa import load_references, read_release, score_predictions
+from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.scoring import MetricInputError
 from hf_real3d.sqa3d import read_split
 from hf_real3d.srbench import read_tsv, score_rows, write_tsv
@@ -504,7 +504,7 @@ def test_file_name_viewpoint_against_id_suffix(real_dir, tmp_path, capsys):
 
 
 def test_recipe_yaml_key_twice_and_list_for_a_scalar(tmp_path):
-    from hf_real3d.training.recipe import parse_recipe_args
+    from hf_real3d.training.args import parse_recipe_args
 
     cfg = tmp_path / "r.yaml"
     cfg.write_text("learning_rate: 0.001\nseed: 1\nlearning_rate: 0.01\n")
@@ -545,7 +545,7 @@ def test_bom_and_crlf_give_the_clean_numbers(real_dir, tmp_path_factory, bom, cr
 
 
 def test_bom_in_3dsrbench_jsonl(tmp_path):
-    from hf_real3d.predictions import load_srbench_predictions
+    from hf_real3d.srbench.predictions import load_srbench_predictions
 
     f = tmp_path / "p.jsonl"
     f.write_bytes(b"\xef\xbb\xbf" + b'{"qid": "q0", "prediction": "A"}\r\n'
@@ -558,7 +558,7 @@ def test_bom_in_3dsrbench_jsonl(tmp_path):
     ("fake.xlsx", b"qid,prediction\nq0,A\n", "not readable as an Excel workbook"),
 ])
 def test_result_tables_that_are_not_tables_name_the_file(tmp_path, name, content, words):
-    from hf_real3d.predictions import load_srbench_predictions
+    from hf_real3d.srbench.predictions import load_srbench_predictions
 
     f = tmp_path / name
     f.write_bytes(content)
@@ -638,7 +638,7 @@ def test_any_repeated_id_in_an_object_is_named(tmp_path_factory, ids, dup, where
                                       "weight_clip", "epsilon"]), min_size=2, max_size=6),
        bom=st.booleans())
 def test_any_yaml_key_set_twice_is_named(tmp_path_factory, keys, bom):
-    from hf_real3d.training.recipe import parse_recipe_args
+    from hf_real3d.training.args import parse_recipe_args
 
     values = {"learning_rate": 0.001, "seed": 1, "num_train_epochs": 2.0, "weight_clip": 5.0,
               "epsilon": 0.001}
@@ -662,9 +662,9 @@ def test_any_yaml_key_set_twice_is_named(tmp_path_factory, keys, bom):
 def test_renamed_viewpoint_files(real_dir, tmp_path_factory, name_deg, suffix):
     """An official per-viewpoint file named for one viewpoint with the ids of another is an
     error naming both; named for its own viewpoint it scores."""
-    from hf_real3d.predictions import read_model_prediction_columns
     from hf_real3d.real3dqa import score_predictions as score
     from hf_real3d.real3dqa.evaluate import reference_columns
+    from hf_real3d.real3dqa.predictions import read_model_prediction_columns
 
     deg = {1: 90, 3: 270}[suffix]
     tmp = tmp_path_factory.mktemp("rename")
@@ -691,7 +691,7 @@ def test_renamed_viewpoint_files(real_dir, tmp_path_factory, name_deg, suffix):
 
 
 def test_object_answers_with_a_number_name_the_id(tmp_path):
-    from hf_real3d.predictions import read_prediction_columns
+    from hf_real3d.real3dqa.predictions import read_prediction_columns
 
     f = tmp_path / "answers.json"
     f.write_text('{"220602000000": "two", "220602000001": 3}')
@@ -701,7 +701,7 @@ def test_object_answers_with_a_number_name_the_id(tmp_path):
 
 
 def test_latin1_predictions_name_the_file_and_line(tmp_path):
-    from hf_real3d.predictions import read_prediction_columns
+    from hf_real3d.real3dqa.predictions import read_prediction_columns
 
     f = tmp_path / "preds.jsonl"
     f.write_bytes(b'{"question_id": 1, "prediction": "chair"}\n'

@@ -291,7 +291,7 @@ def test_vlm_path_end_to_end(tmp_path):
 def test_vlmevalkit_result_tables_are_read_as_they_are(synth_rows, tmp_path, suffix):
     import pandas as pd
 
-    from hf_real3d.predictions import load_srbench_predictions
+    from hf_real3d.srbench.predictions import load_srbench_predictions
 
     _, common, _ = synth_rows
     rows = expand(common)

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_real3d._io import FormatError
-from hf_real3d.predictions import read_srbench_answers
 from hf_real3d.scoring import MetricInputError
 from hf_real3d.srbench import GROUPS, load_rows, read_tsv, score_rows
+from hf_real3d.srbench.predictions import read_srbench_answers
 from hf_real3d.srbench.rules import (
     RULES,
     authors_results,
@@ -360,7 +360,7 @@ def test_lmms_eval_samples_scored_as_lmms_eval_scores_them(tmp_path):
 
 
 def test_a_repeated_qid_in_jsonl_predictions_is_refused(tmp_path):
-    from hf_real3d.predictions import read_srbench_answers
+    from hf_real3d.srbench.predictions import read_srbench_answers
 
     f = tmp_path / "p.jsonl"
     f.write_text('{"qid": "AAAAAAAA", "prediction": "A"}\n'
@@ -370,7 +370,7 @@ def test_a_repeated_qid_in_jsonl_predictions_is_refused(tmp_path):
 
 
 def test_latin1_predictions_name_the_file_and_line(tmp_path):
-    from hf_real3d.predictions import read_srbench_answers
+    from hf_real3d.srbench.predictions import read_srbench_answers
 
     f = tmp_path / "p.jsonl"
     f.write_bytes(b'{"qid": "AAAAAAAA", "prediction": "A"}\n'

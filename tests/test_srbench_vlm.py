@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from hf_real3d.srbench.vlm import MIXES, blank_image, train_srbench_vlm, training_items
+from hf_real3d.demo.srbench_vlm import MIXES, blank_image, train_srbench_vlm, training_items
 
 
 @pytest.fixture(scope="module")

@@ -18,12 +18,10 @@ import pandas as pd
 
 from hf_real3d._io import atomic_path
 from hf_real3d.hub import card_configs, load_local, scene_from_row
-from hf_real3d.predictions import (
-    check_unique_names,
-    load_srbench_predictions,
-    read_model_prediction_columns,
-)
 from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
+from hf_real3d.real3dqa.predictions import read_model_prediction_columns
+from hf_real3d.specs import check_unique_names
+from hf_real3d.srbench.predictions import load_srbench_predictions
 
 __all__ = ["ExplorerInputError", "QuestionData", "load_questions", "scene_of", "cached",
            "ModelAnswers", "load_predictions_for", "Leaderboard", "load_leaderboard",

@@ -8,7 +8,10 @@
   whether it holds over the seeds (:mod:`hf_real3d.stats`);
 - :mod:`~hf_real3d.demo.report`: ``report.md``, its sections and plots, and the README's
   tables;
-- :mod:`~hf_real3d.demo.run`: :func:`run_seed` and :func:`run_demo`.
+- :mod:`~hf_real3d.demo.run`: :func:`run_seed` and :func:`run_demo`;
+- :mod:`~hf_real3d.demo.flips`: right-to-wrong flips and accuracy per group of questions;
+- :mod:`~hf_real3d.demo.srbench_study` and :mod:`~hf_real3d.demo.srbench_vlm`: the
+  3DSRBench study (a small VLM trained and scored on synthetic renders).
 """
 
 from hf_real3d.demo.config import ARM_CONTROLS, MODELS, ROLES, DemoConfig

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from hf_real3d._io import atomic_path, save_png
-from hf_real3d.report import plot_pk, plot_radar, radar_types
+from hf_real3d.real3dqa.report import plot_pk, plot_radar, radar_types
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
 from hf_real3d.srbench.report import (
     SRBENCH_VIEW_CONFIGS,

@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from hf_real3d.analysis import accuracy_by, flips, original_correct
+from hf_real3d.demo.flips import accuracy_by, flips, original_correct
 from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
@@ -39,13 +39,11 @@ from hf_real3d.srbench import baselines, build_srbench, expand, load_rows
 from hf_real3d.synth import build_benchmark
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 from hf_real3d.training import ReweightedConfig
+from hf_real3d.training.args import ScriptArguments
 from hf_real3d.training.data import TrainingData, load_scene_bank, load_split
 from hf_real3d.training.diagnostics import token_weights, weight_summary
-from hf_real3d.training.recipe import (
-    ScriptArguments,
-    ensure_blind_model,
-    load_training_data,
-)
+from hf_real3d.training.pipeline import ensure_blind_model
+from hf_real3d.training.recipe import load_training_data
 
 from .config import (
     ARM_CONTROLS,
@@ -477,7 +475,7 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
                       for c in ("synthetic_common", "synthetic_uncommon")}}
     if cfg.srbench_model:  # the paper's viewpoint finding on a trained VLM, per seed
         # torch and transformers' VLM stack: only when this study is asked for
-        from hf_real3d.srbench.study import TRAIN_SEED_OFFSET, run_study_seed
+        from hf_real3d.demo.srbench_study import TRAIN_SEED_OFFSET, run_study_seed
 
         sr["models"] = []
         for seed in cfg.seed_list():

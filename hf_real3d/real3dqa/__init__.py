@@ -1,11 +1,17 @@
 """Real-3DQA: the official release, building it from SQA3D-format data (filter + rotate),
 and scoring predictions (EM, refined EM, P_k, VRS).
 
-* :mod:`.release` reads and validates the official release files;
-* :mod:`.filtering` removes questions a blind model or a text-only judge answers;
-* :mod:`.rotation` turns the agent and recomputes every answer from the scene graph;
-* :mod:`.build` writes dataset folders (``import_release``, ``build_real3dqa``);
-* :mod:`.evaluate` scores prediction tables against references.
+* :mod:`.format` reads and validates the official release files (rotation files);
+* :mod:`.build` writes dataset folders (``import_release``, ``build_real3dqa``), with
+  :mod:`.filtering` (removes questions a blind model or a text-only judge answers),
+  :mod:`.judge` (the text-only language-model judge) and :mod:`.rotation` / :mod:`.rewrite`
+  (turn the agent: from the scene graph, or by a language model);
+* :mod:`.checks` / :mod:`.check_run` check rotations against the turn; :mod:`.corrupt`
+  makes seeded mistakes for the checker's recall study; :mod:`.draw` draws a room;
+* :mod:`.predictions` reads prediction files;
+* :mod:`.evaluate` scores prediction tables against references (:mod:`.predict` makes
+  predictions with a trained SceneLM);
+* :mod:`.report` writes the report's tables and plots.
 """
 
 from hf_real3d._lazy import lazy_exports
@@ -21,10 +27,10 @@ _LAZY = {
     "FilterResult": "hf_real3d.real3dqa.filtering",
     "filter_questions": "hf_real3d.real3dqa.filtering",
     "judge_predictions": "hf_real3d.real3dqa.filtering",
-    "DEBIASED_FILE": "hf_real3d.real3dqa.release",
-    "RELEASE_VIEWPOINTS": "hf_real3d.real3dqa.release",
-    "ReleaseData": "hf_real3d.real3dqa.release",
-    "read_release": "hf_real3d.real3dqa.release",
+    "DEBIASED_FILE": "hf_real3d.real3dqa.format",
+    "RELEASE_VIEWPOINTS": "hf_real3d.real3dqa.format",
+    "ReleaseData": "hf_real3d.real3dqa.format",
+    "read_release": "hf_real3d.real3dqa.format",
     "RotationResult": "hf_real3d.real3dqa.rotation",
     "rotate_record": "hf_real3d.real3dqa.rotation",
     "rotate_records": "hf_real3d.real3dqa.rotation",

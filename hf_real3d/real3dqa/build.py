@@ -21,10 +21,10 @@ from hf_real3d.hub import (
     scene_rows,
     write_dataset_folder,
 )
-from hf_real3d.predictions import load_predictions
 from hf_real3d.real3dqa.filtering import filter_questions
+from hf_real3d.real3dqa.format import read_release
 from hf_real3d.real3dqa.judge import judge_card_lines
-from hf_real3d.real3dqa.release import read_release
+from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.sqa3d import read_split

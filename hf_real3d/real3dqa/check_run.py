@@ -40,7 +40,7 @@ from hf_real3d.real3dqa.checks import (
     several_named,
     turn_of,
 )
-from hf_real3d.real3dqa.release import DEBIASED_FILE, read_release, read_rotation_files
+from hf_real3d.real3dqa.format import DEBIASED_FILE, read_release, read_rotation_files
 from hf_real3d.scene import Scene, read_scannet, scannet_paths
 from hf_real3d.tables import markdown_table
 

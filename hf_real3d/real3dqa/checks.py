@@ -53,7 +53,7 @@ import numpy as np
 
 from hf_real3d.answers import normalize_answer
 from hf_real3d.geometry import Pose, bearing_after_turn, wrap_degrees
-from hf_real3d.real3dqa.release import same_text
+from hf_real3d.real3dqa.format import same_text
 from hf_real3d.scene import STRUCTURAL_LABELS, Scene
 from hf_real3d.spatial import Unanswerable, View, answer_from_geometry, parse_question, singular
 

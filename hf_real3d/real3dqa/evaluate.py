@@ -27,19 +27,15 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path, cache_root, write_json
-from hf_real3d.predictions import (
-    PredictionColumns,
-    check_unique_names,
-    read_model_prediction_columns,
-)
-from hf_real3d.real3dqa.release import (
+from hf_real3d.real3dqa.format import (
     DEBIASED_FILE,
     RELEASE_VIEWPOINTS,
     SUFFIX_DEG,
     read_release,
     suffixed_ids,
 )
-from hf_real3d.report import results_table, write_report
+from hf_real3d.real3dqa.predictions import PredictionColumns, read_model_prediction_columns
+from hf_real3d.real3dqa.report import results_table, write_report
 from hf_real3d.scoring import (
     MetricInputError,
     answer_correctness,
@@ -48,6 +44,7 @@ from hf_real3d.scoring import (
     first_rows,
     vrs,
 )
+from hf_real3d.specs import check_unique_names
 from hf_real3d.sqa3d import read_split, split_paths
 
 logger = logging.getLogger(__name__)
@@ -552,7 +549,7 @@ def score_predictions(
     """EM / EM_R on the whole reference set and its subsets, P_k and VRS on rotations.
 
     ``refs`` as :func:`load_references` (or :func:`reference_columns`) returns it; ``preds``
-    as :func:`hf_real3d.predictions.load_predictions` (or ``read_prediction_columns``)."""
+    as :func:`hf_real3d.real3dqa.predictions.load_predictions` (or ``read_prediction_columns``)."""
     if isinstance(refs, pd.DataFrame):
         refs = ReferenceColumns.from_frame(refs)
     if isinstance(preds, pd.DataFrame):

@@ -52,7 +52,7 @@ from hf_real3d.llm import PROMPTS, LLMClient, PromptTemplate
 from hf_real3d.real3dqa.build import CITATION
 from hf_real3d.real3dqa.check_run import check_rotations
 from hf_real3d.real3dqa.checks import HOUR_WORDS
-from hf_real3d.real3dqa.release import same_text
+from hf_real3d.real3dqa.format import same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene, read_scannet, scannet_paths
 from hf_real3d.spatial import Unanswerable, View

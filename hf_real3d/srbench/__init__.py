@@ -2,7 +2,10 @@
 
 * :mod:`.format` reads and writes VLMEvalKit TSV rows, groups qids, expands questions;
 * :mod:`.build` writes dataset folders (official rows and/or synthetic renders);
-* :mod:`.evaluate` scores answers and computes the baselines.
+* :mod:`.predictions` reads answers (JSONL, VLMEvalKit tables, lmms-eval samples);
+* :mod:`.rules` reads answers as each of the field's scorers does;
+* :mod:`.evaluate` scores answers and computes the baselines;
+* :mod:`.report` writes the report.
 """
 
 from hf_real3d._lazy import lazy_exports

@@ -17,10 +17,11 @@ from PIL import Image
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_path, write_json
-from hf_real3d.predictions import SRBenchAnswers, check_unique_names, read_srbench_answers
 from hf_real3d.scoring import MetricInputError, check_circular_groups, factorize, first_rows
+from hf_real3d.specs import check_unique_names
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
+from hf_real3d.srbench.predictions import SRBenchAnswers, read_srbench_answers
 from hf_real3d.srbench.report import srbench_table, srbench_viewpoint_table
 from hf_real3d.srbench.rules import (
     DEFAULT_RULE,

@@ -28,9 +28,10 @@ from transformers import (
 
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
+from hf_real3d.training.args import parse_recipe_args
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
-from hf_real3d.training.recipe import _log, ensure_dataset, parse_recipe_args
+from hf_real3d.training.recipe import _log, ensure_dataset
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
 from hf_real3d.views import add_views_config

@@ -1,16 +1,9 @@
-"""Reading prediction files, for both benchmarks, in one place.
+"""Reading Real-3DQA prediction files.
 
-**Real-3DQA** (:func:`load_predictions`): JSONL/JSON rows with ``question_id``,
-``prediction`` and optionally ``rotation_deg`` (or ``rotation``; degrees, default 0) and
-``log_prob``; or the official Real-3DQA format (a JSON list with ``question_id``,
-``response_pred``, ``response_gt``; the viewpoint is read from the file name,
-``..._90.json`` / ``rot90`` / ``rotation_90``, or from a ``01``/``02``/``03`` id suffix).
-
-**3DSRBench** (:func:`read_srbench_answers`): JSONL rows ``{config?, qid,
-prediction}``, VLMEvalKit's prediction and result tables, lmms-eval's logged samples.
-
-On the command line every prediction input is written ``NAME=FILE[,FILE...]``
-(:func:`parse_prediction_spec`): one model, its files joined by commas.
+JSONL/JSON rows with ``question_id``, ``prediction`` and optionally ``rotation_deg`` (or
+``rotation``; degrees, default 0) and ``log_prob``; or the official Real-3DQA format (a JSON
+list with ``question_id``, ``response_pred``, ``response_gt``; the viewpoint is read from the
+file name, ``..._90.json`` / ``rotation_90``, or from a ``01``/``02``/``03`` id suffix).
 """
 
 from __future__ import annotations
@@ -18,8 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -28,77 +20,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import UTF8_BOM, FormatError, first_repeat, read_json, read_text
+from hf_real3d._io import UTF8_BOM, FormatError, read_json, read_jsonl
+from hf_real3d.specs import parse_prediction_spec
 
-__all__ = [
-    "parse_prediction_spec",
-    "check_unique_names",
-    "named_files",
-    "prediction_pairs",
-    "load_predictions",
-    "load_model_predictions",
-    "PredictionColumns",
-    "read_prediction_columns",
-    "read_model_prediction_columns",
-    "load_srbench_predictions",
-    "read_srbench_answers",
-    "SRBenchAnswers",
-]
-
-def parse_prediction_spec(spec: str) -> tuple[str, list[str]]:
-    """``NAME=FILE[,FILE...]`` (or ``FILE[,FILE...]``) -> (name or "", [files])."""
-    name, sep, files = spec.partition("=")
-    if not sep:
-        name, files = "", spec
-    paths = [f for f in files.split(",") if f]
-    if not paths:
-        raise ValueError(f"prediction input {spec!r} names no file; write NAME=FILE[,FILE...]")
-    return name, paths
-
-
-def check_unique_names(specs: Sequence[str], what: str = "--predictions") -> list[str]:
-    """The model names of ``[NAME=]FILE[,FILE...]`` specs (default: the first file's
-    stem); a name given twice is an error naming both entries."""
-    seen: dict[str, str] = {}
-    names = []
-    for spec in specs:
-        name, files = parse_prediction_spec(spec)
-        name = name or Path(files[0]).stem
-        if name in seen:
-            raise ValueError(f"{what}: model name {name!r} is given twice ({seen[name]!r} and "
-                             f"{spec!r}); give each model its own NAME=")
-        seen[name] = spec
-        names.append(name)
-    return names
+__all__ = ["PREDICTION_KEYS", "PredictionColumns", "read_prediction_columns", "load_predictions",
+           "read_model_prediction_columns", "load_model_predictions"]
 
 
 def _deg_from_name(path: Path) -> int | None:
     m = re.search(r"(?:rotation|rot)[_-]?(\d{1,3})(?!\d)", path.stem) or \
         re.search(r"_(0|90|180|270)$", path.stem)
     return int(m.group(1)) if m else None
-
-
-def named_files(specs: list[str]) -> list[tuple[str, str]]:
-    """``["NAME=FILE", ...]`` -> ``[(NAME, FILE), ...]``, one file per model."""
-    out = []
-    for spec in specs:
-        name, files = parse_prediction_spec(spec)
-        if not name or len(files) != 1:
-            raise ValueError(f"prediction input {spec!r}: expected NAME=FILE (one file)")
-        out.append((name, files[0]))
-    names = [n for n, _ in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"prediction inputs name a model twice: {sorted(names)}")
-    return out
-
-
-def prediction_pairs(full: list[str], blind: list[str]) -> list[tuple[str, str, str]]:
-    """(NAME, full file, blind file) from ``--full NAME=FILE`` and ``--blind NAME=FILE``."""
-    f, b = dict(named_files(full)), dict(named_files(blind))
-    if set(f) != set(b):
-        raise ValueError(f"every --full NAME=FILE needs a --blind NAME=FILE of the same NAME; "
-                         f"full: {sorted(f)}, blind: {sorted(b)}")
-    return [(name, f[name], b[name]) for name in f]
 
 
 # answer keys, in the order they are looked for in a file's first row: ours, the official
@@ -206,16 +138,9 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
     if path.suffix == ".jsonl":
-        rows, where = [], []
-        for n, line in enumerate(read_text(path).splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise FormatError(f"{path}: line {n}, column {err.colno}: malformed JSON "
-                                  f"({err.msg})") from None
-            where.append(f"line {n}")
+        lines = read_jsonl(path, objects=False)
+        rows = [v for _, v in lines]
+        where = [f"line {n}" for n, _ in lines]
     else:
         typed = _typed_rows(path)
         if typed is not None:
@@ -418,179 +343,3 @@ def load_model_predictions(spec: str) -> pd.DataFrame:
     """``[NAME=]FILE[,FILE...]`` -> one Real-3DQA predictions table named NAME (default:
     the first file's stem)."""
     return read_model_prediction_columns(spec).to_frame()
-
-
-@dataclass
-class SRBenchAnswers:
-    """One model's 3DSRBench answers from its files, with what the files hold besides.
-
-    ``table`` has one row per answer: ``config`` (None: any config), ``qid``,
-    ``prediction`` (str, or None where a file holds only hits), ``hit`` (NaN unless the
-    file gives it: a VLMEvalKit ``*_result.xlsx`` column, possibly its LLM judge's; an
-    lmms-eval sample's ``score``) and, when the file carries its items (VLMEvalKit tables,
-    lmms-eval samples), ``question``, ``A``..``D``, ``answer``, ``category`` and
-    ``l2-category``. ``kind``: ``"jsonl"``, ``"vlmevalkit"`` or ``"lmms_eval"`` (the
-    scorer whose hits ``hit`` holds)."""
-
-    name: str
-    kind: str
-    table: pd.DataFrame
-
-    def as_dict(self) -> dict[tuple[str | None, str], str | None]:
-        return {(c, q): p for c, q, p in zip(self.table.config, self.table.qid,
-                                             self.table.prediction)}
-
-    def has_items(self) -> bool:
-        return {"answer", "category"} <= set(self.table.columns)
-
-
-def read_srbench_answers(spec: str) -> SRBenchAnswers:
-    """``NAME=FILE[,FILE...]`` -> :class:`SRBenchAnswers`. A file is one of:
-
-    * JSONL rows ``{config?, qid, prediction}`` (a row without ``config`` applies to every
-      config);
-    * a VLMEvalKit table (``.xlsx``, ``.tsv``, ``.csv``): its prediction file
-      (``{model}_3DSRBench.xlsx``: the TSV's columns without the image, plus
-      ``prediction``) or its result file (``*_result.xlsx``, with ``hit``), read as
-      VLMEvalKit reads it (pandas' defaults: an empty or ``"None"`` cell is missing, a
-      missing prediction reads ``"nan"``);
-    * lmms-eval's ``--log_samples`` output of a 3DSRBench task (``*_samples_*.jsonl``: lines
-      with ``filtered_resps``, ``target`` and the per-metric entries holding ``qid``,
-      ``score`` and ``category``).
-    """
-    name, files = parse_prediction_spec(spec)
-    parts, kinds = [], set()
-    for path in map(Path, files):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such predictions file")
-        if path.suffix.lower() in (".xlsx", ".tsv", ".csv"):
-            parts.append(_vlmevalkit_table(path))
-            kinds.add("vlmevalkit")
-            continue
-        lines = _jsonl_objects(path)
-        if lines and "filtered_resps" in lines[0][1]:
-            parts.append(_lmms_samples(path, lines))
-            kinds.add("lmms_eval")
-        else:
-            parts.append(_jsonl_answers(path, lines))
-            kinds.add("jsonl")
-    if len(kinds) > 1:
-        raise FormatError(f"{spec}: one model's files are of different kinds ({sorted(kinds)}); "
-                          "give each kind its own NAME=")
-    table = pd.concat(parts, ignore_index=True)
-    key = list(zip(table.config, table.qid))
-    rep = first_repeat(key)
-    if rep:
-        raise FormatError(f"{spec}: qid {key[rep[1]][1]!r} is answered twice (rows {rep[0]} "
-                          f"and {rep[1]} of the files read in order); keep one answer")
-    return SRBenchAnswers(name or Path(files[0]).stem, kinds.pop(), table)
-
-
-def load_srbench_predictions(spec: str) -> tuple[str, dict[tuple[str | None, str], str]]:
-    """``NAME=FILE[,FILE...]`` -> (name, {(config, qid): prediction}), from any file
-    :func:`read_srbench_answers` reads."""
-    answers = read_srbench_answers(spec)
-    return answers.name, answers.as_dict()
-
-
-def _jsonl_objects(path: Path) -> list[tuple[int, dict]]:
-    text = read_text(path)
-    out = []
-    for i, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FormatError(f"{path}: line {i + 1}: malformed JSON ({err.msg})") from None
-        if not isinstance(r, dict):
-            raise FormatError(f"{path}: line {i + 1} is not a JSON object")
-        out.append((i + 1, r))
-    return out
-
-
-def _jsonl_answers(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
-    rows = []
-    for n, r in lines:
-        if "qid" not in r or not isinstance(r.get("prediction"), str):
-            if {"doc_id", "doc", "resps", "target"} & set(r):
-                raise FormatError(f"{path}: line {n} looks like an lmms-eval sample "
-                                  "(--log_samples) but has no filtered_resps; write the samples "
-                                  "with a current lmms-eval, or give JSONL rows {qid, "
-                                  "prediction}")
-            raise FormatError(f"{path}: line {n} needs qid and a string prediction")
-        rows.append({"config": r.get("config"), "qid": str(r["qid"]),
-                     "prediction": r["prediction"], "hit": float("nan")})
-    if not rows:
-        raise FormatError(f"{path}: no prediction rows")
-    return pd.DataFrame(rows, columns=["config", "qid", "prediction", "hit"])
-
-
-def _lmms_samples(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
-    rows = []
-    for n, r in lines:
-        entry = next((v for v in r.values() if isinstance(v, dict) and "qid" in v
-                      and "score" in v), None)
-        if entry is None:
-            raise FormatError(f"{path}: line {n} is an lmms-eval sample without a 3DSRBench "
-                              "metric entry (qid, score); was it written by a 3dsrbench task?")
-        resp = r.get("filtered_resps")
-        while isinstance(resp, list):
-            resp = resp[0] if resp else ""
-        doc = r.get("doc") or {}
-        score = entry["score"]
-        if isinstance(score, bool) or not isinstance(score, int | float) or score not in (0, 1):
-            raise FormatError(f"{path}: line {n} (qid {entry['qid']}): score {score!r} is not 0 "
-                              "or 1 (lmms-eval's 3dsrbench tasks score each sample 0 or 1); "
-                              "fix the sample or score its filtered_resps again")
-        row = {"config": None, "qid": str(entry["qid"]), "prediction": str(resp),
-               "hit": float(score), "answer": str(r.get("target", doc.get("answer"))),
-               "category": str(entry.get("category", doc.get("category", "")))}
-        for k in ("question", "A", "B", "C", "D"):
-            if k in doc:
-                row[k] = doc[k]
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _vlmevalkit_table(path: Path) -> pd.DataFrame:
-    kind = {".xlsx": "an Excel workbook", ".tsv": "a tab-separated table"}.get(
-        path.suffix.lower(), "a comma-separated table")
-    try:  # as VLMEvalKit's own `load` reads it: pandas' defaults
-        if path.suffix.lower() == ".xlsx":
-            df = pd.read_excel(path)
-        else:
-            df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
-                             encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise FormatError(f"{path}: byte {err.start} is not UTF-8; re-save the table as UTF-8")\
-            from None
-    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as err:
-        # pandas' own messages name no file: "No columns to parse from file", "Excel file
-        # format cannot be determined"
-        raise FormatError(f"{path}: not readable as {kind} of VLMEvalKit results "
-                          f"({str(err).splitlines()[0] or type(err).__name__}); expected "
-                          "columns qid and prediction") from None
-    df.columns = [c if len(str(c)) == 1 and str(c).isupper() else str(c).lower()
-                  for c in df.columns]
-    missing = [c for c in ("qid", "prediction") if c not in df.columns]
-    if missing:
-        raise FormatError(f"{path}: a VLMEvalKit table needs columns {missing} (has "
-                          f"{list(df.columns)[:12]})")
-    if "index" in df.columns:
-        df = df.sort_values("index", kind="stable").reset_index(drop=True)
-    out = pd.DataFrame({"config": [None] * len(df), "qid": df.qid.astype(str).tolist(),
-                        "prediction": [str(x) for x in df.prediction]})
-    if "hit" in df.columns:
-        hits = pd.to_numeric(df.hit, errors="coerce")
-        bad = np.flatnonzero(hits.isna().to_numpy())
-        if len(bad):
-            raise FormatError(f"{path}: row {int(bad[0])} (qid {out.qid[int(bad[0])]}): hit "
-                              f"{df.hit.iloc[int(bad[0])]!r} is not a number")
-        out["hit"] = hits.astype(float).to_numpy()
-    else:
-        out["hit"] = float("nan")
-    for k in ("question", "A", "B", "C", "D", "answer", "category", "l2-category"):
-        if k in df.columns:
-            out[k] = ["" if pd.isna(v) else str(v) for v in df[k]]
-    return out

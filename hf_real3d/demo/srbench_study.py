@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hf_real3d.demo.srbench_vlm import MIXES, blank_image, train_srbench_vlm, training_items
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.evaluate import evaluate_dataset, model_predictions, score_rows
 from hf_real3d.srbench.report import SRBENCH_VIEW_CONFIGS as VIEW_CONFIGS
-from hf_real3d.srbench.vlm import MIXES, blank_image, train_srbench_vlm, training_items
 
 __all__ = ["TRAIN_SEED_OFFSET", "run_study_seed"]
 
