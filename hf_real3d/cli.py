@@ -245,9 +245,13 @@ class Evaluate3DSRBenchOptions:
         default_factory=list)
     model: list[str] = help_field("Local image-text-to-text model folders, NAME=PATH.",
                              default_factory=list)
-    prior_scenes: int = help_field("Synthetic scenes (another seed) for the text-only prior "
-                              "baseline (0: none).", default=10)
-    seed: int = help_field("Seed of the prior's scenes (+1000).", default=0)
+    text_only: str = help_field(
+        "The text-only baseline: the stress test's diagnostic (rf, logreg, lm) trained by "
+        "grouped k-fold on the scored set's own questions, each answered by the model that "
+        "did not see its fold; 'none' for no such row.", default="rf",
+        choices=("rf", "logreg", "lm", "none"))
+    text_only_folds: int = help_field("Folds of the text-only baseline.", default=5)
+    seed: int = help_field("Seed of the text-only baseline's folds and diagnostic.", default=0)
 
 
 @dataclass
@@ -537,13 +541,20 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
     # each command imports its own library modules: a command pays only for what it uses
+    from hf_real3d.debias.baseline import text_only_answers
     from hf_real3d.srbench import evaluate as srb_eval
-    from hf_real3d.synth import srbench_build
+
+    def text_only(rows):
+        try:
+            return text_only_answers(rows, diagnostic=o.text_only, folds=o.text_only_folds,
+                                     seed=o.seed)
+        except ValueError as err:
+            raise ValueError(f"{err} (--text_only_folds)") from None
 
     md = srb_eval.evaluate_dataset(
         o.dataset, o.out, configs=o.configs, predictions=o.predictions, models=o.model,
-        prior_rows=srbench_build.prior_rows(o.seed + 1000, o.prior_scenes) if o.dataset else (),
-        rule=o.rule)
+        rule=o.rule, text_only=None if o.text_only == "none" else text_only,
+        text_only_name=f"text-only (stress test, {o.text_only})")
     print(md)
 
 

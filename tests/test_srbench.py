@@ -275,7 +275,7 @@ def test_vlm_path_end_to_end(tmp_path):
     model = save_tiny_vlm(tmp_path / "tiny")
     out = tmp_path / "report"
     assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--model", f"tiny={model}",
-                 "--prior_scenes", "0", "--out", str(out)]) == 0
+                 "--text_only", "none", "--out", str(out)]) == 0
     m = json.loads((out / "metrics.json").read_text())
     for config in ("synthetic_common", "synthetic_uncommon"):
         tiny = m[config]["tiny"]

@@ -20,7 +20,7 @@ from hf_real3d._io import FormatError, first_repeat
 from hf_real3d.answers import normalize_answer
 from hf_real3d.sqa3d import question_type
 
-__all__ = ["Items", "load_items", "KINDS"]
+__all__ = ["Items", "load_items", "srbench_items", "KINDS"]
 
 KINDS = ("real3dqa", "sqa3d", "scanqa", "srbench", "columns")
 
@@ -96,7 +96,10 @@ def _from_rows(rows: list[dict[str, Any]], source: str, *, kind: str, question: 
     return Items(ids, text, labels, groups, types, kind, source, group, rows=rows)
 
 
-def _srbench_items(rows: list[dict[str, Any]], source: str, group: str | None) -> Items:
+def srbench_items(rows: list[dict[str, Any]], source: str, group: str | None) -> Items:
+    """Items of 3DSRBench rows: the unshifted, unmirrored questions, their text with the
+    options, the answer text, grouped by ``group`` (default: the base qid), typed by
+    category. ``rows`` gain ``question_text`` and ``answer_text``."""
     rows = [r for r in rows if not r.get("flipped") and not int(r.get("shift", 0))]
     if not rows:
         raise FormatError(f"{source}: no unshifted, unmirrored 3DSRBench rows")
@@ -134,7 +137,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         # each reader imported for its kind of input
         from hf_real3d.srbench.format import read_tsv
 
-        return _srbench_items(read_tsv(path, decode_images=False), src, group_by)
+        return srbench_items(read_tsv(path, decode_images=False), src, group_by)
     if _is_sqa3d_folder(path):
         # likewise
         from hf_real3d.sqa3d import read_split
@@ -157,7 +160,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         rows = [dict(r) for r in load_local(path, config, split)]
         src = f"{src} ({config})"
         if rows and "qid" in rows[0] and "options" in rows[0]:
-            return _srbench_items(rows, src, group_by)
+            return srbench_items(rows, src, group_by)
         if question_columns is None and rows and "situation" in rows[0]:
             return _from_rows(rows, src, kind="real3dqa", question=("situation", "question"),
                               answer=answer_column or "answers", group=group_by or "scene_id",

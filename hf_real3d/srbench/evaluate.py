@@ -259,12 +259,20 @@ def evaluate_dataset(
     models: Sequence[str] = (),
     prior_rows: Sequence[dict[str, Any]] = (),
     rule: str = DEFAULT_RULE,
+    text_only: Callable[[list[dict[str, Any]]], list[str]] | None = None,
+    text_only_name: str = "text-only (stress test)",
 ) -> str:
     """``hf-real3d evaluate-3dsrbench``: baselines plus every model (``NAME=FILE``
     predictions, ``NAME=PATH`` local models) on each config, under ``rule``; writes
     ``metrics.json`` and ``report.md`` under ``out`` once everything is scored, and returns
     the Markdown. Without ``dataset``, each predictions file is scored on the items it
-    carries (VLMEvalKit's tables, lmms-eval's samples), under the config name ``file``."""
+    carries (VLMEvalKit's tables, lmms-eval's samples), under the config name ``file``.
+
+    ``text_only``: rows -> one option letter per row, the text-only baseline computed on
+    the scored set itself (``hf-real3d evaluate-3dsrbench`` passes the stress test's
+    held-out answers, :func:`hf_real3d.debias.baseline.text_only_answers`), reported as
+    ``text_only_name``; a set it cannot handle (a ValueError) gets a note instead.
+    ``prior_rows``: the demo's synthetic prior (other rooms' most frequent answers)."""
     check_rule(rule)
     check_unique_names([*predictions, *models], "--predictions / --model")
     answers = [read_srbench_answers(spec) for spec in predictions]
@@ -272,6 +280,7 @@ def evaluate_dataset(
         raise ValueError("Give --dataset (a folder built by build-3dsrbench), or --predictions "
                          "files that carry their items (VLMEvalKit tables, lmms-eval samples)")
     results: dict[str, Any] = {}
+    notes: list[str] = []
     md = ["# 3DSRBench evaluation", "",
           f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
           "images as circular groups of their own; FlipEval pairs each option order with its "
@@ -285,6 +294,11 @@ def evaluate_dataset(
         if dataset is not None:
             rows = load_rows(dataset, config)
             res = dict(baselines(rows, prior_rows, rule=rule))
+            if text_only is not None:
+                try:
+                    res[text_only_name] = score_rows(rows, text_only(rows), rule=rule)
+                except ValueError as err:
+                    notes.append(f"{config}: no {text_only_name} row: {err}")
             for a in answers:
                 res[a.name] = score_answers(rows, a, config, rule)
             for spec in models:
@@ -310,6 +324,8 @@ def evaluate_dataset(
         md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
                srbench_viewpoint_table(results["synthetic_common"],
                                        results["synthetic_uncommon"]), ""]
+    if notes:
+        md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     out = Path(out)
     write_json(out / "metrics.json", {"rule": rule, **results}, indent=2)
     with atomic_path(out / "report.md") as tmp:

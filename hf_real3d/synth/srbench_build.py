@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hf_real3d.srbench.build import build_srbench, expand
+from hf_real3d.srbench.build import build_srbench
 from hf_real3d.srbench.format import read_tsv
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
-__all__ = ["build_srbench_folder", "prior_rows"]
+__all__ = ["build_srbench_folder"]
 
 
 def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
@@ -32,10 +32,3 @@ def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str
     return summary
 
 
-def prior_rows(seed: int, scenes: int) -> list[dict[str, Any]]:
-    """Expanded ``synthetic_common`` rows of other scenes, for the text-only prior
-    baseline (empty when ``scenes`` is 0)."""
-    if scenes <= 0:
-        return []
-    return expand(generate_srbench(SRBenchConfig(seed=seed, scenes=scenes),
-                                   progress=False)["synthetic_common"])
