@@ -1,5 +1,5 @@
 """Command-line options from a dataclass, parsed as ``transformers.HfArgumentParser`` does,
-without importing transformers (0.4 s of every ``hf-real3d`` command otherwise).
+without importing transformers (which every ``hf-real3d`` command would otherwise pay for).
 
 The field types the command line uses are supported with HfArgumentParser's exact rules:
 ``str`` / ``int`` / ``float``, ``X | None``, ``bool`` (``--flag``, ``--flag true|false``,

@@ -1,9 +1,10 @@
-"""Atomic file and folder writes: bad input never leaves a half-written output behind."""
+"""Files in and out: atomic file and folder writes (bad input never leaves a half-written
+output behind), reading text, JSON and JSONL with errors that name the file and the line,
+PNG figures, and where the library caches what it can recompute."""
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import glob
 import json
 import os
@@ -13,6 +14,8 @@ from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hf_real3d._runtime import check_stop, no_gc
+
 UTF8_BOM = b"\xef\xbb\xbf"
 
 try:  # a faster parser for the large prediction and reference files, when installed
@@ -21,41 +24,12 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
     orjson = None
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
-           "Terminated", "request_stop", "check_stop", "clear_stop",
            "remove_stale_temporaries", "save_png",
            "write_jsonl", "cache_root", "read_jsonl"]
 
 
 class FormatError(ValueError):
     """An input file or record that does not follow its documented format."""
-
-
-class Terminated(BaseException):
-    """SIGTERM arrived (raised by the CLI's handler, so that every ``finally`` runs)."""
-
-
-# The interruptions a signal handler asked for (KeyboardInterrupt, Terminated). A handler's
-# exception raised while Python runs a finaliser (``__del__``, a weakref callback) is
-# printed as "Exception ignored" and lost; recorded here, it still stops every atomic write
-# from committing (:func:`check_stop`), and the CLI still exits 130 / 143.
-_STOP: list[type[BaseException]] = []
-
-
-def request_stop(kind: type[BaseException]) -> None:
-    """Record that the process must stop, and raise ``kind`` (a signal handler's body)."""
-    _STOP.append(kind)
-    raise kind()
-
-
-def check_stop() -> None:
-    """Raise the interruption a signal asked for, if one did (even if its first raise was
-    swallowed)."""
-    if _STOP:
-        raise _STOP[0]()
-
-
-def clear_stop() -> None:
-    _STOP.clear()
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -152,26 +126,6 @@ def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = None) 
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(obj, f, indent=indent, allow_nan=False)
-
-
-@contextlib.contextmanager
-def no_gc(*, freeze: bool = False) -> Iterator[None]:
-    """The cyclic garbage collector paused: parsing a million small JSON objects otherwise
-    triggers collections that rescan every object made so far (measured: 4 x 250k-row
-    prediction files 2.3 s with it, 0.5 s without). Parsed JSON holds no cycles.
-
-    ``freeze``: on exit, move every object alive to the collector's permanent generation
-    (``gc.freeze``) so that none of them is scanned again; for one-shot commands, where the
-    deferred collection would otherwise come at the next allocation or at exit."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if was:
-            gc.enable()
 
 
 def cache_root() -> Path:

@@ -96,6 +96,8 @@ def _call_judge(judge: Any, prompt: str) -> str:
 
 @dataclass
 class ChoiceResult:
+    """The option letter read from an answer (None: unreadable) and the rule that read it:
+    ``letter``, ``text``, ``judge`` or ``unparsed``."""
     letter: str | None
     rule: str  # "letter", "text", "judge" or "unparsed"
 

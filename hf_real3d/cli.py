@@ -29,7 +29,7 @@ bound_openmp_spinning()  # before anything imports torch (the demo, training, VL
 
 from hf_real3d._argparse import DataclassParser  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
-from hf_real3d._io import Terminated, check_stop, clear_stop, no_gc, request_stop  # noqa: E402
+from hf_real3d._runtime import Terminated, check_stop, clear_stop, no_gc, request_stop  # noqa: E402
 from hf_real3d.specs import named_files, prediction_pairs  # noqa: E402
 from hf_real3d.synth.config import SRBenchConfig, SynthConfig  # noqa: E402
 
@@ -43,6 +43,8 @@ _SYNTH = SynthConfig()  # the one definition of the synthetic benchmark's defaul
 
 @dataclass
 class SynthOptions:
+    """Generates the embedded synthetic benchmark: procedural rooms with SQA3D-format questions
+    (train/val/test) and ScanNet-format scenes, as a dataset folder."""
     out: str = help_field("Folder to write: a dataset folder (README card + parquet configs "
                      "`sqa3d` and `scenes`) with the SQA3D-format files in sqa3d/ and ScanNet "
                      "scenes in scans/.")
@@ -153,6 +155,8 @@ class BuildReal3DQAOptions(_Publishing, _SQA3DInputs):
 
 @dataclass
 class ImportReal3DQAOptions:
+    """Imports the official Real-3DQA release files as a dataset folder (configs sqa3d, real3dqa,
+    rotations), with the importer's quality flags."""
     release: str = help_field("Folder with the official Real-3DQA release files.")
     out: str = help_field("Dataset folder to write.")
     push_to_hub: str | None = _push_to_hub()
@@ -160,6 +164,8 @@ class ImportReal3DQAOptions:
 
 @dataclass
 class DrawOptions(_SQA3DInputs):
+    """Draws a question top-down from each of its viewpoints (PNG), with the agent, the objects and
+    the answer."""
     question_id: int = help_field("The question to draw.")
     out: str = help_field("PNG file to write.")
     split: str = help_field("SQA3D split holding the question.", default="test")
@@ -208,6 +214,8 @@ class RenderViewsOptions:
 
 @dataclass
 class Build3DSRBenchOptions(_Publishing):
+    """Builds a 3DSRBench dataset folder from the official TSV and/or synthetic renders (common and
+    uncommon cameras)."""
     out: str = help_field("Dataset folder to write (configs real, synthetic_common, "
                      "synthetic_uncommon).")
     tsv: str | None = help_field("Official VLMEvalKit TSV for the `real` config.", default=None)
@@ -225,6 +233,8 @@ class Build3DSRBenchOptions(_Publishing):
 
 @dataclass
 class Evaluate3DSRBenchOptions:
+    """Scores 3DSRBench answers: vanilla, CircularEval, FlipEval and flip+circular accuracy per
+    category, beside chance, always-A and a text-only baseline computed on the scored set."""
     out: str = help_field("Folder for metrics.json and report.md.")
     dataset: str | None = help_field(
         "Folder built by build-3dsrbench. Without it, each --predictions file is scored on "
@@ -435,6 +445,8 @@ class ExportRotationsOptions:
 
 @dataclass
 class PublishMetricsOptions:
+    """Uploads the metric modules (vrs, circular_eval, flip_eval) as Hub Spaces, so
+    evaluate.load("NAMESPACE/vrs") works."""
     namespace: str = help_field("Hub user or organisation that receives the metric Spaces.")
     private: bool = help_field("Create private Spaces.", default=False)
     token: str | None = help_field("Hub token (default: the logged-in one).", default=None)
@@ -452,6 +464,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_synth(o: SynthOptions) -> None:
+    """``hf-real3d synth``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import build as synth_build
 
@@ -464,6 +477,7 @@ def cmd_synth(o: SynthOptions) -> None:
 
 
 def cmd_demo(cfg: Any) -> None:
+    """``hf-real3d demo``."""
     # the demo pulls in torch and the training stack: imported only for this command
     from hf_real3d.demo import run_demo
 
@@ -471,6 +485,7 @@ def cmd_demo(cfg: Any) -> None:
 
 
 def cmd_evaluate(o: EvaluateOptions) -> None:
+    """``hf-real3d evaluate``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import evaluate as r3_eval
 
@@ -491,6 +506,7 @@ def cmd_evaluate(o: EvaluateOptions) -> None:
 
 
 def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
+    """``hf-real3d build-real3dqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
@@ -507,6 +523,7 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
 
 
 def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
+    """``hf-real3d import-real3dqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
@@ -517,6 +534,7 @@ def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
 
 
 def cmd_draw(o: DrawOptions) -> None:
+    """``hf-real3d draw``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import draw as r3_draw
 
@@ -528,6 +546,7 @@ def cmd_draw(o: DrawOptions) -> None:
 
 
 def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
+    """``hf-real3d build-3dsrbench``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import srbench_build
 
@@ -540,6 +559,7 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 
 
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
+    """``hf-real3d evaluate-3dsrbench``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.debias.baseline import text_only_answers
     from hf_real3d.srbench import evaluate as srb_eval
@@ -559,6 +579,7 @@ def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
 
 
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
+    """``hf-real3d check-rotations``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.check_run import check_rotations
 
@@ -575,6 +596,7 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
 
 
 def cmd_judge(o: JudgeOptions) -> None:
+    """``hf-real3d judge``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.judge import run_judge
 
@@ -589,6 +611,7 @@ def cmd_judge(o: JudgeOptions) -> None:
 
 
 def cmd_rotate(o: RotateOptions) -> None:
+    """``hf-real3d rotate``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.rewrite import rotate_dataset
 
@@ -606,6 +629,7 @@ def cmd_rotate(o: RotateOptions) -> None:
 
 
 def cmd_review_stats(o: ReviewStatsOptions) -> None:
+    """``hf-real3d review-stats``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d._io import write_json
     from hf_real3d.review import review_stats, stats_markdown
@@ -619,6 +643,7 @@ def cmd_review_stats(o: ReviewStatsOptions) -> None:
 
 
 def cmd_export_rotations(o: ExportRotationsOptions) -> None:
+    """``hf-real3d export-rotations``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.review import export_rotations
 
@@ -629,6 +654,7 @@ def cmd_export_rotations(o: ExportRotationsOptions) -> None:
 
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
+    """``hf-real3d publish-metrics``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d import hub
 
@@ -641,6 +667,8 @@ def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
 
 @dataclass(frozen=True)
 class Command:
+    """One ``hf-real3d`` command: its one-line help, its options dataclass (a callable, so heavy
+    options load lazily) and the function that runs it."""
     help: str
     options: Callable[[], type]  # the options dataclass (a callable so demo imports lazily)
     run: Callable[[Any], None]
@@ -700,6 +728,7 @@ class LmmsTasksOptions:
 
 
 def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
+    """``hf-real3d build-real-scanqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import build_real_scanqa
 
@@ -718,6 +747,7 @@ def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
 
 
 def cmd_evaluate_real_scanqa(o: EvaluateRealScanQAOptions) -> None:
+    """``hf-real3d evaluate-real-scanqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import evaluate_real_scanqa
 
@@ -729,6 +759,7 @@ def cmd_evaluate_real_scanqa(o: EvaluateRealScanQAOptions) -> None:
 
 
 def cmd_render_views(o: RenderViewsOptions) -> None:
+    """``hf-real3d render-views``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.views import add_views_config
 
@@ -738,6 +769,7 @@ def cmd_render_views(o: RenderViewsOptions) -> None:
 
 
 def cmd_stress_test(o: StressTestOptions) -> None:
+    """``hf-real3d stress-test``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.debias.run import run_stress_test
 
@@ -761,6 +793,7 @@ def cmd_stress_test(o: StressTestOptions) -> None:
 
 
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
+    """``hf-real3d lmms-tasks``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.lmms import write_lmms_tasks
 
@@ -773,6 +806,7 @@ def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
 
 
 def cmd_explore(o: ExploreOptions) -> None:
+    """``hf-real3d explore``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.app import ExplorerData, build_app, launch
 
@@ -883,6 +917,8 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hf-real3d`` with ``argv``; returns the exit code (2 for an input error, one line on
+    stderr; 130 / 143 for Ctrl-C / SIGTERM)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]

@@ -295,6 +295,7 @@ def direction_names(n: int = 4) -> tuple[str, ...]:
 
 
 def direction_name(angle_deg: float, n: int = 4) -> str:
+    """The name of the direction bin (of ``n``) an egocentric angle falls in, e.g. ``"left"``."""
     return direction_names(n)[direction_bin(angle_deg, n)]
 
 

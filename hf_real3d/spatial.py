@@ -47,10 +47,12 @@ NAV_WORDS = {"front": "forward", "back": "backward", "left": "left", "right": "r
 
 
 def number_word(n: int) -> str:
+    """A count as a word ("zero" .. "ten"), or its digits beyond."""
     return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
 
 
 def plural(label: str) -> str:
+    """The plural of an object label ("shelf" -> "shelves", "box" -> "boxes")."""
     if label.endswith("shelf"):
         return label[:-1] + "ves"
     if label.endswith(("s", "x", "ch", "sh")):
@@ -270,6 +272,7 @@ _DIR_RE = "(" + "|".join(re.escape(p) for p in DIRECTION_PHRASES.values()) + ")"
 
 
 def singular(word: str) -> str:
+    """The singular of a plural object word (the inverse of :func:`plural`)."""
     if word.endswith("shelves"):
         return word[:-3] + "f"
     for suf in ("ches", "shes", "xes", "ses"):

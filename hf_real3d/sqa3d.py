@@ -303,6 +303,8 @@ def write_sqa3d(
 
 def write_split(records: Sequence[SQA3DRecord], folder: str | os.PathLike, split: str,
                 **kwargs: Any) -> None:
+    """Write ``records`` as one split's question and annotation files in ``folder`` (SQA3D's
+    names)."""
     write_sqa3d(records, *split_paths(folder, split), **kwargs)
 
 

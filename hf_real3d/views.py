@@ -24,8 +24,9 @@ from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
 from hf_real3d.geometry import Pose
-from hf_real3d.hub import ConfigData, add_config, card_configs, load_local, scene_from_row
+from hf_real3d.hub import ConfigData, add_config, card_configs, load_local
 from hf_real3d.scene import COLORS, Scene, SceneObject
+from hf_real3d.schema import scene_from_row
 
 __all__ = ["bev_image", "ego_frame", "view_rows", "object_color", "EYE_HEIGHT"]
 

@@ -4,7 +4,8 @@ import os
 
 import datasets
 
-from hf_real3d.hub import ConfigData, question_features, write_dataset_folder
+from hf_real3d.hub import ConfigData, write_dataset_folder
+from hf_real3d.schema import question_features
 
 
 def _build(folder, n, tag):

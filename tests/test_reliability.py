@@ -299,7 +299,7 @@ def test_a_termination_swallowed_by_a_finaliser_still_commits_nothing(tmp_path):
     import gc
 
     from hf_real3d import cli as cli_module
-    from hf_real3d._io import Terminated, clear_stop
+    from hf_real3d._runtime import Terminated, clear_stop
 
     class Finalised:
         def __del__(self):

@@ -15,7 +15,7 @@ import pytest
 
 from hf_real3d.cli import main as cli
 from hf_real3d.geometry import Pose
-from hf_real3d.hub import scene_from_row
+from hf_real3d.schema import scene_from_row
 from hf_real3d.views import bev_image, ego_frame
 
 ROOT = Path(__file__).resolve().parents[1]

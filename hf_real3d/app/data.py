@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path
-from hf_real3d.hub import card_configs, load_local, scene_from_row
+from hf_real3d.hub import card_configs, load_frame, load_local
 from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
 from hf_real3d.real3dqa.predictions import read_model_prediction_columns
+from hf_real3d.schema import scene_from_row
 from hf_real3d.specs import check_unique_names
 from hf_real3d.srbench.predictions import load_srbench_predictions
 
@@ -91,9 +92,7 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
     def frame(config: str) -> pd.DataFrame | None:
         if config not in configs:
             return None
-        ds = load_local(folder, config)
-        cols = [c for c in [*keep, "reasons", "semantics", "rules"] if c in ds.column_names]
-        return ds.select_columns(cols).to_pandas()
+        return load_frame(folder, config, columns=[*keep, "reasons", "semantics", "rules"])
 
     kept, out, base, rot = (frame(c) for c in ("real3dqa", "filtered_out", "sqa3d",
                                                "rotations"))
@@ -155,6 +154,8 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
 
 
 def cached(qd: QuestionData, key: Any, make, limit: int = 64):
+    """The value of ``make()`` for ``key`` in the question data's small cache (oldest of ``limit``
+    entries dropped)."""
     if key not in qd.cache:
         if len(qd.cache) >= limit:
             qd.cache.pop(next(iter(qd.cache)))
@@ -173,6 +174,8 @@ def scene_of(qd: QuestionData, scene_id: str):
 
 @dataclass
 class ModelAnswers:
+    """One model's answers on the explorer's dataset: per (question, viewpoint) the prediction and
+    its correctness, and its metrics under each rule."""
     name: str
     answers: dict[tuple[int, int], dict[str, Any]]  # (qid, deg) -> prediction + correctness
     metrics: dict[str, dict[str, Any]]  # rule key -> score_predictions() metrics
@@ -212,6 +215,8 @@ def _ci(v: Any) -> str:
 
 @dataclass
 class Leaderboard:
+    """The leaderboard tables of the results folders (Real-3DQA and 3DSRBench) and the report files
+    the app may serve."""
     real3dqa: pd.DataFrame
     srbench: pd.DataFrame
     reports: list[str] = field(default_factory=list)  # report files the app may serve
@@ -301,6 +306,8 @@ def export_csv(df: pd.DataFrame, name: str) -> str:
 
 @dataclass
 class SRBenchData:
+    """A 3DSRBench folder as the explorer shows it: each config's rows (images decoded per row), the
+    rows without images, and the models' answers."""
     folder: str
     configs: dict[str, Any]  # config -> datasets.Dataset (images decoded per row)
     meta: dict[str, pd.DataFrame]  # config -> rows without images
@@ -311,6 +318,8 @@ _SR_WHAT = "a folder written by `hf-real3d build-3dsrbench`"
 
 
 def load_srbench(folder: str | os.PathLike, specs: Sequence[str] = ()) -> SRBenchData:
+    """A built 3DSRBench folder and the models' answer files (``NAME=FILE``) for the explorer; an
+    :class:`ExplorerInputError` naming the folder when it has no 3DSRBench config."""
     folder = Path(folder)
     configs = [c for c in _configs(folder, _SR_WHAT)
                if c in ("real", "synthetic_common", "synthetic_uncommon")]
@@ -324,6 +333,8 @@ def load_srbench(folder: str | os.PathLike, specs: Sequence[str] = ()) -> SRBenc
 
 
 def srbench_items(sr: SRBenchData, config: str) -> list[str]:
+    """The qids of ``config``'s original questions (unshifted, unmirrored), in order: the explorer's
+    item list."""
     m = sr.meta[config]
     return m[(m["shift"].astype(int) == 0) & ~m["flipped"].astype(bool)]["qid"].tolist()
 

@@ -193,4 +193,5 @@ class DemoConfig(SceneModelArguments):
 
 
 def log(msg: str) -> None:
+    """Print one timestamped line of the demo's progress."""
     print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)

@@ -22,6 +22,8 @@ __all__ = ["Finding", "findings", "per_seed_values", "three_gains", "goal_findin
 
 @dataclass
 class Finding:
+    """One claim of the demo's report: its key, the statement (with the models and figures it
+    concerns) and whether it holds over the seeds."""
     key: str
     statement: str  # what is claimed, with the models and figures it concerns
     holds: bool

@@ -1,8 +1,8 @@
 """Training several of a seed's models at once, each on one CPU thread.
 
-SceneLM's training steps are compute-bound and small: on the 2-core machine one training
-with two threads runs ~1.5x faster than with one, so two trainings side by side, one thread
-each, do the work of two in the time of ~1.3. :class:`TrainingPool` runs a list of
+SceneLM's training steps are compute-bound and small: one training gains less from a second
+thread than a second training does from its own core, so trainings side by side, one thread
+each, finish a seed sooner. :class:`TrainingPool` runs a list of
 independent trainings that way (``--jobs N`` worker processes, started with ``spawn``) and
 hands back the saved models. Every training, in a worker or in this process, runs on one
 thread, so the figures do not depend on ``--jobs``; a list of one trains here. Each model

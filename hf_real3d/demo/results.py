@@ -23,6 +23,8 @@ FILTERED_ROTATION = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least
 
 @dataclass
 class SeedResult:
+    """What one seed of the demo measured: every model's metrics, the input ablations, attention to
+    3D tokens, flips, the build summary and diagnostics."""
     seed: int
     metrics: list[dict[str, Any]]  # one score_predictions() metrics dict per model
     ablations: dict[str, float]  # SFT refined EM on the filtered set, per input ablation
@@ -46,6 +48,8 @@ class SeedResult:
 
 @dataclass
 class DemoResults:
+    """A whole demo run: its settings, every seed's :class:`SeedResult`, the 3DSRBench study and the
+    wall time; saved as ``results.json``."""
     config: dict[str, Any]
     seeds: list[SeedResult]
     srbench: dict[str, Any] | None = None  # baselines per config + generation stats

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from hf_real3d.demo.flips import accuracy_by, flips, original_correct
-from hf_real3d.hub import load_local
+from hf_real3d.hub import load_frame, load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
 from hf_real3d.real_scanqa import build_real_scanqa, score_real_scanqa
@@ -274,7 +274,7 @@ def real_scanqa(run: SeedRun, models: dict[str, SceneLM]
                       run.root / "real_scanqa", pairs=[("filter", full, blind)])
     sets = {}
     for config in ("scanqa", "real_scanqa"):
-        df = load_local(run.root / "real_scanqa", config).to_pandas()
+        df = load_frame(run.root / "real_scanqa", config)
         df["answers"] = [list(a) for a in df.answers]
         df.attrs["has_answers"] = True
         sets[config] = df

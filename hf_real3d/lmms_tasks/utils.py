@@ -52,6 +52,8 @@ def real3dqa_doc_to_visual(doc):
 
 
 def real3dqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    """The Real-3DQA prompt of one document: situation and question, with lmms-eval's pre- and
+    post-prompt."""
     kw = lmms_eval_specific_kwargs or {}
     text = REAL3DQA_PROMPT.format(situation=doc["situation"].strip(),
                                   question=doc["question"].strip())
@@ -59,6 +61,7 @@ def real3dqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
 
 
 def real3dqa_doc_to_target(doc):
+    """The first accepted answer of a Real-3DQA document."""
     return doc["answers"][0]
 
 
@@ -81,10 +84,12 @@ def _correct(entries):
 
 
 def real3dqa_em(entries):
+    """EM (%) over every scored Real-3DQA entry."""
     return float(_correct(entries)[0].mean() * 100)
 
 
 def real3dqa_em_refined(entries):
+    """Refined EM (%) over every scored Real-3DQA entry."""
     return float(_correct(entries)[1].mean() * 100)
 
 
@@ -95,23 +100,28 @@ def _vrs(entries):
 
 
 def real3dqa_p_at_least_1(entries):
+    """P_1 (%): questions right from at least one viewpoint."""
     return _vrs(entries)["p_at_least_1"]
 
 
 def real3dqa_p_at_least_2(entries):
+    """P_2 (%): questions right from at least two viewpoints."""
     return _vrs(entries)["p_at_least_2"]
 
 
 def real3dqa_p_at_least_3(entries):
+    """P_3 (%): questions right from at least three viewpoints."""
     return _vrs(entries)["p_at_least_3"]
 
 
 def real3dqa_p_at_least_4(entries):
+    """P_4 (%): questions right from all four viewpoints (NaN with fewer viewpoints)."""
     out = _vrs(entries)
     return out.get("p_at_least_4", float("nan"))
 
 
 def real3dqa_vrs(entries):
+    """The Viewpoint Rotation Score (%): the mean of P_1..P_n."""
     return _vrs(entries)["vrs"]
 
 
@@ -122,6 +132,7 @@ SRBENCH_METRICS = SRBENCH_LMMS_METRICS
 
 
 def srbench_doc_to_visual(doc):
+    """The image of a 3DSRBench document, as RGB."""
     return [doc["image"].convert("RGB")]
 
 
@@ -175,24 +186,30 @@ def real_scanqa_doc_to_visual(doc):
 
 
 def real_scanqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    """The Real-ScanQA prompt of one document, with lmms-eval's pre- and post-prompt."""
     kw = lmms_eval_specific_kwargs or {}
     text = REAL_SCANQA_PROMPT.format(question=doc["question"].strip())
     return kw.get("pre_prompt", "") + text + kw.get("post_prompt", "")
 
 
 def real_scanqa_doc_to_target(doc):
+    """The first accepted answer of a Real-ScanQA document."""
     return doc["answers"][0]
 
 
 def real_scanqa_process_results(doc, results):
+    """One entry per document for every Real-ScanQA metric: its id, the prediction and the accepted
+    answers."""
     entry = {"question_id": str(doc["question_id"]),
              "prediction": results[0] if results else "", "answers": list(doc["answers"])}
     return {m: entry for m in ("em", "em_refined")}
 
 
 def real_scanqa_em(entries):
+    """EM (%) over every scored Real-ScanQA entry."""
     return float(_correct(entries)[0].mean() * 100)
 
 
 def real_scanqa_em_refined(entries):
+    """Refined EM (%) over every scored Real-ScanQA entry."""
     return float(_correct(entries)[1].mean() * 100)

@@ -227,6 +227,8 @@ class QuestionReader(nn.Module):
 
 @dataclass
 class SceneLMOutput(ModelOutput):
+    """What :class:`SceneLM` returns: the loss (with labels), the text positions' logits, the
+    attentions over the whole sequence (3D tokens first) and how many 3D tokens lead it."""
     loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None  # (B, T_text, V)
     attentions: tuple | None = None  # over the full sequence, 3D tokens first
@@ -248,6 +250,8 @@ def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor,
 
 
 class SceneLM(PreTrainedModel):
+    """A causal language model that reads a scene: object tokens (points, box, label and direction
+    words) before the text. ``blind`` models read the text alone."""
     config_class = SceneLMConfig
     base_model_prefix = "scene_lm"
     main_input_name = "input_ids"

@@ -20,9 +20,8 @@ __all__ = ["SceneModelArguments", "DEFAULTS"]
 
 @dataclass
 class SceneModelArguments:
-    """What a SceneLM is. Defaults: the design measured to use the scene on the embedded
-    benchmark (README, "SceneLM"); the first SceneLM (object tokens from points and boxes
-    only) scored the same with its 3D input shuffled as with it."""
+    """What a SceneLM is. Defaults: the design that uses the scene on the embedded benchmark
+    (README, "SceneLM": scored with its 3D input and with it shuffled)."""
 
     hidden_size: int = help_field("Language model width.", default=128)
     num_layers: int = help_field("Language model layers.", default=2)

@@ -11,22 +11,14 @@ from typing import Any
 import pandas as pd
 
 from hf_real3d._io import FormatError, read_json
-from hf_real3d.hub import (
-    ConfigData,
-    fill_rows,
-    push_folder,
-    question_features,
-    record_row,
-    scene_features,
-    scene_rows,
-    write_dataset_folder,
-)
+from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
 from hf_real3d.real3dqa.filtering import filter_questions
-from hf_real3d.real3dqa.format import read_release
+from hf_real3d.real3dqa.format import question_row, read_release
 from hf_real3d.real3dqa.judge import judge_card_lines
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
+from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
 from hf_real3d.sqa3d import read_split
 from hf_real3d.tables import markdown_table
 
@@ -188,17 +180,17 @@ def build_real3dqa(
     rot_f = question_features("kind", "guessable", "prior_kind", "semantics", "source")
     out_f = question_features("kind", "guessable", "prior_kind", "reasons", "dependency")
     dep = info.dependency.to_dict()
-    sqa_rows = [record_row(r) for r in records]
-    real_rows = [record_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
+    sqa_rows = [question_row(r) for r in records]
+    real_rows = [question_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
     rot_rows = []
     for row in rot.rows:
-        base = record_row(by_id[row["question_id"]])
+        base = question_row(by_id[row["question_id"]])
         base.update({k: row[k] for k in ("situation", "answers", "position", "rotation",
                                          "rotation_deg")})
         base["alternative_situation"] = [] if row["rotation_deg"] else base["alternative_situation"]
         base["source"] = "geometry"
         rot_rows.append(base)
-    removed_rows = [record_row(by_id[q], reasons=list(info.reasons[q]),
+    removed_rows = [question_row(by_id[q], reasons=list(info.reasons[q]),
                                 dependency=_nan_none(dep[q]))
                     for q in result.removed.question_id]
     stats_md = result.stats_markdown()

@@ -76,7 +76,8 @@ class RotationSet:
 def _folder_scenes(folder: Path) -> Callable[[str], Scene] | None:
     # datasets (through hub) only for dataset folders: checking release files does not pay
     # for importing it
-    from hf_real3d.hub import card_configs, load_local, scene_from_row
+    from hf_real3d.hub import card_configs, load_local
+    from hf_real3d.schema import scene_from_row
 
     if "scenes" not in card_configs(folder):
         return None
@@ -121,17 +122,15 @@ def read_rotation_set(dataset: str | os.PathLike,
         rs = RotationSet(source, path, rows, files=files)
     elif (path / "README.md").is_file():
         # datasets (through hub) only for dataset folders
-        from hf_real3d.hub import card_configs, load_local
+        from hf_real3d.hub import card_configs, load_frame
 
         configs = card_configs(path)
         if "rotations" not in configs:
             raise FileNotFoundError(f"{path}: the card lists configs {configs}, no `rotations`; "
                                     "build it with hf-real3d build-real3dqa, import-real3dqa or "
                                     "rotate first")
-        ds = load_local(path, "rotations")
-        cols = [c for c in (*_ROW_KEYS, "semantics", "source_question_id")
-                if c in ds.column_names]
-        rows = ds.select_columns(cols).to_pandas().to_dict("records")
+        rows = load_frame(path, "rotations", columns=(*_ROW_KEYS, "semantics",
+                                                      "source_question_id")).to_dict("records")
         for r in rows:
             r["answers"] = list(r["answers"])
         rs = RotationSet("folder", path, rows, files={})
@@ -184,6 +183,8 @@ def _plain(v: Any) -> Any:
 
 @dataclass
 class CheckResult:
+    """Every rotated item's check, the number of groups, the ids of the complete groups, whether the
+    scene rules ran, and the object names no scene carried."""
     items: list[ItemCheck]  # every rotated item, flagged or not
     groups: int
     complete: set[Any]  # ids of the groups with every viewpoint

@@ -68,12 +68,12 @@ def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -
 
     # the datasets library (through hub) only for built folders: scoring against a release
     # folder does not pay for importing it
-    from hf_real3d.hub import load_local
+    from hf_real3d.hub import load_frame
 
     def load(config: str) -> pd.DataFrame | None:
         if not (folder / config).is_dir():
             return None
-        return load_local(folder, config).to_pandas()
+        return load_frame(folder, config)
 
     kept, base, rot = load(f"real3dqa{tst}"), load("sqa3d"), load(f"rotations{tst}")
     base = base if base is not None else kept
@@ -422,6 +422,8 @@ def _correctness(refs: ReferenceColumns, preds: PredictionColumns, al: _Aligned,
 
 @dataclass
 class ModelScores:
+    """One model's scores: its name, its metrics and its rows aligned with the references (with
+    ``em`` / ``em_refined``)."""
     name: str
     metrics: dict[str, Any]
     rows: pd.DataFrame  # aligned rows with em / em_refined columns
@@ -570,6 +572,8 @@ def score_predictions(
 
 @dataclass
 class EvaluationReport:
+    """What ``hf-real3d evaluate`` produced: one metrics dict per model, the Markdown summary table
+    and the files written."""
     results: list[dict[str, Any]]  # one metrics dict per model
     table: str  # the Markdown summary table
     files: dict[str, str]  # what was written

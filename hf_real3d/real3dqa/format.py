@@ -29,10 +29,13 @@ import numpy as np
 
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
+from hf_real3d.schema import record_row
+from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import check_item, question_type
 
 __all__ = [
     "RELEASE_VIEWPOINTS",
+    "question_row",
     "DEBIASED_FILE",
     "ReleaseData",
     "plain_text",
@@ -287,3 +290,11 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
     report["files"] = rot_report["files"]
     report["rotations"] = rot_report["rotations"]
     return ReleaseData(debiased, rows_out, report)
+
+
+def question_row(rec, **extra) -> dict[str, Any]:
+    """A Real-3DQA question row of an SQA3D record: :func:`hf_real3d.schema.record_row`
+    with the question's category (a synthetic record's kind, read through
+    :data:`hf_real3d.spatial.CATEGORY`; empty for a real record)."""
+    kind = (rec.extra.get("synth") or {}).get("kind", "")
+    return record_row(rec, question_type=CATEGORY.get(kind, ""), **extra)

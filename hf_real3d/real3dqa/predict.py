@@ -11,9 +11,9 @@ from typing import Any
 from transformers import AutoTokenizer
 
 from hf_real3d._io import write_json, write_jsonl
-from hf_real3d.hub import record_from_row, scene_from_row
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa.rotation import rotate_records
+from hf_real3d.schema import record_from_row, scene_from_row
 from hf_real3d.training.data import load_scene_bank, load_split
 
 __all__ = ["predict_dataset"]

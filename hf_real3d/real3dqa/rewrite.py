@@ -35,26 +35,22 @@ import datasets
 
 from hf_real3d._io import FormatError
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
-from hf_real3d.hub import (
-    ConfigData,
-    card_configs,
-    fill_rows,
-    load_local,
-    question_features,
-    record_from_row,
-    record_row,
-    scene_features,
-    scene_from_row,
-    scene_rows,
-    write_dataset_folder,
-)
+from hf_real3d.hub import ConfigData, card_configs, load_local, write_dataset_folder
 from hf_real3d.llm import PROMPTS, LLMClient, PromptTemplate
 from hf_real3d.real3dqa.build import CITATION
 from hf_real3d.real3dqa.check_run import check_rotations
 from hf_real3d.real3dqa.checks import HOUR_WORDS
-from hf_real3d.real3dqa.format import same_text
+from hf_real3d.real3dqa.format import question_row, same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene, read_scannet, scannet_paths
+from hf_real3d.schema import (
+    fill_rows,
+    question_features,
+    record_from_row,
+    scene_features,
+    scene_from_row,
+    scene_rows,
+)
 from hf_real3d.spatial import Unanswerable, View
 from hf_real3d.sqa3d import SQA3DRecord, read_split, split_paths
 from hf_real3d.tables import markdown_table
@@ -223,7 +219,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     rot_f = question_features("kind", "semantics", "source")
     rot_rows = []
     for q in sorted(groups):
-        base = record_row(by_id[q])
+        base = question_row(by_id[q])
         for r in groups[q]:
             row = dict(base)
             row.update({k: r[k] for k in ("situation", "answers", "position", "rotation",
@@ -239,7 +235,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     reasons = collections.Counter(e["reason"].split(":")[0] for e in excluded)
     sources = collections.Counter(r["source"] for r in rot_rows if r["rotation_deg"])
     base_f = question_features("kind", "semantics")
-    configs = [ConfigData("real3dqa", {split: fill_rows([record_row(r) for r in recs],
+    configs = [ConfigData("real3dqa", {split: fill_rows([question_row(r) for r in recs],
                                                           base_f)}, base_f,
                           "the questions asked to rotate, at 0 degrees", default=True),
                ConfigData("rotations", {split: fill_rows(rot_rows, rot_f)}, rot_f,

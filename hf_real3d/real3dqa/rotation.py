@@ -58,6 +58,8 @@ def viewpoint_angles(n: int = 4) -> list[int]:
 
 @dataclass
 class RotationResult:
+    """The rotated rows (every viewpoint of every kept question) and the questions excluded, each
+    with its reason."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, Any]] = field(default_factory=list)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from hf_real3d.hub import load_local
+from hf_real3d.hub import load_frame
 from hf_real3d.real_scanqa.format import CAPTION_METRICS
 from hf_real3d.real_scanqa.predictions import read_predictions
 from hf_real3d.real_scanqa.report import write_report
@@ -94,7 +94,7 @@ def _load(dataset: str | os.PathLike, config: str) -> pd.DataFrame | None:
         return read_scanqa(folder) if config == "scanqa" else None
     if not (folder / config).is_dir():
         return None
-    df = load_local(folder, config).to_pandas()
+    df = load_frame(folder, config)
     df["answers"] = [list(a) for a in df.answers]
     df.attrs["has_answers"] = True
     return df

@@ -85,6 +85,7 @@ SETTINGS = {"vanilla": ("vanilla", "vanilla_accuracy"),
 
 
 def check_rule(rule: str) -> str:
+    """Return ``rule`` when it is one of :data:`RULES`; a ValueError naming them otherwise."""
     if rule not in RULES:
         raise ValueError(f"Expected a 3DSRBench rule in {list(RULES)} but got {rule!r}")
     return rule

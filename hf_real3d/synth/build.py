@@ -28,17 +28,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hf_real3d._io import atomic_dir, write_json
-from hf_real3d.hub import (
-    ConfigData,
-    fill_rows,
-    question_features,
-    record_row,
-    scene_features,
-    scene_rows,
-    write_dataset_files,
-)
+from hf_real3d.hub import ConfigData, write_dataset_files
 from hf_real3d.scanqa import ROOM_KINDS, scanqa_records, write_scanqa
 from hf_real3d.scene import Scene, read_scannet, write_scannet
+from hf_real3d.schema import fill_rows, question_features, record_row, scene_features, scene_rows
 from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
 from hf_real3d.synth.config import SPLITS, SynthConfig
 from hf_real3d.synth.questions import generate_questions, sample_situation

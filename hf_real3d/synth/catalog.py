@@ -21,6 +21,8 @@ FREE_COLORS = ("brown", "black", "gray", "red", "blue", "yellow", "beige", "oran
 
 @dataclass(frozen=True)
 class Category:
+    """One object category of the procedural rooms: its label, size range, placement, colours,
+    shapes and what language priors say about it."""
     label: str
     size_min: tuple[float, float, float]
     size_max: tuple[float, float, float]

@@ -64,6 +64,8 @@ class SynthConfig:
 
 @dataclass
 class SRBenchConfig:
+    """Settings of the synthetic 3DSRBench: seed, rooms, questions and views per room, image size
+    and camera ranges."""
     seed: int = 0
     scenes: int = 150
     questions_per_scene: int = 10

@@ -53,6 +53,8 @@ __all__ = [
 
 @dataclass
 class QuestionSpec:
+    """A generated question: its kind, text, answer, whether a language prior gives it, the objects
+    and direction it concerns, and how it was made."""
     kind: str
     question: str
     answer: str
@@ -71,6 +73,8 @@ class QuestionSpec:
 
 @dataclass
 class Situation:
+    """Where the agent stands and faces, how its situation reads, other wordings, and the objects it
+    is anchored to and faces."""
     pose: Pose
     text: str
     alternatives: list[str]
@@ -141,6 +145,7 @@ def _unique_clear(view: View) -> list[int]:
 
 
 def q_nearest_in_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"What is the closest object to my left?": the nearest object in one direction."""
     d = DIRECTIONS_4[int(rng.integers(4))]
     try:
         best = nearest_in(view, d)
@@ -153,6 +158,7 @@ def q_nearest_in_direction(view: View, sit: Situation, rng) -> QuestionSpec | No
 
 
 def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Which direction should I go to reach the X?": the direction of a unique object."""
     i = _pick(rng, [i for i in _unique_clear(view) if view.objs[i].object_id != sit.anchor])
     if i is None:
         return None
@@ -166,6 +172,7 @@ def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_count_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"How many Xs are to my right?": a count in one direction."""
     labels = [lab for lab, c in view.counts.items() if view.label_clear(lab)]
     lab = _pick(rng, sorted(labels))
     if lab is None:
@@ -179,6 +186,7 @@ def q_count_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_exists_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Is there an X behind me?": yes or no, balanced."""
     d = DIRECTIONS_4[int(rng.integers(4))]
     b = DIRECTIONS_4.index(d)
     want_yes = rng.random() < 0.5
@@ -198,6 +206,7 @@ def q_exists_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_turn_nearest(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"If I turn left, what will be the closest thing in front of me?"."""
     spec = q_nearest_in_direction(view, sit, rng)
     if spec is None or spec.direction == "front":
         return None
@@ -208,6 +217,7 @@ def q_turn_nearest(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_can_reach(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Can I reach the X by walking straight ahead?": yes when it is in front."""
     want_yes = rng.random() < 0.5
     front = DIRECTIONS_4.index("front")
     i = _pick(rng, [i for i in _unique_clear(view) if (view.bin[i] == front) == want_yes])
@@ -220,6 +230,7 @@ def q_can_reach(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_relation_direction(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Is the X to my left?": the true direction or another, balanced."""
     i = _pick(rng, _unique_clear(view))
     if i is None:
         return None
@@ -232,6 +243,8 @@ def q_relation_direction(view: View, sit: Situation, rng) -> QuestionSpec | None
 
 
 def q_attribute(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"What colour is the X on my left?": an attribute of an object singled out by its
+    direction."""
     cands = []
     for i, o in enumerate(view.objs):
         if not view.clear[i]:
@@ -264,6 +277,8 @@ def q_attribute(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_closer(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Which is closer to me, the X or the Y?": two unique objects at clearly different
+    distances."""
     uniq = [i for i, o in enumerate(view.objs) if view.counts[o.label] == 1]
     if len(uniq) < 2:
         return None
@@ -283,6 +298,7 @@ def q_closer(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_count_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"How many Xs are in the room?": no viewpoint needed."""
     lab = _pick(rng, sorted(view.counts))
     if lab is None:
         return None
@@ -293,6 +309,7 @@ def q_count_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_exists_room(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"Is there an X in the room?": yes or no, balanced."""
     if rng.random() < 0.5:
         lab = _pick(rng, sorted(view.counts))
         ans = "yes"
@@ -335,6 +352,8 @@ def _color_question(view: View, rng, usual: bool) -> QuestionSpec | None:
 
 
 def q_prior_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"What colour is the X?" for an object of its category's usual colour (the prior answers
+    it)."""
     return _color_question(view, rng, usual=True)
 
 
@@ -345,6 +364,7 @@ def q_counter_color(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """"What can I do with the X?": its category's function (the prior answers it)."""
     labs = sorted(lab for lab in view.counts if CATALOG[lab].function and view.counts[lab] == 1)
     lab = _pick(rng, labs)
     if lab is None:
@@ -361,6 +381,7 @@ def q_prior_function(view: View, sit: Situation, rng) -> QuestionSpec | None:
 
 
 def q_prior_situation(view: View, sit: Situation, rng) -> QuestionSpec | None:
+    """Questions the situation's text answers ("Am I facing the X?"): the prior answers them."""
     if sit.facing is not None and rng.random() < 0.6:
         lab = view.scene.object(sit.facing).label
         if rng.random() < 0.3:

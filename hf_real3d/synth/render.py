@@ -6,8 +6,8 @@ forward axis, + looks up) and ``roll`` (right-handed rotation about the forward 
 :meth:`Camera.measured` recovers all three from the extrinsic matrix).
 
 Rendering uses open3d's ``OffscreenRenderer`` with Vulkan (Debian ``libvulkan1`` +
-``mesa-vulkan-drivers``) and post-processing off, which keeps colours exact and a 512x512
-frame at about 0.1 s on llvmpipe.
+``mesa-vulkan-drivers``) and post-processing off, which keeps colours exact
+(``bench/render.py`` measures the rendering speed).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ _BASE = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 
 @dataclass(frozen=True)
 class Camera:
+    """A pinhole camera: position, yaw, pitch, roll (degrees), image size and field of view."""
     position: tuple[float, float, float]
     yaw: float
     pitch: float = 0.0
@@ -144,6 +145,7 @@ class Renderer:
 
 
 def png_bytes(image: np.ndarray) -> bytes:
+    """An RGB image array encoded as PNG bytes."""
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG", optimize=False)
     return buf.getvalue()

@@ -362,9 +362,9 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
                      progress: bool = True, timeout_s: float = 300.0) -> dict[str, Any]:
     """Rows of ``synthetic_common`` and ``synthetic_uncommon`` (unexpanded) and stats.
 
-    Each scene renders in its own short-lived process: measured here, open3d's offscreen
-    renderer slows from 0.1 s to 10-140 s per frame once geometry has been removed or
-    many meshes were added in one process, and hangs when renderers are re-created.
+    Each scene renders in its own short-lived process: open3d's offscreen renderer slows
+    down by orders of magnitude once geometry has been removed or many meshes were added
+    in one process, and hangs when renderers are re-created.
     """
     cfg = cfg or SRBenchConfig()
     common, uncommon = [], []

@@ -58,6 +58,7 @@ DEFAULT_DATASET = ScriptArguments.dataset_name  # the embedded benchmark's defau
 
 
 def make_parser(classes: tuple = (ScriptArguments, ReweightedConfig)) -> HfArgumentParser:
+    """An ``HfArgumentParser`` over ``classes`` with the recipes' ``--config`` option."""
     parser = HfArgumentParser(classes)
     parser.add_argument("--config", default=None, help="YAML file of arguments")
     return parser

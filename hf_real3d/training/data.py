@@ -20,9 +20,10 @@ from datasets.fingerprint import Hasher
 from transformers import AutoTokenizer
 
 from hf_real3d._io import looks_local
-from hf_real3d.hub import load_local, scene_from_row
+from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneBank, SceneQACollator, train_tokenizer
 from hf_real3d.modeling.data import default_tokenizer_corpus
+from hf_real3d.schema import scene_from_row
 
 __all__ = ["TrainingData", "load_split", "load_scene_bank", "tokenizer_corpus",
            "build_tokenizer", "tokenize_dataset", "data_fingerprint"]

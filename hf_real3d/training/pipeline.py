@@ -81,7 +81,7 @@ def train_3drft(script_args: ScriptArguments, training_args: ReweightedConfig
 def end_distributed() -> None:
     """Tear the process group down before exit (all ranks together): left to interpreter
     shutdown, gloo's threads can abort a finished run ("terminate called without an active
-    exception", seen once in a 2-process test run)."""
+    exception")."""
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         # free the DDP wrappers now: a reducer left to interpreter shutdown destroys the gloo
         # group while holding the GIL, and joins gloo's loop thread, which waits for the GIL

@@ -103,6 +103,8 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
 
 
 def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) -> SceneLM:
+    """The SceneLM to train: a saved one (``model_name_or_path``), one around a local causal LM
+    (``lm_path``), or one built from config; ``blind`` sets whether it reads the scene."""
     if args.model_name_or_path:
         model = SceneLM.from_pretrained(args.model_name_or_path)
         if blind is not None:

@@ -131,6 +131,8 @@ def small_llava(texts: list[str], *, hidden: int, layers: int, image_size: int,
 
 def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
               ) -> ReweightedTrainer:
+    """``recipes/3drft_vlm.py``: a small LLaVA-style VLM fine-tuned on rendered views (3D as images)
+    with the trainer's loss; saves the model, its processor and card."""
     with training_args.main_process_first(desc="dataset"):
         ensure_dataset(script_args.dataset_name)
         train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
@@ -163,6 +165,8 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
 
 def parse_vlm_args(argv=None, defaults: dict | None = None
                    ) -> tuple[VLMScriptArguments, ReweightedConfig]:
+    """``(VLMScriptArguments, ReweightedConfig)`` from ``--config`` and flags, as
+    :func:`~hf_real3d.training.args.parse_recipe_args` reads them."""
     return parse_recipe_args(argv, defaults, classes=(VLMScriptArguments, ReweightedConfig))
 
 
