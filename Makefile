@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1 openjdk-17-jre-headless chromium
 
-.PHONY: install sysdeps demo test bench lint clean
+.PHONY: install sysdeps demo test bench lint docs clean
 
 install: $(STAMP) sysdeps
 
@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app,llm]'
+	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app,llm,docs]'
 	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
 	# (a CUDA torch) and wandb: its task manager and evaluator need only these
 	$(PIP) install -q -c constraints.txt --no-deps lmms-eval
@@ -49,8 +49,12 @@ test: install
 bench: install
 	$(OFFLINE) $(PY) bench/run_all.py
 
+# the documentation site: strict, so a broken link or a missing API reference fails the build
+docs: install
+	$(OFFLINE) $(VENV)/bin/mkdocs build --strict --site-dir site
+
 lint: install
 	$(VENV)/bin/ruff check hf_real3d tests bench metrics recipes dataset_scripts
 
 clean:
-	rm -rf $(VENV) outputs .pytest_cache
+	rm -rf $(VENV) outputs .pytest_cache site

@@ -28,6 +28,29 @@ def pytest_collection_modifyitems(config, items):
 SHARED_REAL = ROOT.parent / "shared" / "real"
 
 
+@pytest.fixture(autouse=True)
+def _training_and_browsers_are_slow(request, monkeypatch):
+    """A test that trains a model or starts a browser is marked `slow`, so that plain
+    `pytest` stays a quick pass: in a test without the mark, `Trainer.train` (every
+    trainer of the library and of trl) and Playwright's browser refuse to start."""
+    if request.node.get_closest_marker("slow"):
+        return
+
+    def refuse(what):
+        def start(*args, **kwargs):
+            raise AssertionError(f"{request.node.nodeid} {what}: mark it @pytest.mark.slow")
+        return start
+
+    import transformers
+
+    monkeypatch.setattr(transformers.Trainer, "train", refuse("trains a model"))
+    try:
+        import playwright.sync_api
+    except ImportError:  # pragma: no cover - the [app] extra is installed by make
+        return
+    monkeypatch.setattr(playwright.sync_api, "sync_playwright", refuse("starts a browser"))
+
+
 @pytest.fixture(scope="session")
 def real_dir() -> Path:
     if not SHARED_REAL.is_dir():
@@ -138,3 +161,58 @@ def three_question_srbench(folder, export_tsv=False):
     build_srbench(folder, synthetic={"synthetic_common": rows, "synthetic_uncommon": rows,
                                      "stats": {}}, export_tsv=export_tsv)
     return folder
+
+
+def recipe_module(name: str):
+    """``recipes/<name>.py`` imported as a module (once per session)."""
+    import importlib.util
+    import sys
+
+    key = f"hf_real3d_recipe_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, ROOT / "recipes" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[key] = mod
+    return sys.modules[key]
+
+
+def run_recipe_here(name: str, argv: list[str], capsys) -> tuple[int, str, str]:
+    """A recipe run in this process as its ``__main__`` runs it: (exit code, stdout,
+    stderr)."""
+    from hf_real3d.training.pipeline import run_recipe
+
+    mod = recipe_module(name)
+    capsys.readouterr()
+    try:
+        run_recipe(mod.main, mod.parse, argv)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _nav_pages(nav) -> list[str]:
+    out = []
+    for entry in nav:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        out += _nav_pages(value) if isinstance(value, list) else [value]
+    return out
+
+
+def doc_pages(section: str | None = None) -> list[Path]:
+    """The documentation's pages in the site's order (mkdocs.yml's nav); ``section``: only
+    that top-level section's (e.g. "How-to")."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    if section is not None:
+        nav = next(e[section] for e in nav if isinstance(e, dict) and section in e)
+    return [ROOT / "docs" / p for p in _nav_pages(nav)]
+
+
+def documentation() -> str:
+    """The README and every documentation page, in the site's order: where a test looks for
+    what the documentation says."""
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *doc_pages()])

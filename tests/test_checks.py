@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import documentation
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
@@ -237,7 +238,7 @@ def test_readme_quotes_the_recorded_release_checks():
     """The README's figures on the release are those of tests/data/check_rotations_real.json
     (test_release_text_checks re-measures that record)."""
     rec = json.loads((Path(__file__).parent / "data/check_rotations_real.json").read_text())
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = documentation()
     block = " ".join(text[text.index("<!-- rotation-checks -->"):
                           text.index("<!-- /rotation-checks -->")].split())
     assert f"of {rec['items']:,} rotated items in {rec['groups']} groups, {rec['flagged']} " \

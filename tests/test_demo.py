@@ -278,16 +278,14 @@ def test_jobs_change_the_time_not_the_figures(tmp_path, capfd):
     (["--epochs", "0"], "--epochs 0.0: expected a positive number"),
     (["--first_seed", "-1"], "--first_seed -1: expected 0 or more"),
 ])
-def test_demo_options_are_refused_before_any_work(tmp_path, args, said):
-    """Issue 39: a typo in --arms used to fail after the data were built and the first models
+def test_demo_options_are_refused_before_any_work(tmp_path, args, said, capsys):
+    """Issue 39: a typo in --arms failed after the data were built and the first models
     trained, --jobs 0 became 1 and --seeds 0 skipped Real-3DQA."""
-    import subprocess
-    import sys
+    from hf_real3d.cli import main
 
-    p = subprocess.run([sys.executable, "-m", "hf_real3d.cli", "demo", "--out",
-                        str(tmp_path / "demo"), *args], capture_output=True, text=True,
-                       timeout=300)
-    assert p.returncode == 2 and said in p.stderr, p.stderr[-2000:]
+    assert main(["demo", "--out", str(tmp_path / "demo"), *args]) == 2
+    err = capsys.readouterr().err
+    assert said in err, err[-2000:]
     assert not (tmp_path / "demo").exists()
 
 

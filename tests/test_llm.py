@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import documentation
 
 from hf_real3d.llm import Decoding, LLMClient, LLMError, PromptTemplate
 from hf_real3d.real3dqa.checks import check_text
@@ -333,7 +334,7 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
 
 
 def _readme_pipeline() -> list[str]:
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- llm-pipeline -->"):text.index("<!-- /llm-pipeline -->")]
     body = block.split("```sh\n")[1].split("```")[0]
     return [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]

@@ -1,4 +1,5 @@
-"""Runs every snippet of the README's "How to" section, in order, in a fresh folder."""
+"""Runs every snippet of the documentation's how-to pages, in the site's order, in a fresh
+folder; checks that the figures the pages quote are those of their recorded runs."""
 
 import json
 import os
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
+from conftest import doc_pages, documentation  # noqa: E402
 from hub_server import HubServer  # noqa: E402
 from llm_servers import serve_once  # noqa: E402
 
@@ -20,9 +22,9 @@ BIN = Path(sys.executable).parent
 
 
 def _blocks():
-    text = (ROOT / "README.md").read_text()
-    howto = text[text.index("## How to"):text.index("## Layout")]
-    return re.findall(r"```(bash|python)\n(.*?)```", howto, flags=re.S)
+    return [(lang, block, page.name) for page in doc_pages("How-to")
+            for lang, block in re.findall(r"```(bash|python)\n(.*?)```", page.read_text(),
+                                          flags=re.S)]
 
 
 def _commands(block: str):
@@ -67,13 +69,13 @@ def test_readme_snippets(tmp_path, real_dir):
         hub_env = dict(env, HF_ENDPOINT=hub.url, HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
                        HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test",
                        HF_HUB_CACHE=str(tmp_path / "hubc"))
-        for lang, block in _blocks():
+        for lang, block, page in _blocks():
             if lang == "python":
                 block = block.replace('"path/to/llava"', repr(str(llava)))
                 cwd = os.getcwd()
                 os.chdir(tmp_path)
                 try:
-                    exec(compile(block, "README.md", "exec"), ns)  # noqa: S102
+                    exec(compile(block, page, "exec"), ns)  # noqa: S102
                 finally:
                     os.chdir(cwd)
                 ran.append("python")
@@ -124,12 +126,12 @@ def test_readme_snippets(tmp_path, real_dir):
 
 
 def test_readme_demo_table_is_rendered_from_results_json():
-    """The README's demo table is `report.demo_summary_table` of the measured results.json
+    """The documentation's demo table is `report.demo_summary_table` of the measured results.json
     (its summary is kept in tests/data/demo_results.json)."""
     from hf_real3d.demo.report import demo_summary_table, summary_gains_table, summary_scanqa_table
 
     data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- demo-results -->"):text.index("<!-- /demo-results -->")]
     assert demo_summary_table(data) in block
     assert summary_gains_table(data) in block
@@ -138,14 +140,14 @@ def test_readme_demo_table_is_rendered_from_results_json():
 
 
 def test_readme_srbench_study_table_is_rendered_from_results_json():
-    """The README's 3DSRBench VLM table is `srbench.report.srbench_study_table` of the measured
-    `hf-real3d demo --srbench_model --seeds 3` (its study records are kept in
+    """The documentation's 3DSRBench VLM table is `srbench.report.srbench_study_table` of the
+    measured `hf-real3d demo --srbench_model --seeds 3` (its study records are kept in
     tests/data/srbench_study.json), and its findings are those the report computes."""
     from hf_real3d.demo.findings import srbench_study_findings
     from hf_real3d.srbench.report import srbench_study_summary, srbench_study_table
 
     seeds = json.loads((ROOT / "tests/data/srbench_study.json").read_text())
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- srbench-study -->"):text.index("<!-- /srbench-study -->")]
     assert srbench_study_table(seeds) in block
     assert [s["seed"] for s in seeds] == [0, 1, 2]
@@ -155,13 +157,13 @@ def test_readme_srbench_study_table_is_rendered_from_results_json():
 
 
 def test_readme_stress_test_table_is_rendered_from_the_measured_runs():
-    """The README's stress-test table is `summary_table` of the recorded runs on the real
+    """The documentation's stress-test table is `summary_table` of the recorded runs on the real
     files (tests/data/stress_test_real.json; tests/test_debias.py re-measures the de-biased
     set's solvability against it), and its statements quote those records."""
     from hf_real3d.debias.run import summary_table
 
     d = json.loads((ROOT / "tests/data/stress_test_real.json").read_text())
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- stress-test -->"):text.index("<!-- /stress-test -->")]
     assert summary_table({"SQA3D test split": d["sqa3d_test"],
                           "Real-3DQA de-biased set (the paper's)": d["real3dqa_debiased"],
@@ -177,10 +179,10 @@ def test_readme_stress_test_table_is_rendered_from_the_measured_runs():
 
 
 def test_readme_lm_stress_test_quotes_its_record():
-    """The README's language-model TsT figures are those recorded from the run
+    """The documentation's language-model TsT figures are those recorded from the run
     (tests/data/stress_test_real_lm.json)."""
     d = json.loads((ROOT / "tests/data/stress_test_real_lm.json").read_text())
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     flat = " ".join(text[text.index("<!-- stress-test -->"):
                          text.index("<!-- /stress-test -->")].split())
     s = d["solvability"]
@@ -192,14 +194,14 @@ def test_readme_lm_stress_test_quotes_its_record():
 
 
 def test_readme_pruning_table_and_finding_come_from_the_record():
-    """The README's bias-pruning table is `pruning_table` of the recorded per-seed pruning
+    """The documentation's bias-pruning table is `pruning_table` of the recorded per-seed pruning
     (tests/data/demo_pruning.json), and its figures are those `pruning_findings` computes."""
     from hf_real3d.demo.findings import pruning_findings, pruning_gaps
     from hf_real3d.demo.report import pruning_table
     from hf_real3d.stats import seed_stats
 
     d = json.loads((ROOT / "tests/data/demo_pruning.json").read_text())
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- demo-pruning -->"):text.index("<!-- /demo-pruning -->")]
     assert pruning_table(d["pruning"]) in block
     flat = " ".join(text.split())
@@ -212,12 +214,12 @@ def test_readme_pruning_table_and_finding_come_from_the_record():
         quoted = (f"from {g['filtered'].text(sign=True)} to {g['pruned'].text(sign=True)} "
                   f"(growth {g['growth'].text(sign=True)}; per seed {g['growth'].per_seed()})")
         assert quoted in " ".join(block.split()), quoted
-    # the README says: against sft_no3d it holds (at the edge), against blind it does not
+    # the study page says: against sft_no3d it holds (at the edge), against blind it does not
     assert found["f:sft_no3d"].holds and not found["f:blind"].holds
 
 
 def test_readme_arms_table_and_goals_come_from_the_study():
-    """The README's table of the reweighting arms is `arms_table` of the recorded
+    """The documentation's table of the reweighting arms is `arms_table` of the recorded
     `hf-real3d demo --arms all --seeds 3` (its summary is tests/data/demo_results.json, the
     per-seed diagnosis tests/data/demo_arms.json), and it states each arm's goal verdict as
     the report computes it."""
@@ -228,7 +230,7 @@ def test_readme_arms_table_and_goals_come_from_the_study():
     record = json.loads((ROOT / "tests/data/demo_arms.json").read_text())
     assert [s["seed"] for s in record["seeds"]] == data["seeds"] == [0, 1, 2]
     assert set(OPTIONAL_ARMS) <= set(data["mean"])  # the study ran every arm
-    text = (ROOT / "README.md").read_text()
+    text = documentation()
     block = text[text.index("<!-- demo-arms -->"):text.index("<!-- /demo-arms -->")]
     assert arms_table(data, record) in block
     goals = summary_goal_findings(data)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_recipe_here
 
 from hf_real3d.cli import main as cli
 from hf_real3d.training import ReweightedConfig
@@ -130,26 +131,24 @@ def test_recipe_config_errors(tmp_path):
     assert s.dataset_name == "somewhere"
 
 
-def test_recipe_missing_dataset_is_one_line_error(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "recipes/sft.py"), "--dataset_name",
-                        str(tmp_path / "nowhere"), "--output_dir", str(tmp_path / "o"),
-                        "--use_cpu", "true", "--report_to", "none"],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2, p.stderr[-2000:]
-    assert "Traceback" not in p.stderr
-    assert "hf-real3d synth --out" in p.stderr.strip().splitlines()[-1]
+def test_recipe_missing_dataset_is_one_line_error(tmp_path, capsys):
+    code, _, err = run_recipe_here("sft", ["--dataset_name", str(tmp_path / "nowhere"),
+                                           "--output_dir", str(tmp_path / "o"), "--use_cpu",
+                                           "true", "--report_to", "none"], capsys)
+    assert code == 2, err[-2000:]
+    assert "Traceback" not in err
+    assert "hf-real3d synth --out" in err.strip().splitlines()[-1]
 
 
-def test_recipe_missing_hub_style_name_is_one_line_error(tmp_path):
+def test_recipe_missing_hub_style_name_is_one_line_error(tmp_path, capsys, monkeypatch):
     """An `org/name` that is neither a folder here nor reachable offline: one line naming it
     (it used to end in a ConnectionError traceback blaming the Hub)."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    p = subprocess.run([sys.executable, str(ROOT / "recipes/3drft.py"), "--dataset_name",
-                        "someorg/missing", "--max_steps", "2"], capture_output=True, text=True,
-                       timeout=300, cwd=tmp_path, env=env)
-    assert p.returncode == 2, p.stderr[-2000:]
-    assert "Traceback" not in p.stderr
-    last = p.stderr.strip().splitlines()[-1]
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_recipe_here("3drft", ["--dataset_name", "someorg/missing",
+                                             "--max_steps", "2", "--report_to", "none"], capsys)
+    assert code == 2, err[-2000:]
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
     assert "'someorg/missing'" in last and "offline" in last
 
 
@@ -182,23 +181,22 @@ def test_design_card_command_with_no_arguments_builds_the_default(tmp_path):
     ("blind_ft", ["--reweighting", "official"], "--reweighting"),
     ("blind_ft", ["--blind", "false"], "--blind"),
 ])
-def test_recipes_refuse_a_setting_they_would_overwrite(tmp_path, recipe, flags, named):
+def test_recipes_refuse_a_setting_they_would_overwrite(tmp_path, recipe, flags, named,
+                                                      capsys):
     """sft.py and blind_ft.py stand for fixed settings: a `--reweighting` (or `--blind`)
     they cannot honour is an error naming it and the recipe that takes it, not silently
     replaced (the model card would say one thing and the training do another)."""
-    p = subprocess.run([sys.executable, str(ROOT / f"recipes/{recipe}.py"), *flags,
-                        "--output_dir", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2, p.stderr[-2000:]
-    last = p.stderr.strip().splitlines()[-1]
-    assert named in last and "use recipes/" in last and "Traceback" not in p.stderr, last
+    code, _, err = run_recipe_here(recipe, [*flags, "--output_dir", str(tmp_path / "o")],
+                                   capsys)
+    assert code == 2, err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert named in last and "use recipes/" in last and "Traceback" not in err, last
     assert not (tmp_path / "o").exists()
     # the same value in a YAML file names the file
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"{named[2:]}: {flags[1]}\noutput_dir: {tmp_path / 'o'}\n")
-    p = subprocess.run([sys.executable, str(ROOT / f"recipes/{recipe}.py"), "--config",
-                        str(cfg)], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and str(cfg) in p.stderr.strip().splitlines()[-1], p.stderr
+    code, _, err = run_recipe_here(recipe, ["--config", str(cfg)], capsys)
+    assert code == 2 and str(cfg) in err.strip().splitlines()[-1], err
 
 
 def test_recipes_accept_their_own_fixed_values():

@@ -247,8 +247,8 @@ def test_cli_errors_are_one_line_with_exit_2(tmp_path, capsys):
 
 
 def test_failed_3dsrbench_evaluation_leaves_no_empty_out(tmp_path):
-    assert cli(["evaluate-3dsrbench", "--dataset", str(tmp_path / "missing"), "--prior_scenes",
-                "0", "--out", str(tmp_path / "out")]) == 2
+    assert cli(["evaluate-3dsrbench", "--dataset", str(tmp_path / "missing"), "--text_only",
+                "none", "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out").exists()
 
 

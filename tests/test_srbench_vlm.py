@@ -55,7 +55,7 @@ def test_trained_vlm_answers_through_evaluate_3dsrbench(renders, tmp_path):
     build_srbench(folder, synthetic=test)
     out = tmp_path / "report"
     assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--model", f"vlm={model}",
-                 "--prior_scenes", "0", "--out", str(out)]) == 0
+                 "--text_only", "none", "--out", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     rows = load_rows(folder, "synthetic_uncommon")
     # the command's figures are the model's own answers, scored unchanged

@@ -131,6 +131,7 @@ def vlmevalkit_choice(prediction: Any, options: Mapping[str, str]) -> str | None
     None: nothing), with ``options`` the row's ``{letter: text}`` for its non-empty options.
 
     Example:
+
         >>> opts = {"A": "left", "B": "right"}
         >>> [vlmevalkit_choice(p, opts) for p in ("B", "(A) left", "right", "A or B",
         ...                                       "It is on the right.", "I think B is wrong")]
@@ -150,6 +151,7 @@ def lmms_eval_choice(prediction: Any) -> str | None:
     options are not consulted.
 
     Example:
+
         >>> [lmms_eval_choice(p) for p in ("B", "B) right", "Answer: C", "I pick (A)",
         ...                                "on the right", "A or B")]
         ['B', 'B', 'C', 'A', None, 'A']
@@ -313,6 +315,7 @@ def vlmevalkit_settings(qids: Sequence[str], hits: Sequence[int], categories: Se
     original rows for ``flip_eval``, the unshifted rows for the circular settings).
 
     Example:
+
         >>> qids = ["AAAAAAAA", "AAAAAAAA-1", "AAAAAAAA-flip", "AAAAAAAA-flip-1"]
         >>> s = vlmevalkit_settings(qids, [1, 1, 1, 0], ["height_higher"] * 4)
         >>> [s[k]["Overall"] for k in ("vanilla", "flip_eval", "circ_eval", "flip_circ_eval")]
@@ -356,6 +359,7 @@ def lmms_eval_metrics(qids: Sequence[str], scores: Sequence[float], categories: 
     selection is empty): the four settings, the 4 types' and the 12 categories' row means.
 
     Example:
+
         >>> qids = ["AAAAAAAA", "AAAAAAAA-1", "AAAAAAAA-flip", "AAAAAAAA-flip-1"]
         >>> m = lmms_eval_metrics(qids, [1.0, 1.0, 1.0, 0.0], ["height_higher"] * 4)
         >>> m["circular_accuracy"], m["height_accuracy"], m["location_accuracy"]
@@ -410,6 +414,7 @@ def authors_results(qids: Sequence[str], hits: Sequence[int], categories: Sequen
     script's column order.
 
     Example:
+
         >>> qids = ["AAAAAAAA", "AAAAAAAA-1", "AAAAAAAA-flip", "AAAAAAAA-flip-1"]
         >>> authors_results(qids, [1, 1, 1, 0], ["height_higher"] * 4)["overall"]
         50.0
