@@ -1,4 +1,7 @@
+import copy
+import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -28,27 +31,39 @@ def pytest_collection_modifyitems(config, items):
 SHARED_REAL = ROOT.parent / "shared" / "real"
 
 
-@pytest.fixture(autouse=True)
-def _training_and_browsers_are_slow(request, monkeypatch):
+_GUARD: list = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
     """A test that trains a model or starts a browser is marked `slow`, so that plain
     `pytest` stays a quick pass: in a test without the mark, `Trainer.train` (every
-    trainer of the library and of trl) and Playwright's browser refuse to start."""
-    if request.node.get_closest_marker("slow"):
+    trainer of the library and of trl) and Playwright's browser refuse to start, from the
+    test's fixtures (module-scoped ones included) to its end."""
+    if item.get_closest_marker("slow"):
         return
 
     def refuse(what):
         def start(*args, **kwargs):
-            raise AssertionError(f"{request.node.nodeid} {what}: mark it @pytest.mark.slow")
+            raise AssertionError(f"{item.nodeid} {what}: mark it @pytest.mark.slow")
         return start
 
     import transformers
 
-    monkeypatch.setattr(transformers.Trainer, "train", refuse("trains a model"))
+    mp = pytest.MonkeyPatch()
+    _GUARD.append(mp)
+    mp.setattr(transformers.Trainer, "train", refuse("trains a model"))
     try:
         import playwright.sync_api
     except ImportError:  # pragma: no cover - the [app] extra is installed by make
         return
-    monkeypatch.setattr(playwright.sync_api, "sync_playwright", refuse("starts a browser"))
+    mp.setattr(playwright.sync_api, "sync_playwright", refuse("starts a browser"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    while _GUARD:
+        _GUARD.pop().undo()
 
 
 @pytest.fixture(scope="session")
@@ -216,3 +231,87 @@ def documentation() -> str:
     """The README and every documentation page, in the site's order: where a test looks for
     what the documentation says."""
     return "\n".join(p.read_text() for p in [ROOT / "README.md", *doc_pages()])
+
+
+# --- shared by the bad-input tests ---------------------------------------------------------
+
+
+def perfect_predictions(refs):
+    return refs[refs.rotation_deg == 0].assign(
+        prediction=[a[0] for a in refs[refs.rotation_deg == 0].answers])[
+        ["question_id", "rotation_deg", "prediction"]]
+
+
+def mutate(data: dict, key: str, rng_pick) -> tuple[dict, tuple[str, ...]]:
+    """A copy of ``data`` with one field of one item deleted (or one key inside a field);
+    also the names an error about it must give (the field, or the field and its key)."""
+    data = copy.deepcopy(data)
+    items = data[key]
+    item = items[rng_pick[0] % len(items)]
+    path = sorted(item)
+    field = path[rng_pick[1] % len(path)]
+    if isinstance(item[field], dict) and item[field] and rng_pick[2] % 2:
+        sub = sorted(item[field])
+        gone = sub[rng_pick[2] % len(sub)]
+        del item[field][gone]
+        return data, (field, gone)
+    del item[field]
+    return data, (field,)
+
+
+def assert_named(err: Exception, file_name: str, deleted: tuple[str, ...] | None) -> None:
+    """A refused file's error names the file and where: the line or byte of a truncated
+    file, the field of a deleted one."""
+    msg = str(err)
+    assert file_name in msg, msg
+    if deleted is None:
+        assert re.search(r"line \d+|byte \d+", msg), msg
+    else:
+        assert any(repr(name) in msg or f"{name} " in msg for name in deleted), (deleted, msg)
+
+
+@pytest.fixture(scope="module")
+def built_release(real_dir, tmp_path_factory):
+    """The official release imported as a dataset folder, and perfect JSONL predictions of
+    its rotations config."""
+    # the datasets stack and the CLI load only for the tests that build the release
+    import datasets
+
+    from hf_real3d.cli import main as cli
+
+    root = tmp_path_factory.mktemp("built")
+    assert cli(["import-real3dqa", "--release", str(real_dir / "real3dqa"), "--out",
+                str(root / "rel")]) == 0
+    rot = datasets.load_dataset(str(root / "rel"), "rotations", split="test")
+    preds = root / "preds.jsonl"
+    preds.write_text("\n".join(json.dumps({"question_id": r["question_id"],
+                                           "rotation_deg": r["rotation_deg"],
+                                           "prediction": r["answers"][0]}) for r in rot))
+    return root / "rel", preds
+
+
+def one_line_error(capsys, *parts):
+    """The error is one line, the last on stderr (progress bars of datasets may precede
+    it), with no traceback."""
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if "error:" in line]
+    assert len(errors) == 1 and err[-1] == errors[0] and "Traceback" not in "\n".join(err), err
+    for p in parts:
+        assert p in errors[0], (p, errors[0])
+    return errors[0]
+
+
+def srb_rows(tmp_path):
+    from hf_real3d.srbench import expand
+
+    base = {"index": 0, "question": "Is the lamp on the left of the bed?", "A": "yes", "B": "no",
+            "C": "", "D": "", "answer": "A", "category": "orientation_on_the_left",
+            "image": "", "image_source": "synthetic", "image_url": ""}
+    rows = []
+    for i in range(3):
+        r = dict(base, qid=f"Q000000{i}", index=i)
+        r.update({"options": ["yes", "no"], "group": "orientation", "base_qid": f"Q000000{i}",
+                  "flipped": False, "shift": 0, "circular_group": f"Q000000{i}",
+                  "flip_group": f"Q000000{i}"})
+        rows.append(r)
+    return expand(rows)

@@ -1,6 +1,6 @@
 """Trains a tiny SceneLM for a few steps and writes the logged losses (main process).
 
-Run by tests/test_distributed.py as one process and under
+Run by tests/test_trainer_distributed.py as one process and under
 ``accelerate launch --multi_gpu --num_processes 2`` with the same global batch.
 """
 

@@ -3,7 +3,7 @@ sharded by FSDP2 (``fully_shard``) over gloo, through the library's route and lo
 
 accelerate 1.15 runs FSDP only on accelerators (on CPU its state falls back to MULTI_CPU /
 DDP), so this script shards by hand what accelerate's FSDP2 plugin shards on GPUs. Run by
-tests/test_distributed.py with ``torchrun --nproc_per_node N``; writes the losses and the
+tests/test_trainer_distributed.py with ``torchrun --nproc_per_node N``; writes the losses and the
 reference's checks (rank 0).
 """
 

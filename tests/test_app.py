@@ -217,6 +217,7 @@ def select_option(pg, elem_id: str, value: str) -> None:
     pg.get_by_role("option", name=value, exact=True).click()
 
 
+@pytest.mark.slow
 def test_browser_question_viewpoints_and_3d_view(folders, served, page):
     q = folders["flip_qid"]
     select_option(page, "f-qid", str(q))
@@ -246,6 +247,7 @@ def test_browser_question_viewpoints_and_3d_view(folders, served, page):
     assert shot_path.stat().st_size > 10000
 
 
+@pytest.mark.slow
 def test_browser_leaderboard_sorts_and_links(folders, served, page):
     page.get_by_role("tab", name="Leaderboard").click()
     table = page.locator("#lb-real3dqa-table")

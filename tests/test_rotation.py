@@ -75,7 +75,7 @@ def test_eight_viewpoints(small_synth):
     assert groups and set(groups.values()) == {8}
 
 
-def test_bad_inputs(small_synth):
+def test_rotation_refuses_bad_inputs(small_synth):
     scenes, records = small_synth
     with pytest.raises(ValueError, match="does not divide 360"):
         viewpoint_angles(7)

@@ -6,19 +6,25 @@ import copy
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from datasets import Dataset
-from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_vlm import build_tiny_llava, build_tiny_qwen2vl  # noqa: E402
+from trainer_helpers import (  # noqa: E402
+    LeoBatches,
+    LeoLike,
+    leo_batch,
+    leo_text_only,
+    module_route_trains,
+    trainer_args,
+    vlm_rows,
+)
 
 from hf_real3d.training import (  # noqa: E402
     HFModelRoute,
     ModuleRoute,
-    ReweightedConfig,
     ReweightedTrainer,
     TextOnlyInputError,
     precompute_blind_logprobs,
@@ -26,25 +32,7 @@ from hf_real3d.training import (  # noqa: E402
 from hf_real3d.training.blind import BlindColumnCollator  # noqa: E402
 from hf_real3d.training.vlm import VLMCollator  # noqa: E402
 
-PROMPTS = ["which is left", "is a on b", "what is in front", "is the a higher",
-           "which is closer", "is b behind a"]
 BUILDERS = {"llava": build_tiny_llava, "qwen2vl": build_tiny_qwen2vl}
-
-
-def _rows(n=8, seed=0):
-    rng = np.random.default_rng(seed)
-    return [{"question_id": str(i),
-             "images": [Image.fromarray(rng.integers(0, 255, (40, 40, 3), dtype=np.uint8))],
-             "prompt": PROMPTS[i % len(PROMPTS)], "answer": ["yes", "no", "left", "a"][i % 4]}
-            for i in range(n)]
-
-
-def _args(tmp_path, **kw):
-    base = dict(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, max_steps=2,
-                learning_rate=1e-2, logging_steps=1, save_strategy="no", report_to="none",
-                use_cpu=True, seed=0, disable_tqdm=True, dataloader_num_workers=0)
-    base.update(kw)
-    return ReweightedConfig(**base)
 
 
 def _first_loss(trainer, batch):
@@ -52,15 +40,16 @@ def _first_loss(trainer, batch):
     return float(trainer.compute_loss(trainer.model, batch, num_items_in_batch=None).detach())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["llava", "qwen2vl"])
 def test_vlm_trains_with_its_processor(family, tmp_path):
     """The processor is the processing_class (as every transformers / trl example passes
     it); official 3DR-FT (policy with images zeroed) changes the vision and language
     weights, and the logged weights are the per-sample factors 1 / text-only loss."""
     model, proc = BUILDERS[family]()
-    ds = Dataset.from_list(_rows())
+    ds = Dataset.from_list(vlm_rows())
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="official",
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="official",
                                                    text_only_mode="zeroed"),
                            train_dataset=ds, data_collator=VLMCollator(proc),
                            processing_class=proc)
@@ -78,7 +67,7 @@ def test_text_only_pass_per_mode(family):
     placeholders, the same answer tokens; drop: an error naming the placeholders."""
     model, proc = BUILDERS[family]()
     model.eval()
-    rows = _rows(3)
+    rows = vlm_rows(3)
     batch = VLMCollator(proc, text_only_batch=True)(rows)
     full = HFModelRoute("zeroed")(model, batch)
     zeroed = HFModelRoute("zeroed")(model, batch, text_only=True)
@@ -99,7 +88,7 @@ def test_three_blind_sources_agree_with_equal_weights(tmp_path):
     the column, the frozen model and the trainer's own precomputation then all give the SFT
     loss, on a LLaVA with its processor."""
     model, proc = build_tiny_llava()
-    rows = _rows(4)
+    rows = vlm_rows(4)
     coll = VLMCollator(proc)
     args = dict(text_only_mode="zeroed", weight_clip=None)
     ds = Dataset.from_list(rows)
@@ -113,7 +102,7 @@ def test_three_blind_sources_agree_with_equal_weights(tmp_path):
                      "ref_model": dict(reweighting="paper"),
                      "precompute": dict(reweighting="paper", precompute_blind=True)}.items():
         ref = copy.deepcopy(model) if name in ("ref_model", "precompute") else None
-        tr = ReweightedTrainer(model=model, args=_args(tmp_path, **args, **kw),
+        tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, **args, **kw),
                                train_dataset=col_ds if name == "column" else ds,
                                data_collator=BlindColumnCollator(coll), processing_class=proc,
                                ref_model=ref)
@@ -127,15 +116,16 @@ def test_three_blind_sources_agree_with_equal_weights(tmp_path):
         assert losses[name] == pytest.approx(losses["sft"], rel=1e-6), name
 
 
+@pytest.mark.slow
 def test_paper_weights_from_a_different_blind_model(tmp_path):
     """A blind model other than the policy gives weights != 1, and its frozen copy never
     changes during training."""
     model, proc = build_tiny_qwen2vl(seed=0)
     blind, _ = build_tiny_qwen2vl(seed=1)
     before = {k: v.clone() for k, v in blind.state_dict().items()}
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper",
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="paper",
                                                    text_only_mode="zeroed"),
-                           train_dataset=Dataset.from_list(_rows()),
+                           train_dataset=Dataset.from_list(vlm_rows()),
                            data_collator=VLMCollator(proc), processing_class=proc,
                            ref_model=blind)
     tr.train()
@@ -167,12 +157,12 @@ def test_moe_router_loss_is_kept(tmp_path):
         num_attention_heads=2, num_key_value_heads=2, num_local_experts=4,
         num_experts_per_tok=2, output_router_logits=True, router_aux_loss_coef=0.5))
     batch = _tiny_text_batch()
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none"),
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="none"),
                            train_dataset=Dataset.from_list([{"x": 0}]))
     own = model(**batch)
     assert own.aux_loss is not None and float(own.aux_loss) > 0
     assert _first_loss(tr, batch) == pytest.approx(float(own.loss), rel=1e-6)
-    no_aux = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none",
+    no_aux = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="none",
                                                        aux_loss="none"),
                                train_dataset=Dataset.from_list([{"x": 0}]))
     assert _first_loss(no_aux, batch) == pytest.approx(float(own.loss) - 0.5 * float(
@@ -196,7 +186,7 @@ def test_auxiliary_terms_inside_the_model_loss_are_kept(tmp_path):
                                 num_hidden_layers=1, num_attention_heads=2,
                                 num_key_value_heads=2))
     batch = _tiny_text_batch()
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none",
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="none",
                                                    aux_loss="from_model_loss"),
                            train_dataset=Dataset.from_list([{"x": 0}]))
     loss = tr.compute_loss(model, batch)
@@ -211,64 +201,8 @@ def test_auxiliary_terms_inside_the_model_loss_are_kept(tmp_path):
 # --- a LEO-like module: one dict argument, its own loss --------------------------------------
 
 
-class LeoLike(torch.nn.Module):
-    """A causal LM + a point projector (no ``.config``): ``forward(data_dict)`` embeds the
-    object features as prefix tokens, masks the prompt inside, and returns the per-sample
-    answer loss, as LEO's and the official pseudocode's models do."""
-
-    def __init__(self, seed=0):
-        from transformers import LlamaConfig, LlamaForCausalLM
-
-        super().__init__()
-        torch.manual_seed(seed)
-        self.llm = LlamaForCausalLM(LlamaConfig(
-            vocab_size=40, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-            num_attention_heads=2, num_key_value_heads=2))
-        self.projector = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.GELU(),
-                                             torch.nn.Linear(16, 16))
-
-    def token_logprobs(self, data):
-        obj = self.projector(data["obj_feats"])  # (B, O, 16)
-        emb = self.llm.get_input_embeddings()(data["input_ids"])
-        logits = self.llm(inputs_embeds=torch.cat([obj, emb], 1)).logits[:, obj.size(1):]
-        logp = torch.log_softmax(logits[:, :-1].float(), -1)
-        tgt = data["input_ids"][:, 1:]
-        mask = torch.arange(tgt.size(1))[None] >= data["prompt_len"][:, None] - 1
-        return logp.gather(-1, tgt[..., None])[..., 0] * mask, mask
-
-    def forward(self, data):
-        logp, mask = self.token_logprobs(data)
-        return {"loss": -(logp.sum(1)) / mask.sum(1)}  # per-sample answer loss
-
-
-def _leo_batch(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return {"input_ids": torch.randint(1, 40, (4, 9), generator=g),
-            "obj_feats": torch.randn(4, 5, 6, generator=g),
-            "prompt_len": torch.tensor([5, 6, 4, 7])}
-
-
-def _leo_text_only(data):
-    return {**data, "obj_feats": torch.zeros_like(data["obj_feats"])}
-
-
 def leo_per_sample(model, batch, text_only):
-    return model(_leo_text_only(batch) if text_only else batch)["loss"]
-
-
-def leo_tokens(model, batch, text_only):
-    return model.token_logprobs(_leo_text_only(batch) if text_only else batch)
-
-
-class _Batches(torch.utils.data.Dataset):
-    def __init__(self, n):
-        self.items = [_leo_batch(i) for i in range(n)]
-
-    def __len__(self):
-        return len(self.items)
-
-    def __getitem__(self, i):
-        return self.items[i]
+    return model(leo_text_only(batch) if text_only else batch)["loss"]
 
 
 def _unbatch(batch):
@@ -280,43 +214,29 @@ def test_module_route_official_equals_the_pseudocode(tmp_path):
     mean(loss_full / loss_blind.clamp_min(1e-4)), loss_blind with the 3D features zeroed
     and no gradient, to 1e-6 (value and gradient)."""
     model = LeoLike()
-    data = _leo_batch()
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="official"),
+    data = leo_batch()
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="official"),
                            route=ModuleRoute(leo_per_sample, per_sample=True),
-                           train_dataset=_Batches(2), data_collator=lambda x: x[0])
+                           train_dataset=LeoBatches(2), data_collator=lambda x: x[0])
     ours = tr.compute_loss(model, data)
     ours.backward()
     g_ours = model.projector[0].weight.grad.clone()
     model.zero_grad()
     loss_full = model(data)["loss"]
     with torch.no_grad():
-        loss_blind = model(_leo_text_only(data))["loss"]
+        loss_blind = model(leo_text_only(data))["loss"]
     ref = (loss_full / loss_blind.clamp_min(1e-4)).mean()
     ref.backward()
     assert float(ours) == pytest.approx(float(ref), abs=1e-6)
     assert torch.allclose(g_ours, model.projector[0].weight.grad, atol=1e-6)
     with pytest.raises(ValueError, match="paper.*token log-probs"):
-        ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="paper"),
+        ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="paper"),
                           route=ModuleRoute(leo_per_sample, per_sample=True),
-                          ref_model=LeoLike(seed=1), train_dataset=_Batches(2),
+                          ref_model=LeoLike(seed=1), train_dataset=LeoBatches(2),
                           data_collator=lambda x: x[0]).compute_loss(model, data)
 
 
-def module_route_trains(mode, tmp_path):
-    """Train a LEO-like module through a token-level ModuleRoute with a frozen blind LEO
-    under ``mode``; the projector and the LM must change. Returns the trainer."""
-    model, blind = LeoLike(0), LeoLike(1)
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode, max_steps=3),
-                           route=ModuleRoute(leo_tokens), ref_model=blind,
-                           train_dataset=_Batches(3), data_collator=lambda x: x[0])
-    tr.train()
-    changed = {k.split(".")[0] for k in before if not torch.equal(before[k],
-                                                                   model.state_dict()[k])}
-    assert changed == {"llm", "projector"}
-    return tr
-
-
+@pytest.mark.slow
 def test_module_route_paper_trains_and_saves(tmp_path):
     """paper through a token-level ModuleRoute with a frozen blind LEO: the projector and the
     LM change, the blind copy does not, and the plain module is saved."""
@@ -328,15 +248,16 @@ def test_module_route_paper_trains_and_saves(tmp_path):
 # --- LoRA ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lora_only_adapters_change_and_are_saved(tmp_path):
     from peft import LoraConfig, get_peft_model
 
     model, proc = build_tiny_llava()
     base = {k: v.clone() for k, v in model.state_dict().items()}
     cfg = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="official",
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="official",
                                                    text_only_mode="zeroed", max_steps=3),
-                           train_dataset=Dataset.from_list(_rows()),
+                           train_dataset=Dataset.from_list(vlm_rows()),
                            data_collator=VLMCollator(proc), processing_class=proc,
                            peft_config=cfg)
     tr.train()
@@ -354,8 +275,8 @@ def test_lora_only_adapters_change_and_are_saved(tmp_path):
     assert (out / "adapter_model.safetensors").is_file() and (out / "README.md").is_file()
     with pytest.raises(ValueError, match="already a PeftModel"):
         ReweightedTrainer(model=get_peft_model(build_tiny_llava()[0], cfg),
-                          args=_args(tmp_path, reweighting="none"),
-                          train_dataset=Dataset.from_list(_rows()), peft_config=cfg)
+                          args=trainer_args(tmp_path, reweighting="none"),
+                          train_dataset=Dataset.from_list(vlm_rows()), peft_config=cfg)
 
 
 def test_lora_text_only_pass_runs_with_the_adapter():
@@ -364,7 +285,7 @@ def test_lora_text_only_pass_runs_with_the_adapter():
     model, proc = build_tiny_llava()
     peft_model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"],
                                                   init_lora_weights=False))
-    batch = VLMCollator(proc)(_rows(2))
+    batch = VLMCollator(proc)(vlm_rows(2))
     route = HFModelRoute("zeroed")
     with_adapter = route(peft_model, batch, text_only=True).logp
     with peft_model.disable_adapter():
@@ -375,15 +296,16 @@ def test_lora_text_only_pass_runs_with_the_adapter():
 # --- scale: accumulation and checkpointing -----------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["paper", "official"])
 def test_accumulation_2x1_equals_batch_2(mode, tmp_path):
-    rows = _rows(2)
+    rows = vlm_rows(2)
     finals = []
     for per_device, acc in ((2, 1), (1, 2)):
         model, proc = build_tiny_llava()
         blind, _ = build_tiny_llava(seed=1)
         tr = ReweightedTrainer(
-            model=model, args=_args(tmp_path, reweighting=mode, text_only_mode="zeroed",
+            model=model, args=trainer_args(tmp_path, reweighting=mode, text_only_mode="zeroed",
                                     per_device_train_batch_size=per_device,
                                     gradient_accumulation_steps=acc, max_steps=1,
                                     learning_rate=0.1, lr_scheduler_type="constant",
@@ -400,16 +322,16 @@ def test_gradient_checkpointing_gives_the_same_gradients(tmp_path):
     grads = []
     for ckpt in (False, True):
         model, proc = build_tiny_llava()
-        tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="official",
+        tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="official",
                                                        text_only_mode="zeroed",
                                                        activation_checkpointing=ckpt),
-                               train_dataset=Dataset.from_list(_rows()),
+                               train_dataset=Dataset.from_list(vlm_rows()),
                                data_collator=VLMCollator(proc), processing_class=proc)
         if ckpt:
             model.activation_checkpointing_enable()
             assert model.is_activation_checkpointing
         model.train()
-        tr.compute_loss(model, VLMCollator(proc)(_rows(3))).backward()
+        tr.compute_loss(model, VLMCollator(proc)(vlm_rows(3))).backward()
         grads.append({n: p.grad.clone() for n, p in model.named_parameters()
                       if p.grad is not None})
     assert grads[0].keys() == grads[1].keys() and len(grads[0]) > 10

@@ -13,14 +13,14 @@ from PIL import Image
 from trl import SFTConfig, SFTTrainer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tiny_vlm import _tokenizer, build_tiny_llava  # noqa: E402
+from tiny_vlm import build_tiny_llava  # noqa: E402
+from trainer_helpers import WORDS, sft_args, text_setup  # noqa: E402
 
 from hf_real3d.training.sft import ReweightedSFTConfig, ReweightedSFTTrainer  # noqa: E402
 
 CHAT = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image> "
         "{% else %}{{ c['text'] }} {% endif %}{% endfor %}{% if m['role'] == 'assistant' %}</s> "
         "{% endif %}{% endfor %}{% if add_generation_prompt %}answer {% endif %}")
-WORDS = ["yes", "no", "left", "a", "right", "b"]
 
 
 def _vlm_rows(n=4):
@@ -33,19 +33,13 @@ def _vlm_rows(n=4):
             for i in range(n)]
 
 
-def _common(tmp_path, **kw):
-    return dict(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4,
-                report_to="none", use_cpu=True, logging_steps=1, save_strategy="no",
-                max_length=None, learning_rate=0.1, lr_scheduler_type="constant", optim="sgd",
-                seed=0, disable_tqdm=True, **kw)
-
-
 def _llava():
     model, proc = build_tiny_llava()
     proc.chat_template = CHAT
     return model, proc
 
 
+@pytest.mark.slow
 def test_none_and_equal_weights_reproduce_sfttrainer(tmp_path):
     """One SGD step of plain SFTTrainer, of reweighting='none', and of 'paper' with a blind
     reference equal to the policy (every weight 1: the fused-head route and the loss core
@@ -55,10 +49,10 @@ def test_none_and_equal_weights_reproduce_sfttrainer(tmp_path):
         model, proc = _llava()
         ds = Dataset.from_list(_vlm_rows())
         if name == "sft":
-            tr = SFTTrainer(model=model, args=SFTConfig(**_common(tmp_path)), train_dataset=ds,
+            tr = SFTTrainer(model=model, args=SFTConfig(**sft_args(tmp_path)), train_dataset=ds,
                             processing_class=proc)
         else:
-            args = ReweightedSFTConfig(**_common(tmp_path), text_only_mode="zeroed",
+            args = ReweightedSFTConfig(**sft_args(tmp_path), text_only_mode="zeroed",
                                        reweighting="none" if name == "none" else "paper")
             tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=ds,
                                       processing_class=proc,
@@ -75,27 +69,12 @@ def test_none_and_equal_weights_reproduce_sfttrainer(tmp_path):
             assert torch.allclose(finals["sft"][k], finals[other][k], atol=1e-6), (other, k)
 
 
-def _text_setup():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tok = _tokenizer([])
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
-                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                      pad_token_id=0, bos_token_id=2, eos_token_id=3)
-    policy = LlamaForCausalLM(cfg)
-    torch.manual_seed(1)
-    blind = LlamaForCausalLM(cfg)
-    rows = [{"prompt": "which is left of the a", "completion": f" {WORDS[i % 6]}"}
-            for i in range(8)]
-    return tok, policy, blind, Dataset.from_list(rows)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["paper", "official"])
 def test_prompt_completion_reweighted_logs_trl_metrics(mode, tmp_path):
-    tok, policy, blind, ds = _text_setup()
+    tok, policy, blind, ds = text_setup()
     before = {k: v.clone() for k, v in policy.state_dict().items()}
-    args = ReweightedSFTConfig(**{**_common(tmp_path), "max_steps": 2,
+    args = ReweightedSFTConfig(**{**sft_args(tmp_path), "max_steps": 2,
                                   "per_device_train_batch_size": 4}, reweighting=mode)
     tr = ReweightedSFTTrainer(model=policy, args=args, train_dataset=ds, processing_class=tok,
                               ref_model=blind if mode == "paper" else None)
@@ -109,12 +88,13 @@ def test_prompt_completion_reweighted_logs_trl_metrics(mode, tmp_path):
     assert any(not torch.equal(before[k], v) for k, v in policy.state_dict().items())
 
 
+@pytest.mark.slow
 def test_precomputed_column_equals_live_reference(tmp_path):
-    tok, policy, blind, ds = _text_setup()
+    tok, policy, blind, ds = text_setup()
     losses = []
     for pre in (False, True):
         model = copy.deepcopy(policy)
-        args = ReweightedSFTConfig(**_common(tmp_path), reweighting="paper",
+        args = ReweightedSFTConfig(**sft_args(tmp_path), reweighting="paper",
                                    precompute_blind=pre)
         tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=ds,
                                   processing_class=tok, ref_model=copy.deepcopy(blind))
@@ -128,7 +108,7 @@ def test_precomputed_column_equals_live_reference(tmp_path):
 
 def test_blind_batch_is_refused_for_trl_collators(tmp_path):
     with pytest.raises(ValueError, match="blind_batch"):
-        ReweightedSFTConfig(**_common(tmp_path), text_only_mode="blind_batch")
+        ReweightedSFTConfig(**sft_args(tmp_path), text_only_mode="blind_batch")
 
 
 QWEN_CHAT = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}"
@@ -146,6 +126,7 @@ def _qwen_rows(n=4):
 
 @pytest.mark.parametrize("mode,lora", [("paper", False), ("official", False),
                                        ("official", True), ("cal", False)])
+@pytest.mark.slow
 def test_default_text_only_pass_fits_a_vlm_batch(mode, lora, tmp_path, capsys):
     """A tiny Qwen2-VL on a conversational image dataset with the default text_only_mode
     ('auto'): the batch holds image placeholders, so the text-only pass blanks the images
@@ -160,7 +141,7 @@ def test_default_text_only_pass_fits_a_vlm_batch(mode, lora, tmp_path, capsys):
         from peft import LoraConfig
 
         kw["peft_config"] = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
-    args = ReweightedSFTConfig(**_common(tmp_path), reweighting=mode)
+    args = ReweightedSFTConfig(**sft_args(tmp_path), reweighting=mode)
     assert args.text_only_mode == "auto"
     tr = ReweightedSFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(
         _qwen_rows()), processing_class=proc,

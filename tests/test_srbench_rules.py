@@ -369,16 +369,6 @@ def test_a_repeated_qid_in_jsonl_predictions_is_refused(tmp_path):
         read_srbench_answers(f"m={f}")
 
 
-def test_latin1_predictions_name_the_file_and_line(tmp_path):
-    from hf_real3d.srbench.predictions import read_srbench_answers
-
-    f = tmp_path / "p.jsonl"
-    f.write_bytes(b'{"qid": "AAAAAAAA", "prediction": "A"}\n'
-                  b'{"qid": "AAAAAAAB", "prediction": "caf\xe9"}\n')
-    with pytest.raises(FormatError, match=r"p\.jsonl: line 2 is not UTF-8"):
-        read_srbench_answers(f"m={f}")
-
-
 # --- exported TSVs --------------------------------------------------------------------------
 
 def test_exported_tsvs_have_the_real_qid_form_and_score_as_their_folder(tmp_path):

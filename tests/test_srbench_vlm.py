@@ -39,6 +39,7 @@ def test_training_items_common_and_mixed(renders):
     assert set(MIXES) == {"common", "mixed"}
 
 
+@pytest.mark.slow
 def test_trained_vlm_answers_through_evaluate_3dsrbench(renders, tmp_path):
     from hf_real3d.cli import main
     from hf_real3d.srbench import build_srbench, load_rows

@@ -27,6 +27,7 @@ def _setup(tiny, blind_col=False):
     return tok, ds, col
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["none", "paper", "official"])
 def test_training_changes_parameters_and_logs_weights(tiny_training, tmp_path, mode):
     tok, ds, col = _setup(tiny_training, blind_col=mode == "paper")
@@ -44,6 +45,7 @@ def test_training_changes_parameters_and_logs_weights(tiny_training, tmp_path, m
         assert all("weight_mean" in h and 0 <= h["weight_up_share"] <= 1 for h in logs)
 
 
+@pytest.mark.slow
 def test_live_reference_matches_precomputed_column(tiny_training, tmp_path):
     tok, ds, col = _setup(tiny_training, blind_col=True)
     ref = tiny_model(tok, blind=True, seed=1)  # the same weights the column came from
@@ -60,6 +62,7 @@ def test_live_reference_matches_precomputed_column(tiny_training, tmp_path):
     assert losses[0] == pytest.approx(losses[1], abs=1e-5)
 
 
+@pytest.mark.slow
 def test_blind_model_never_sees_3d(tiny_training, tmp_path):
     tok, ds, col = _setup(tiny_training)
     model = tiny_model(tok, blind=True)
@@ -77,6 +80,7 @@ def test_blind_model_never_sees_3d(tiny_training, tmp_path):
     assert torch.equal(a, model(**batch).logits)
 
 
+@pytest.mark.slow
 def test_resume_gives_same_weights(tiny_training, tmp_path):
     tok, ds, col = _setup(tiny_training)
     kw = dict(reweighting="official", max_steps=6, save_strategy="steps", save_steps=3)
@@ -95,7 +99,7 @@ def test_resume_gives_same_weights(tiny_training, tmp_path):
     assert torch.equal(saved["point_mlp.0.weight"], full.state_dict()["point_mlp.0.weight"])
 
 
-def test_bad_inputs(tiny_training, tmp_path):
+def test_trainer_refuses_bad_inputs(tiny_training, tmp_path):
     tok, ds, col = _setup(tiny_training)
     model = tiny_model(tok)
     with pytest.raises(ValueError, match="needs the blind model's log-probs"):
@@ -201,3 +205,17 @@ def test_direction_words(tiny_training):
     out = model(**batch).logits
     assert not torch.allclose(out, model(**{k: v for k, v in batch.items()
                                             if k != "object_directions"}).logits)
+
+
+def test_reweighted_config_help_explains_its_fields_first():
+    import dataclasses
+    import pydoc
+
+    from hf_real3d.training import ReweightingArguments
+
+    doc = ReweightedConfig.__doc__
+    for f in dataclasses.fields(ReweightingArguments):
+        assert f"    {f.name} (default " in doc, f.name
+    # before TrainingArguments' own text in help()
+    text = pydoc.render_doc(ReweightedConfig, renderer=pydoc.plaintext)
+    assert text.index("excess_ratio (default") < text.index("Method resolution order")

@@ -57,6 +57,7 @@ def test_egocentric_frame_turns_with_the_viewpoint(folder):
     assert (bev != 255).any() and bev.shape == (64, 64, 3)
 
 
+@pytest.mark.slow
 def test_vlm_recipe_trains_on_the_views(folder, tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
                HF_DATASETS_CACHE=str(tmp_path / "cache"))

@@ -93,6 +93,7 @@ def _signature_args(synth_folder, tmp_path, **kw):
     return s, t
 
 
+@pytest.mark.slow
 def test_named_stale_blind_model_is_an_error(synth_folder, tmp_path):
     s, t = _signature_args(synth_folder, tmp_path)
     data = load_training_data(s)
@@ -231,6 +232,7 @@ def test_one_set_of_scenelm_defaults():
     assert cfg.text_config.num_hidden_layers == want["num_layers"]
 
 
+@pytest.mark.slow
 def test_sft_recipe_reads_as_the_flow_and_trains_what_train_model_trains(synth_folder,
                                                                          tmp_path):
     """recipes/sft.py spells out data, model, trainer, train, save; the demo trains through

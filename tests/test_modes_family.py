@@ -13,8 +13,8 @@ from conftest import tiny_model
 from datasets import Dataset
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_routes import _args, _rows, module_route_trains  # noqa: E402
 from tiny_vlm import build_tiny_llava  # noqa: E402
+from trainer_helpers import module_route_trains, sft_args, text_setup, trainer_args, vlm_rows  # noqa: E402
 
 from hf_real3d.modeling import SceneQACollator  # noqa: E402
 from hf_real3d.training import (  # noqa: E402
@@ -118,11 +118,11 @@ def test_weights_carry_no_gradient_and_have_mean_one():
 
 def test_bad_settings_are_refused(tmp_path):
     with pytest.raises(ValueError, match="excess_ratio"):
-        _args(tmp_path, reweighting="excess", excess_ratio=0.0)
+        trainer_args(tmp_path, reweighting="excess", excess_ratio=0.0)
     with pytest.raises(ValueError, match="cal_min <= cal_max"):
-        _args(tmp_path, reweighting="cal", cal_min=3.0, cal_max=1.0)
+        trainer_args(tmp_path, reweighting="cal", cal_min=3.0, cal_max=1.0)
     with pytest.raises(ValueError, match="prior_cap"):
-        _args(tmp_path, reweighting="prior", prior_cap=0.5)
+        trainer_args(tmp_path, reweighting="prior", prior_cap=0.5)
     with pytest.raises(ValueError, match="needs the blind"):
         family_weights("prior", FULL, M)
 
@@ -135,6 +135,7 @@ def _first_loss(trainer, batch):
     return float(trainer.compute_loss(trainer.model, batch, num_items_in_batch=None).detach())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", FAMILY)
 def test_scenelm_route(mode, tiny_training, tmp_path):
     """SceneLM: each weighting trains (parameters change, weights logged) and, with equal
@@ -152,14 +153,14 @@ def test_scenelm_route(mode, tiny_training, tmp_path):
         ds = ds.map(lambda r: {"blind_logprobs": [-1.3] * len(r["blind_logprobs"])})
     col.blind_col = "blind_logprobs"
     batch = col(list(ds.select(range(8))))
-    sft = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none"),
+    sft = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="none"),
                             train_dataset=ds, data_collator=col, processing_class=tok)
     want = _first_loss(sft, {k: v for k, v in batch.items() if not k.startswith("blind_")})
-    equal = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode, **kw),
+    equal = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting=mode, **kw),
                               train_dataset=ds, data_collator=col, processing_class=tok)
     assert _first_loss(equal, batch) == pytest.approx(want, rel=1e-5)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode),
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting=mode),
                            train_dataset=ds, data_collator=col, processing_class=tok)
     tr.train()
     assert any(not torch.equal(before[k], model.state_dict()[k]) for k in before)
@@ -167,12 +168,13 @@ def test_scenelm_route(mode, tiny_training, tmp_path):
     assert logs and all("weight_mean" in h for h in logs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", FAMILY)
 def test_vlm_route(mode, tmp_path):
     """A LLaVA with its processor (images zeroed for the text-only pass, the blind column
     precomputed from a frozen copy): equal weights give SFT's loss, and it trains."""
     model, proc = build_tiny_llava()
-    rows = _rows(4)
+    rows = vlm_rows(4)
     coll = VLMCollator(proc)
     ds = precompute_blind_logprobs(Dataset.from_list(rows), copy.deepcopy(model), coll,
                                    route=HFModelRoute("zeroed"), batch_size=2)
@@ -181,12 +183,12 @@ def test_vlm_route(mode, tmp_path):
         ds = ds.map(lambda r: {"blind_logprobs": [-1.3] * len(r["blind_logprobs"])})
     kw.pop("blind_is_policy", False)  # the column came from a copy of the policy
     b = BlindColumnCollator(coll)(list(ds))
-    sft = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting="none",
+    sft = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting="none",
                                                     text_only_mode="zeroed"),
                             train_dataset=ds, data_collator=BlindColumnCollator(coll),
                             processing_class=proc)
     want = _first_loss(sft, coll(rows))
-    tr = ReweightedTrainer(model=model, args=_args(tmp_path, reweighting=mode,
+    tr = ReweightedTrainer(model=model, args=trainer_args(tmp_path, reweighting=mode,
                                                    text_only_mode="zeroed", **kw),
                            train_dataset=ds, data_collator=BlindColumnCollator(coll),
                            processing_class=proc)
@@ -195,6 +197,7 @@ def test_vlm_route(mode, tmp_path):
     assert all(math.isfinite(h["loss"]) for h in tr.state.log_history if "loss" in h)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", FAMILY)
 def test_module_route(mode, tmp_path):
     """A LEO-like module through a token-level ModuleRoute with a frozen blind copy: the
@@ -202,20 +205,20 @@ def test_module_route(mode, tmp_path):
     module_route_trains(mode, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", FAMILY)
 def test_trl_route(mode, tmp_path):
     """trl's SFTTrainer (prompt / completion text, the fused-head route): with equal weights
     one SGD step ends where `paper` with equal weights (a blind copy of the policy) ends, to
     1e-7, and its loss is SFTTrainer's to 1e-4. (On this text data the fused-head route's loss
     and SFTTrainer's own differ by 2e-5 relative, for `paper` as for every weighting.)"""
-    from test_sft import _common, _text_setup
     from trl import SFTConfig, SFTTrainer
 
     from hf_real3d.training.sft import ReweightedSFTConfig, ReweightedSFTTrainer
 
-    tok, policy, _, ds = _text_setup()
+    tok, policy, _, ds = text_setup()
     start = copy.deepcopy(policy.state_dict())
-    sft = SFTTrainer(model=policy, args=SFTConfig(**_common(tmp_path)), train_dataset=ds,
+    sft = SFTTrainer(model=policy, args=SFTConfig(**sft_args(tmp_path)), train_dataset=ds,
                      processing_class=tok)
     sft.train()
     ends, losses = {}, {}
@@ -227,7 +230,7 @@ def test_trl_route(mode, tmp_path):
             with torch.no_grad():
                 blind.lm_head.weight.zero_()
         kw.pop("blind_is_policy", False)
-        args = ReweightedSFTConfig(**_common(tmp_path), reweighting=name, **kw)
+        args = ReweightedSFTConfig(**sft_args(tmp_path), reweighting=name, **kw)
         tr = ReweightedSFTTrainer(model=policy, args=args, train_dataset=ds,
                                   processing_class=tok, ref_model=blind)
         tr.train()

@@ -285,3 +285,20 @@ def test_typed_and_general_prediction_readers_agree(tmp_path, monkeypatch):
                                {"question_id": 2, "prediction": 3}]))
     with pytest.raises(ValueError, match=r"row 1: question_id 2: prediction 3 is not a string"):
         P.read_prediction_columns(bad)
+
+
+def test_evaluate_report_has_a_legend_and_says_what_orig_holds(real_dir, tmp_path):
+    from hf_real3d.real3dqa.evaluate import evaluate_files
+    from hf_real3d.real3dqa.evaluate import load_references as load_refs
+
+    refs = load_refs(real_dir / "real3dqa")
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("\n".join(json.dumps({"question_id": int(q), "rotation_deg": int(d),
+                                           "prediction": a[0]})
+                               for q, d, a in zip(refs.question_id, refs.rotation_deg,
+                                                  refs.answers)))
+    evaluate_files(real_dir / "real3dqa", [f"m={preds}"], tmp_path / "ev")
+    report = (tmp_path / "ev/report.md").read_text()
+    assert "Legend: **EM**" in report and "**VRS** = the mean of P_k" in report
+    assert "EM (orig) is over all 1503 questions at 0 degrees: the 1485 of the de-biased set " \
+           "and 18 that only the rotation groups hold" in report

@@ -1,0 +1,90 @@
+"""The command line on bad input: one line on stderr with exit code 2, nothing half-written,
+signals that exit cleanly, OpenMP spinning bounded before torch loads."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import one_line_error
+
+from hf_real3d.cli import main as cli
+
+BIN = Path(sys.executable).parent
+Q = "v1_balanced_questions_test_scannetv2.json"
+A = "v1_balanced_sqa_annotations_test_scannetv2.json"
+
+
+def test_cli_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    assert cli(["evaluate", "--dataset", str(tmp_path / "none"), "--predictions",
+                f"m={tmp_path}/p.jsonl", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hf-real3d evaluate: error:")
+    assert not (tmp_path / "out").exists()
+    assert cli(["evaluate", "--debug", "--dataset", str(tmp_path / "none"), "--predictions",
+                f"m={tmp_path}/p.jsonl", "--out", str(tmp_path / "out")]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_failed_3dsrbench_evaluation_leaves_no_empty_out(tmp_path):
+    assert cli(["evaluate-3dsrbench", "--dataset", str(tmp_path / "missing"), "--text_only",
+                "none", "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
+    out = tmp_path / "synth"
+    # start it with both signals blocked, as a parent may leave them (the mask is
+    # inherited): the CLI must unblock them itself
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        p = subprocess.Popen([str(BIN / "hf-real3d"), "synth", "--out", str(out),
+                              "--train-scenes", "400", "--val-scenes", "0", "--test-scenes",
+                              "0", "--workers", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(tmp_path.glob(".synth.*.tmp/scans/*")):
+        time.sleep(0.2)
+    assert list(tmp_path.glob(".synth.*.tmp")), "the build never started"
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == code, (p.returncode, err[-2000:])  # the code names a late signal
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no --out, no temporaries
+
+
+def test_entry_points_bound_openmp_spinning():
+    """The CLI and the recipes set GOMP_SPINCOUNT before torch loads (unless the user set
+    it): beside another CPU job, OpenMP's default spinning made a demo 10x slower."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import os, sys; import hf_real3d.cli; "
+            "print(os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["1000", "False"], out.stderr[-2000:]
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "GOMP_SPINCOUNT": "7"},
+                         capture_output=True, text=True)
+    assert out.stdout.split()[0] == "7"
+    root = Path(__file__).resolve().parents[1]
+    for recipe in ("sft", "blind_ft", "3drft", "predict"):
+        text = (root / "recipes" / f"{recipe}.py").read_text()
+        first_torch_user = min(text.index(m) for m in ("hf_real3d.training", "hf_real3d.real3dqa")
+                               if m in text)
+        assert text.index("bound_openmp_spinning()") < first_torch_user, recipe
+
+
+def test_lmms_tasks_for_a_folder_that_does_not_exist(tmp_path, capsys):
+    for flag in ("--real3dqa", "--srbench"):
+        assert cli(["lmms-tasks", "--out", str(tmp_path / "tasks"), flag,
+                    str(tmp_path / "nowhere")]) == 2
+        one_line_error(capsys, "nowhere: no such dataset folder")
+        assert not (tmp_path / "tasks").exists()
