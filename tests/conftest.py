@@ -187,8 +187,8 @@ def recipe_module(name: str):
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, ROOT / "recipes" / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod  # before it runs: its dataclasses look their module up
         spec.loader.exec_module(mod)
-        sys.modules[key] = mod
     return sys.modules[key]
 
 

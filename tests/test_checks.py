@@ -117,6 +117,7 @@ def test_geometry_rotations_give_no_flag_and_configs_are_written(built, tmp_path
     assert set(load_local(folder, "rotations")["source"]) == {"geometry"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_recall_per_corruption_kind(built, kind):
     """Each kind of mistake, applied where the names it involves pick out one object of the

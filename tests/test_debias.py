@@ -67,6 +67,7 @@ def test_a_group_never_spans_training_and_held_out_folds():
     assert res.correct[unique].sum() == 0 and (res.score[unique] == 0).all()
 
 
+@pytest.mark.slow
 def test_pruning_stops_within_the_margin_of_the_majority():
     it = _items(400, every=2)  # half the questions carry the shortcut
     keep, rounds, last = prune(it, folds=5, round_fraction=0.1, margin=2.0)
@@ -81,6 +82,7 @@ def test_pruning_stops_within_the_margin_of_the_majority():
     assert len(keep) == rounds[-1]["kept"] and last.solvability == rounds[-1]["solvability"]
 
 
+@pytest.mark.slow
 def test_pruning_stops_at_the_budget():
     keep, rounds, _ = prune(_items(400), folds=5, round_fraction=0.05, budget=50)
     assert 400 - len(keep) == 50 and "budget" in rounds[-1]["stop"]
@@ -99,6 +101,7 @@ def _release(real_dir, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_real_release_through_the_cli(real_dir, tmp_path, capsys):
     """The real Real-3DQA release: solvability, per type, a plot, the scores as a config,
     and after pruning a real3dqa_tst config with the rotation groups of the kept items."""

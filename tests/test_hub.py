@@ -88,6 +88,7 @@ print("RESULT", json.dumps(out))
     assert "URL http://127.0.0.1" in stdout
 
 
+@pytest.mark.slow
 def test_publish_metrics_and_load_from_hub(tmp_path):
     code = """
 from hf_real3d.cli import main

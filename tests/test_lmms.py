@@ -52,6 +52,7 @@ def task_folder(real_dir, tmp_path_factory):
     return tmp
 
 
+@pytest.mark.slow
 def test_tasks_load_with_the_task_manager(task_folder):
     _need_lmms_eval()
     from lmms_eval.tasks import TaskManager
@@ -65,6 +66,7 @@ def test_tasks_load_with_the_task_manager(task_folder):
     assert "hf_real3d_real3dqa_checked" in names  # check-rotations wrote rotations_checked
 
 
+@pytest.mark.slow
 def test_checked_task_scores_as_evaluate_exclude_flagged(task_folder, tmp_path):
     """The task on `rotations_checked` gives the P_k and VRS of `hf-real3d evaluate
     --exclude-flagged` for the same answers."""
@@ -98,6 +100,7 @@ def test_checked_task_scores_as_evaluate_exclude_flagged(task_folder, tmp_path):
         assert got[f"{k},none"] == pytest.approx(want[k]), k
 
 
+@pytest.mark.slow
 def test_stub_model_scores_match_the_library(task_folder):
     _need_lmms_eval()
     from lmms_eval.evaluator import simple_evaluate

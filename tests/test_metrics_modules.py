@@ -56,6 +56,7 @@ def _worker(rank, cache_dir, preds, refs, gids, rots, q):
     q.put((rank, m.compute()))
 
 
+@pytest.mark.slow
 def test_add_batch_across_processes(tmp_path):
     preds = ["left", "x", "chair", "two", "left", "right", "y", "2"]
     refs = [["left"], ["back"], ["chair"], ["2"], ["left"], ["right"], ["table"], ["two"]]

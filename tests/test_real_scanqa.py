@@ -123,6 +123,7 @@ def test_em_and_refined_em_by_hand(tmp_path):
     assert m["per_type"]["where"] == {"n": 1, "em": 0.0, "em_refined": 100.0}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_JAVA, reason="pycocoevalcap's tokenizer and METEOR run Java")
 def test_captioning_metrics_equal_pycocoevalcap_on_known_pairs():
     from pycocoevalcap.bleu.bleu import Bleu

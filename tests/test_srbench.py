@@ -124,6 +124,7 @@ def test_bad_tsv_rows(synth_rows, tmp_path):
     assert orphan  # the expansion made flip rows
 
 
+@pytest.mark.slow
 def test_projection_hits_rendered_pixels():
     cam = Camera((0.0, 0.0, 1.5), yaw=0.2, pitch=-0.15, roll=0.35, width=256, height=256)
     for target in (np.array([3.0, 0.8, 1.0]), np.array([2.5, -0.4, 1.9])):
@@ -134,6 +135,7 @@ def test_projection_hits_rendered_pixels():
         assert abs(xs.mean() - u) < 1.5 and abs(ys.mean() - vv) < 1.5
 
 
+@pytest.mark.slow
 def test_flipped_render_equals_mirrored_scene():
     scene = generate_room("srb0009_00", np.random.default_rng(9))
     w, d, _ = scene.extras["room_size"]

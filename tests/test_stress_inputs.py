@@ -59,6 +59,7 @@ def test_per_type_baselines_within_each_type_and_the_type_not_read(tmp_path):
     assert s2["type_as_feature"] is True
 
 
+@pytest.mark.slow
 def test_prune_writes_the_kept_items_as_a_saved_dataset(tmp_path):
     s = _run(_saved(tmp_path), tmp_path / "out", do_prune=True, budget=0.2,
              round_fraction=0.1, margin=0.0)

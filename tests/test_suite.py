@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,6 +31,7 @@ def _collected(env_slow: str | None, tmp_path: Path) -> str:
     return out.stdout
 
 
+@pytest.mark.slow
 def test_slow_gates_on_run_slow(tmp_path):
     without = _collected(None, tmp_path)
     assert re.search(r"1 passed, 1 skipped", without), without
@@ -36,6 +39,7 @@ def test_slow_gates_on_run_slow(tmp_path):
     assert re.search(r"2 passed", _collected("1", tmp_path))
 
 
+@pytest.mark.slow
 def test_a_test_that_trains_or_starts_a_browser_must_be_slow(tmp_path):
     """conftest refuses Trainer.train and Playwright's browser in a test without `slow`, so
     plain `pytest` stays a quick pass."""
