@@ -15,10 +15,22 @@ from hf_real3d._threads import bound_openmp_spinning
 
 bound_openmp_spinning()  # before torch is imported
 
+import dataclasses  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from transformers import set_seed  # noqa: E402
+
+from hf_real3d.modeling import collator_for  # noqa: E402
+from hf_real3d.training import ReweightedTrainer, mode  # noqa: E402
 from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
-from hf_real3d.training.pipeline import run_recipe, train_3drft  # noqa: E402
+from hf_real3d.training.pipeline import ensure_blind_model, run_recipe  # noqa: E402
+from hf_real3d.training.recipe import (  # noqa: E402
+    announce,
+    build_model,
+    load_training_data,
+    reference_data,
+    save_trained,
+)
 
 # without arguments: the settings the README measured
 CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_synth.yaml"
@@ -27,11 +39,40 @@ __all__ = ["main", "make_parser", "parse"]
 
 
 def parse(argv=None):
+    """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
     return parse_recipe_args(argv, recipe_defaults(CONFIG))
 
 
 def main(script_args, training_args):
-    return train_3drft(script_args, training_args)
+    # data: the questions and scenes of a built dataset (the default is built when absent)
+    with training_args.main_process_first(desc="dataset"):
+        data = load_training_data(script_args)
+    # stage 1: the blind reference, for the modes that read one (reused only when it was
+    # trained with this run's architecture, data and settings)
+    stage = None
+    if mode(training_args.reweighting).needs_blind:
+        blind_path = ensure_blind_model(script_args, training_args, data)
+        script_args = dataclasses.replace(script_args, blind_model_path=blind_path)
+        stage = "stage 2/2 3DR-FT"
+    # model
+    set_seed(training_args.seed)
+    model = build_model(script_args, data.tokenizer, blind=False)
+    collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
+    # the blind reference's log-probs: precomputed into a column, or a live frozen model
+    train_ds, eval_ds, ref_model, blind_info = reference_data(script_args, training_args, data,
+                                                              collator)
+    # trainer: the 3DR-FT loss of the mode asked for
+    announce(stage or Path(training_args.output_dir).name, training_args, data, len(train_ds),
+             blind=False)
+    trainer = ReweightedTrainer(model=model, args=training_args, ref_model=ref_model,
+                                train_dataset=train_ds, eval_dataset=eval_ds,
+                                data_collator=collator, processing_class=data.tokenizer)
+    # train
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    # save: the model, its tokenizer, the training signature and the model card
+    save_trained(trainer, result, script_args, training_args, data, blind=False,
+                 blind_info=blind_info)
+    return trainer
 
 
 if __name__ == "__main__":

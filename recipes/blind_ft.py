@@ -12,9 +12,18 @@ bound_openmp_spinning()  # before torch is imported
 
 from pathlib import Path  # noqa: E402
 
+from transformers import set_seed  # noqa: E402
+
+from hf_real3d.modeling import collator_for  # noqa: E402
+from hf_real3d.training import ReweightedTrainer  # noqa: E402
 from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
 from hf_real3d.training.pipeline import run_recipe  # noqa: E402
-from hf_real3d.training.recipe import train_model  # noqa: E402
+from hf_real3d.training.recipe import (  # noqa: E402
+    announce,
+    build_model,
+    load_training_data,
+    save_trained,
+)
 
 __all__ = ["main", "make_parser", "parse"]
 
@@ -24,13 +33,31 @@ FIXED = {"reweighting": "none", "blind": True}
 
 
 def parse(argv=None):
+    """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
     return parse_recipe_args(argv, recipe_defaults(CONFIG), fixed=FIXED,
                              recipe="recipes/blind_ft.py",
                              instead="recipes/sft.py (full model) or recipes/3drft.py")
 
 
 def main(script_args, training_args):
-    return train_model(script_args, training_args, blind=True)
+    # data: the questions of a built dataset (the default is built when absent)
+    with training_args.main_process_first(desc="dataset"):
+        data = load_training_data(script_args)
+    # model: the same SceneLM, reading the text alone
+    set_seed(training_args.seed)
+    model = build_model(script_args, data.tokenizer, blind=True)
+    collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
+    # trainer
+    announce(Path(training_args.output_dir).name, training_args, data, len(data.train),
+             blind=True)
+    trainer = ReweightedTrainer(model=model, args=training_args, train_dataset=data.train,
+                                eval_dataset=data.eval, data_collator=collator,
+                                processing_class=data.tokenizer)
+    # train
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    # save: the model, its tokenizer, the training signature and the model card
+    save_trained(trainer, result, script_args, training_args, data, blind=True)
+    return trainer
 
 
 if __name__ == "__main__":

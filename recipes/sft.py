@@ -22,6 +22,7 @@ from hf_real3d.training import ReweightedTrainer  # noqa: E402
 from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
 from hf_real3d.training.pipeline import run_recipe  # noqa: E402
 from hf_real3d.training.recipe import (  # noqa: E402
+    announce,
     build_model,
     load_training_data,
     save_trained,
@@ -49,6 +50,8 @@ def main(script_args, training_args):
     model = build_model(script_args, data.tokenizer, blind=False)
     collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
     # trainer
+    announce(Path(training_args.output_dir).name, training_args, data, len(data.train),
+             blind=False)
     trainer = ReweightedTrainer(model=model, args=training_args, train_dataset=data.train,
                                 eval_dataset=data.eval, data_collator=collator,
                                 processing_class=data.tokenizer)

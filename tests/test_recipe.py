@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_recipe_here
+from conftest import recipe_module, run_recipe_here
 
 from hf_real3d.cli import main as cli
 from hf_real3d.training import ReweightedConfig
@@ -233,34 +233,40 @@ def test_one_set_of_scenelm_defaults():
 
 
 @pytest.mark.slow
-def test_sft_recipe_reads_as_the_flow_and_trains_what_train_model_trains(synth_folder,
-                                                                         tmp_path):
-    """recipes/sft.py spells out data, model, trainer, train, save; the demo trains through
-    train_model. The two give the same weights, signature and card."""
-    import importlib.util
-
+@pytest.mark.parametrize("recipe,flags", [("sft", []), ("blind_ft", []),
+                                          ("3drft", ["--reweighting", "paper"]),
+                                          ("3drft", ["--reweighting", "official"])])
+def test_each_recipe_reads_as_the_flow_and_trains_what_the_library_trains(synth_folder,
+                                                                          tmp_path, recipe,
+                                                                          flags):
+    """The recipes spell out data, (the blind stage,) model, trainer, train, save; the demo
+    trains through train_model / train_3drft. The two give the same weights, signature and
+    card wording."""
     import torch
     from safetensors.torch import load_file
 
+    from hf_real3d.training.pipeline import train_3drft
     from hf_real3d.training.recipe import train_model
 
-    spec = importlib.util.spec_from_file_location("sft_recipe", ROOT / "recipes/sft.py")
-    sft = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sft)
+    mod = recipe_module(recipe)
     outs = {}
-    for how in ("recipe", "train_model"):
+    for how in ("recipe", "library"):
         out = tmp_path / how
-        script_args, training_args = sft.parse(
+        script_args, training_args = mod.parse(
             ["--dataset_name", str(synth_folder), "--output_dir", str(out), "--max_steps", "2",
-             "--report_to", "none", "--max_train_questions", "16", *TINY])
+             "--report_to", "none", "--max_train_questions", "16", *flags, *TINY])
         if how == "recipe":
-            sft.main(script_args, training_args)
+            mod.main(script_args, training_args)
+        elif recipe == "3drft":
+            train_3drft(script_args, training_args)
         else:
-            train_model(script_args, training_args, blind=False)
+            train_model(script_args, training_args)
         outs[how] = out
-    a, b = (load_file(outs[h] / "model.safetensors") for h in ("recipe", "train_model"))
+    a, b = (load_file(outs[h] / "model.safetensors") for h in ("recipe", "library"))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     info = [json.loads((outs[h] / TRAINING_INFO).read_text()) for h in outs]
     assert info[0]["data"] == info[1]["data"] and info[0]["model"] == info[1]["model"]
-    cards = [(outs[h] / "README.md").read_text().replace(h, "X") for h in outs]
-    assert "plain SFT (no reweighting)" in cards[0]
+    assert info[0]["training"]["reweighting"] == info[1]["training"]["reweighting"]
+    cards = [(outs[h] / "README.md").read_text() for h in outs]
+    wording = [line for line in cards[1].splitlines() if line.startswith("- ") and "(" in line]
+    assert wording and wording[0] in cards[0]

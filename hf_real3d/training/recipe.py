@@ -41,7 +41,7 @@ from hf_real3d.training.data import (
 from hf_real3d.training.modes import mode
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
-__all__ = ["load_training_data", "build_model", "reference_data", "train_model",
+__all__ = ["load_training_data", "build_model", "reference_data", "announce", "train_model",
            "save_trained", "training_signature", "ensure_dataset", "TRAINING_INFO"]
 
 logger = logging.getLogger("hf_real3d.training")
@@ -173,6 +173,15 @@ def reference_data(script_args: ScriptArguments, training_args: ReweightedConfig
     return train_ds, eval_ds, None, blind_info
 
 
+def announce(name: str, training_args: ReweightedConfig, data: TrainingData, n_train: int, *,
+             blind: bool) -> None:
+    """Log the training about to start: which model, which reweighting, on what data."""
+    _log(f"{name}: training ({'blind' if blind else 'full'} model, reweighting="
+         f"{training_args.reweighting}) on {data.source['dataset_name']} "
+         f"[{data.source['train_split']}: {n_train} questions, fingerprint "
+         f"{data.fingerprint}]")
+
+
 def save_trained(trainer: ReweightedTrainer, result, script_args: ScriptArguments,
                  training_args: ReweightedConfig, data: TrainingData, *, blind: bool,
                  blind_info: dict | None = None) -> None:
@@ -208,11 +217,8 @@ def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *
     train_ds, eval_ds, ref_model, blind_info = (
         (data.train, data.eval, None, None) if blind else
         reference_data(script_args, training_args, data, collator))
-    name = stage or Path(training_args.output_dir).name
-    _log(f"{name}: training ({'blind' if blind else 'full'} model, reweighting="
-         f"{training_args.reweighting}) on {data.source['dataset_name']} "
-         f"[{data.source['train_split']}: {len(train_ds)} questions, fingerprint "
-         f"{data.fingerprint}]")
+    announce(stage or Path(training_args.output_dir).name, training_args, data, len(train_ds),
+             blind=blind)
     trainer = ReweightedTrainer(model=model, args=training_args, ref_model=ref_model,
                                 train_dataset=train_ds, eval_dataset=eval_ds,
                                 data_collator=collator, processing_class=data.tokenizer)
