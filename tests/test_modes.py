@@ -57,7 +57,8 @@ def test_every_mode_loss_runs_on_the_inputs_it_declares(name):
     logp = torch.tensor([[-0.5, -1.5, 0.0]], requires_grad=True)
     x = LossInputs(logp, mask,
                    text_logp=torch.tensor([[-1.0, -2.0, 0.0]]) if m.needs_text_only else None,
-                   blind_logp=torch.tensor([[-0.2, -3.0, 0.0]]) if m.needs_blind else None)
+                   blind_logp=torch.tensor([[-0.2, -3.0, 0.0]]) if m.needs_blind else None,
+                   groups=torch.tensor([0]) if m.needs_groups else None)
     args = ReweightingArguments(reweighting=name, excess_ratio=1.0)
     loss, _ = m.loss(x, args)
     loss.backward()

@@ -46,7 +46,8 @@ import torch
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
            "NAN_POLICIES", "mean_one", "weighted_loss_from_logprobs", "cal_weights",
-           "prior_weights", "excess_weights", "paper_normalised_weights", "PRIOR_MAX_SURPRISE"]
+           "prior_weights", "excess_weights", "paper_normalised_weights", "PRIOR_MAX_SURPRISE",
+           "viewpoint_dro_weights"]
 
 PRIOR_MAX_SURPRISE = 20.0  # nats: a blind log-prob below -20 (or -inf) counts as -20
 
@@ -332,3 +333,30 @@ def weighted_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, w: torch
     weight is 1. ``w`` keeps whatever gradient it carries (``paper`` with ``weight_grad``)."""
     denom = num_items_in_batch if num_items_in_batch is not None else mask.sum().clamp_min(1)
     return (w * -logp.masked_fill(~mask, 0.0)).sum() / denom
+
+
+def viewpoint_dro_weights(sample_loss: torch.Tensor, groups: torch.Tensor, *,
+                          temperature: float = 1.0) -> torch.Tensor:
+    """Per-sample weights favouring, within each group (a question's viewpoints), the
+    viewpoint of highest loss: ``n_g * softmax(loss / temperature)`` over the group's
+    members, detached, so each group's weights have mean 1 (and so the batch's). Equal
+    losses, a group of one, or ``temperature -> inf`` give weight 1: SFT's loss.
+
+    >>> loss = torch.tensor([1.0, 1.0, 2.0, 0.5])
+    >>> viewpoint_dro_weights(loss, torch.tensor([0, 0, 1, 1]), temperature=1.0)
+    tensor([1.0000, 1.0000, 1.6351, 0.3649])
+    """
+    if not temperature > 0:
+        raise ValueError(f"Expected viewpoint temperature > 0 but got {temperature}")
+    loss = sample_loss.detach().float()
+    if loss.shape != groups.shape or loss.dim() != 1:
+        raise ValueError(f"Expected one loss and one group id per sample but got shapes "
+                         f"{tuple(loss.shape)} and {tuple(groups.shape)}")
+    _, codes = torch.unique(groups, return_inverse=True)
+    n = int(codes.max()) + 1 if len(codes) else 0
+    z = loss / temperature
+    top = torch.full((n,), float("-inf"), dtype=z.dtype).scatter_reduce(0, codes, z, "amax")
+    e = torch.exp(z - top[codes])
+    total = torch.zeros(n, dtype=z.dtype).index_add_(0, codes, e)
+    size = torch.zeros(n, dtype=z.dtype).index_add_(0, codes, torch.ones_like(z))
+    return (e / total[codes] * size[codes]).detach()

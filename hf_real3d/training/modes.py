@@ -8,7 +8,7 @@ adding one :func:`register` call and its test.
 
 >>> from hf_real3d.training.modes import MODES, mode
 >>> list(MODES)
-['none', 'paper', 'official', 'cal', 'prior', 'excess', 'paper_normalised']
+['none', 'paper', 'official', 'cal', 'prior', 'excess', 'paper_normalised', 'viewpoint_dro']
 >>> mode("prior").needs_blind, mode("prior").needs_text_only
 (True, False)
 """
@@ -28,11 +28,12 @@ from hf_real3d.training.losses import (
     paper_loss_from_logprobs,
     paper_normalised_weights,
     prior_weights,
+    viewpoint_dro_weights,
     weighted_loss_from_logprobs,
 )
 
 __all__ = ["Mode", "LossInputs", "MODES", "register", "mode", "family_weights", "FAMILY",
-           "NEEDS_BLIND", "NEEDS_TEXT_ONLY", "REWEIGHTING", "help_text"]
+           "NEEDS_BLIND", "NEEDS_TEXT_ONLY", "NEEDS_GROUPS", "REWEIGHTING", "help_text"]
 
 
 @dataclass
@@ -52,6 +53,7 @@ class LossInputs:
     num_items_in_batch: torch.Tensor | int | None = None
     num_sequences: torch.Tensor | int | None = None
     fixed_weight_mask: torch.Tensor | None = None
+    groups: torch.Tensor | None = None
 
 
 LossFn = Callable[[LossInputs, Any], "tuple[torch.Tensor, torch.Tensor | None]"]
@@ -67,7 +69,9 @@ class Mode:
     and the weights of its answer tokens (or samples) for the logs, or None. ``weights`` is
     set for the family's modes, whose detached token weights have mean 1 and enter SFT's
     sum unchanged otherwise.
-    ``demo_arm``/``demo_role``: the demo's arm that fine-tunes the control with this mode."""
+    ``needs_groups``: the batch must hold each question's viewpoints together, with their
+    group ids. ``demo_arm``/``demo_role``: the demo's arm that fine-tunes the control with
+    this mode."""
 
     name: str
     summary: str
@@ -78,6 +82,7 @@ class Mode:
     token_level: bool = True
     weights: WeightFn | None = None
     uses_clip: bool = False
+    needs_groups: bool = False
     demo_arm: str | None = None
     demo_role: str | None = None
 
@@ -212,8 +217,29 @@ register(Mode(
     weights=paper_normalised_weights, uses_clip=True, demo_arm="3drft_paper_normalised",
     demo_role="3DR-FT paper weights rescaled to mean 1 per batch"))
 
+def _viewpoint_dro_loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.groups is None:
+        raise ValueError("reweighting='viewpoint_dro' needs each question's viewpoints in the "
+                         "batch with their group ids; none were given")
+    n_tok = x.mask.sum(1).clamp_min(1)
+    sample_loss = -(x.logp.detach().float().masked_fill(~x.mask, 0.0).sum(1)) / n_tok
+    w = viewpoint_dro_weights(sample_loss, x.groups.to(sample_loss.device),
+                              temperature=args.viewpoint_temperature)
+    tok = w[:, None].to(x.logp.dtype) * x.mask
+    return weighted_loss_from_logprobs(x.logp, x.mask, tok, x.num_items_in_batch), w
+
+
+register(Mode(
+    "viewpoint_dro", summary="per question, weights favouring its viewpoint of highest loss: "
+                             "a softmax over its viewpoints' losses at viewpoint_temperature, "
+                             "mean 1 per question",
+    card="viewpoint-robust training (per question, the viewpoint of highest loss weighted "
+         "up: softmax over its viewpoints' losses, mean 1 per question)",
+    needs_blind=False, needs_text_only=False, loss=_viewpoint_dro_loss, needs_groups=True))
+
 # derived views, kept for readers of the older names
 REWEIGHTING = tuple(MODES)
 FAMILY = tuple(m.name for m in MODES.values() if m.weights is not None)
 NEEDS_BLIND = tuple(m.name for m in MODES.values() if m.needs_blind)
 NEEDS_TEXT_ONLY = tuple(m.name for m in MODES.values() if m.needs_text_only)
+NEEDS_GROUPS = tuple(m.name for m in MODES.values() if m.needs_groups)

@@ -34,6 +34,7 @@ from hf_real3d.training.routes import (
     align_scores,
     unwrap_model,
 )
+from hf_real3d.training.sampling import ViewpointGroupSampler
 
 __all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin"]
 
@@ -91,6 +92,12 @@ class ReweightingArguments:
         "help": "Non-finite loss inputs: 'raise' a NonFiniteLossError naming the batch row and "
                 "token (default), or 'zero' (give such tokens/samples weight 0). A blind "
                 "log-prob of -inf always gets the largest weight, weight_clip."})
+    viewpoint_temperature: float = field(default=1.0, metadata={
+        "help": "'viewpoint_dro': the softmax temperature over a question's viewpoints' "
+                "losses (large: equal weights, SFT's loss; small: the worst viewpoint alone)."})
+    viewpoint_group_column: str = field(default="viewpoint_group", metadata={
+        "help": "'viewpoint_dro': the dataset column holding each row's question (its "
+                "viewpoints share it); batches keep a question's viewpoints together."})
     init_from_blind: str | None = field(default=None, metadata={
         "help": "Start from the blind fine-tuned model's weights (a saved model folder), as "
                 "the paper's text suggests."})
@@ -112,6 +119,9 @@ class ReweightingArguments:
             raise ValueError(f"Expected cal_min <= cal_max but got {self.cal_min}, {self.cal_max}")
         if not 0 < self.excess_ratio <= 1:
             raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {self.excess_ratio}")
+        if not self.viewpoint_temperature > 0:
+            raise ValueError(f"Expected viewpoint_temperature > 0 but got "
+                             f"{self.viewpoint_temperature}")
         if self.prior_cap < 1:
             raise ValueError(f"Expected prior_cap >= 1 (weights have mean 1) but got "
                              f"{self.prior_cap}")
@@ -148,6 +158,21 @@ def _fields_doc(cls: type) -> str:
 
 ReweightedConfig.__doc__ += ("\n    Parameters that control the reweighting (3DR-FT and its "
                              "family):\n\n" + _fields_doc(ReweightingArguments) + "\n")
+
+
+def _check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
+    """The batch's viewpoint group ids, refused when absent or when no question has two
+    viewpoints in the batch (the objective would be SFT's, silently)."""
+    fix = (f"give the dataset a {column!r} column (one id per question, shared by its "
+           "viewpoints) and train with the trainer's group-aware sampler, which keeps a "
+           "question's viewpoints in one batch")
+    if groups is None:
+        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: {fix}")
+    groups = torch.as_tensor(groups)
+    if len(groups) and int(torch.unique(groups, return_counts=True)[1].max()) < 2:
+        raise ValueError(f"reweighting={name!r}: no question has two viewpoints in this batch "
+                         f"(every {column!r} differs); {fix}")
+    return groups
 
 
 def _tokenizer_of(processing_class: Any) -> Any:
@@ -285,6 +310,7 @@ class ReweightingMixin:
         col = args.blind_logprob_column
         blind_col = inputs.pop(col, None)
         blind_col_mask = inputs.pop(f"{col}_mask", None)
+        groups = inputs.pop(args.viewpoint_group_column, None)
         route = self.route
         full = route(model, inputs, text_only=False)
         entry = mode(args.reweighting)
@@ -307,12 +333,14 @@ class ReweightingMixin:
         eos = self._eos_id()
         if not args.reweight_eos and eos is not None and full.tokens is not None:
             fixed = full.tokens.eq(eos)
+        if entry.needs_groups:
+            groups = _check_groups(entry.name, groups, args.viewpoint_group_column)
         global_seqs = num_items_in_batch is not None and model.training
         loss, wv = entry.loss(LossInputs(
             full.logp, mask, text_logp=text_logp, blind_logp=blind_logp,
             num_items_in_batch=num_items_in_batch if full.per_token else None,
             num_sequences=self._num_sequences if global_seqs else None,
-            fixed_weight_mask=fixed), args)
+            fixed_weight_mask=fixed, groups=groups), args)
         if wv is not None and len(wv):
             self._stats["weight_mean"].append(float(wv.mean()))
             self._stats["weight_up_share"].append(float((wv > 1).float().mean()))
@@ -402,10 +430,31 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
                                          peft_config)
         super().__init__(model=model, args=args, **kwargs)
         self._setup_reweighting(ref_model, route)
+        if mode(args.reweighting).needs_groups and hasattr(self.data_collator, "group_col"):
+            self.data_collator.group_col = args.viewpoint_group_column  # pack the group ids
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss, full = self.reweighted_loss(model, inputs, num_items_in_batch)
         return (loss, full.outputs) if return_outputs else loss
+
+    def _set_signature_columns_if_needed(self):
+        super()._set_signature_columns_if_needed()
+        col = self.args.viewpoint_group_column
+        if mode(self.args.reweighting).needs_groups and col not in self._signature_columns:
+            self._signature_columns = [*self._signature_columns, col]
+
+    def _get_train_sampler(self, train_dataset=None):
+        """The group-aware sampler for the modes that compare a question's viewpoints."""
+        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        col = self.args.viewpoint_group_column
+        if not mode(self.args.reweighting).needs_groups:
+            return super()._get_train_sampler(train_dataset)
+        cols = getattr(dataset, "column_names", None) or []
+        if col not in cols:
+            raise ValueError(f"reweighting={self.args.reweighting!r} needs a {col!r} column in "
+                             "the training set (one id per question, shared by its viewpoints)")
+        return ViewpointGroupSampler(dataset[col], self.args.per_device_train_batch_size,
+                                     seed=self.args.seed, column=col)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         self._merge_stats(logs)
