@@ -19,7 +19,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from transformers import HfArgumentParser  # noqa: E402
 
 from hf_real3d.modeling import ABLATIONS  # noqa: E402
-from hf_real3d.real3dqa.predict import predict_dataset  # noqa: E402
+from hf_real3d.training.predict import predict_dataset  # noqa: E402
 
 __all__ = ["PredictArguments", "main", "make_parser"]
 

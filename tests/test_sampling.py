@@ -26,6 +26,17 @@ def test_batches_hold_whole_questions_and_the_order_changes_with_the_epoch():
     assert list(s) == first  # seeded
 
 
+def test_questions_alone_are_bundled_and_groups_stay_whole():
+    groups = [0] * 4 + [1] * 4 + [2, 3, 4, 5, 6] + [7] * 4
+    s = ViewpointGroupSampler(groups, batch_size=4, seed=1)
+    order = list(s)
+    assert sorted(order) == list(range(len(groups)))
+    for b in range(0, len(order), 4):
+        batch = [groups[i] for i in order[b:b + 4]]
+        multi = [g for g in batch if groups.count(g) > 1]
+        assert all(batch.count(g) == 4 for g in multi)  # a whole question, or none of it
+
+
 def test_sampler_refusals_name_the_fix():
     with pytest.raises(ValueError, match="not a multiple of the 4 viewpoints.*batch_size 4"):
         ViewpointGroupSampler([0] * 4 + [1] * 4, batch_size=6)
@@ -72,8 +83,8 @@ def test_the_worst_viewpoint_is_weighted_up():
 def test_batches_without_groups_are_refused_naming_the_column(tmp_path):
     with pytest.raises(ValueError, match="needs viewpoint groups in the batch.*'viewpoint_group'"):
         _check_groups("viewpoint_dro", None, "viewpoint_group")
-    with pytest.raises(ValueError, match="no question has two viewpoints in this batch"):
-        _check_groups("viewpoint_dro", torch.tensor([1, 2, 3]), "viewpoint_group")
+    with pytest.raises(ValueError, match="no question has two viewpoints.*rotation_augment"):
+        ViewpointGroupSampler([1, 2, 3], batch_size=4)
     with pytest.raises(ValueError, match="viewpoint_temperature > 0"):
         ReweightedConfig(output_dir=str(tmp_path), reweighting="viewpoint_dro",
                          viewpoint_temperature=0.0, report_to=[])

@@ -9,8 +9,8 @@ and scoring predictions (EM, refined EM, P_k, VRS).
 * :mod:`.checks` / :mod:`.check_run` check rotations against the turn; :mod:`.corrupt`
   makes seeded mistakes for the checker's recall study; :mod:`.draw` draws a room;
 * :mod:`.predictions` reads prediction files;
-* :mod:`.evaluate` scores prediction tables against references (:mod:`.predict` makes
-  predictions with a trained SceneLM);
+* :mod:`.evaluate` scores prediction tables against references (predictions of a trained
+  SceneLM: :mod:`hf_real3d.training.predict`);
 * :mod:`.report` writes the report's tables and plots.
 """
 

@@ -52,6 +52,14 @@ class ScriptArguments(SceneModelArguments):
         "help": "Run the blind model live as a frozen reference instead of precomputing."})
     max_train_questions: int | None = field(default=None, metadata={
         "help": "Use only the first N training questions."})
+    rotation_augment: str | None = field(default=None, metadata={
+        "help": "Also train on each question from its turned viewpoints, rewritten from the "
+                "scene's geometry: 'all' of them, or 'one' per question (seeded); the rows of "
+                "a question share a viewpoint_group (what reweighting='viewpoint_dro' reads). "
+                "Default: no augmentation.", "choices": ["all", "one"]})
+    rotation_viewpoints: int = field(default=4, metadata={
+        "help": "With rotation_augment: viewpoints per question (the agent turned by 360/N "
+                "degrees each time)."})
 
 
 DEFAULT_DATASET = ScriptArguments.dataset_name  # the embedded benchmark's default folder

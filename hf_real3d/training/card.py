@@ -16,6 +16,15 @@ from hf_real3d.training.modes import mode
 __all__ = ["write_model_card"]
 
 
+def _augment_lines(augment: dict[str, Any] | None) -> list[str]:
+    if not augment:
+        return []
+    which = "every viewpoint" if augment["choose"] == "all" else "one viewpoint (seeded)"
+    return [f"- rotation augmentation: {which} of {augment['viewpoints']} per question, "
+            f"rewritten from the scene's geometry: {augment['questions']} questions became "
+            f"{augment['rows']} training rows."]
+
+
 def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> None:
     """README.md beside a trained model: base, data, reweighting, metrics."""
     m, src, tr = info["model"], info["source"], info["training"]
@@ -40,7 +49,7 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
         f"{m['points_per_object']} points; {m['max_length']} text tokens.", "",
         "## Data", "", f"- `{src['dataset_name']}`, config `{src['config']}`, split "
         f"`{src['train_split']}` ({src['train_rows']} questions), fingerprint "
-        f"`{src['fingerprint']}`.", "",
+        f"`{src['fingerprint']}`.", *_augment_lines(src.get("rotation_augment")), "",
         "## Training", "", f"- {variant}.",
         f"- {tr['num_train_epochs']:g} epochs (max_steps {tr['max_steps']}), learning rate "
         f"{tr['learning_rate']:g} ({tr['lr_scheduler_type']}), batch "

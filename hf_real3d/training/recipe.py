@@ -28,6 +28,7 @@ from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
 from hf_real3d.synth.build import build_benchmark
 from hf_real3d.training.args import DEFAULT_DATASET, ScriptArguments
+from hf_real3d.training.augment import rotation_augment
 from hf_real3d.training.blind import precompute_blind_logprobs
 from hf_real3d.training.card import write_model_card
 from hf_real3d.training.data import (
@@ -80,6 +81,15 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
         train = train.select(range(min(args.max_train_questions, len(train))))
     ev = load_split(args.dataset_name, args.dataset_config, args.dataset_test_split) \
         if args.dataset_test_split else None
+    augment = None
+    if args.rotation_augment:
+        n_questions = len(train)
+        train = rotation_augment(
+            train, load_split(args.dataset_name, args.scenes_config, args.dataset_train_split),
+            choose=args.rotation_augment, viewpoints=args.rotation_viewpoints,
+            exclude_scenes=_held_out_scenes(args), keep_unrotated=True)
+        augment = {"choose": args.rotation_augment, "viewpoints": args.rotation_viewpoints,
+                   "questions": n_questions, "rows": len(train)}
     bank = load_scene_bank(args.dataset_name, args.scenes_config, max_objects=args.max_objects,
                            points_per_object=args.points_per_object)
     missing = sorted({s for ds in (train, ev) if ds is not None for s in ds["scene_id"]}
@@ -99,7 +109,21 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     source = {"dataset_name": args.dataset_name, "config": args.dataset_config,
               "train_split": args.dataset_train_split, "train_rows": len(train),
               "test_split": args.dataset_test_split or None, "fingerprint": fp}
+    if augment:
+        source["rotation_augment"] = augment
     return TrainingData(train, ev, bank, tokenizer, fp, source)
+
+
+def _held_out_scenes(args: ScriptArguments) -> set[str]:
+    """The rooms of the splits a model trained on ``args`` is evaluated on: the evaluation
+    split and ``test`` (when the dataset has one)."""
+    rooms: set[str] = set()
+    for split in {args.dataset_test_split, "test"} - {None}:
+        try:
+            rooms |= set(load_split(args.dataset_name, args.dataset_config, split)["scene_id"])
+        except ValueError:  # the dataset has no such split (datasets: "Unknown split")
+            continue
+    return rooms
 
 
 def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) -> SceneLM:

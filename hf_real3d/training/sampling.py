@@ -25,28 +25,38 @@ __all__ = ["ViewpointGroupSampler"]
 
 
 class ViewpointGroupSampler(torch.utils.data.Sampler):
-    """Row indices, group by group, the groups in a seeded order that changes with
-    :meth:`set_epoch`. Every group must have the same size, and ``batch_size`` must be a
-    multiple of it: a ValueError names the fix otherwise."""
+    """Row indices, group by group, in a seeded order that changes with :meth:`set_epoch`.
+
+    The groups of two or more rows must all have the same size ``n`` (a question's
+    viewpoints), and ``batch_size`` must be a multiple of ``n``; rows alone in their group (a
+    question geometry could not turn) are bundled ``n`` at a time, so that every unit the
+    sampler shuffles has ``n`` rows and no group straddles two batches. A ValueError names
+    the fix otherwise, before any training."""
 
     def __init__(self, groups: Sequence[Any], batch_size: int, *, seed: int = 0,
                  shuffle: bool = True, column: str = "viewpoint_group"):
-        keys = np.asarray([str(g) for g in groups], dtype=object)
         order: dict[str, list[int]] = {}
-        for i, g in enumerate(keys):
-            order.setdefault(g, []).append(i)
-        sizes = {len(v) for v in order.values()}
+        for i, g in enumerate(groups):
+            order.setdefault(str(g), []).append(i)
+        multi = [v for v in order.values() if len(v) > 1]
+        if not multi:
+            raise ValueError(f"{column}: no question has two viewpoints (every id differs); "
+                             "augment the training split with its turned viewpoints "
+                             "(rotation_augment='all')")
+        sizes = sorted({len(v) for v in multi})
         if len(sizes) > 1:
-            small = min(order, key=lambda g: len(order[g]))
-            raise ValueError(f"{column}: questions hold {sorted(sizes)} viewpoints (e.g. "
-                             f"{small!r} has {len(order[small])}); keep every viewpoint of a "
-                             "question, or drop the incomplete ones")
-        size = sizes.pop() if sizes else 1
+            small = min((g for g in order if len(order[g]) > 1), key=lambda g: len(order[g]))
+            raise ValueError(f"{column}: questions hold {sizes} viewpoints (e.g. {small!r} has "
+                             f"{len(order[small])}); keep every viewpoint of a question, or drop "
+                             "the incomplete ones")
+        size = sizes[0]
         if batch_size % size:
             raise ValueError(f"batch size {batch_size} is not a multiple of the {size} "
                              f"viewpoints per question; use per_device_train_batch_size "
                              f"{max(size, batch_size // size * size)} (or a multiple of {size})")
-        self.groups = list(order.values())
+        alone = [v[0] for v in order.values() if len(v) == 1]
+        self.units = multi + [alone[i:i + size] for i in range(0, len(alone), size)]
+        self.size = size
         self.seed, self.shuffle, self.epoch = seed, shuffle, 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -54,11 +64,13 @@ class ViewpointGroupSampler(torch.utils.data.Sampler):
         self.epoch = epoch
 
     def __len__(self) -> int:
-        return sum(len(g) for g in self.groups)
+        return sum(len(u) for u in self.units)
 
     def __iter__(self) -> Iterator[int]:
-        idx = np.arange(len(self.groups))
+        full = [i for i, u in enumerate(self.units) if len(u) == self.size]
+        short = [i for i, u in enumerate(self.units) if len(u) != self.size]
         if self.shuffle:
-            idx = np.random.default_rng([self.seed, self.epoch]).permutation(len(self.groups))
-        for i in idx:
-            yield from self.groups[i]
+            rng = np.random.default_rng([self.seed, self.epoch])
+            full = [full[i] for i in rng.permutation(len(full))]
+        for i in [*full, *short]:  # a short bundle last: the units before it stay aligned
+            yield from self.units[i]

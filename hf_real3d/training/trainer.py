@@ -161,18 +161,13 @@ ReweightedConfig.__doc__ += ("\n    Parameters that control the reweighting (3DR
 
 
 def _check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
-    """The batch's viewpoint group ids, refused when absent or when no question has two
-    viewpoints in the batch (the objective would be SFT's, silently)."""
-    fix = (f"give the dataset a {column!r} column (one id per question, shared by its "
-           "viewpoints) and train with the trainer's group-aware sampler, which keeps a "
-           "question's viewpoints in one batch")
+    """The batch's viewpoint group ids, refused when the batch carries none."""
     if groups is None:
-        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: {fix}")
-    groups = torch.as_tensor(groups)
-    if len(groups) and int(torch.unique(groups, return_counts=True)[1].max()) < 2:
-        raise ValueError(f"reweighting={name!r}: no question has two viewpoints in this batch "
-                         f"(every {column!r} differs); {fix}")
-    return groups
+        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: give the "
+                         f"dataset a {column!r} column (one id per question, shared by its "
+                         "viewpoints; rotation_augment writes it) and train with the trainer's "
+                         "group-aware sampler, which keeps a question's viewpoints in one batch")
+    return torch.as_tensor(groups)
 
 
 def _tokenizer_of(processing_class: Any) -> Any:
