@@ -315,3 +315,16 @@ def srb_rows(tmp_path):
                   "flip_group": f"Q000000{i}"})
         rows.append(r)
     return expand(rows)
+
+
+@pytest.fixture(scope="session")
+def synth_folder(tmp_path_factory):
+    """A small `hf-real3d synth` folder (3 training rooms, 1 val, 1 test, 20 questions each)."""
+    # the CLI loads only for the tests that build it
+    from hf_real3d.cli import main as cli
+
+    out = tmp_path_factory.mktemp("recipes") / "synth"
+    assert cli(["synth", "--out", str(out), "--train-scenes", "3", "--val-scenes", "1",
+                "--test-scenes", "1", "--questions-per-scene", "20"]) == 0
+    return out
+

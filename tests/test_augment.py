@@ -7,17 +7,13 @@ import json
 import pytest
 from conftest import recipe_module
 
-from hf_real3d.cli import main as cli
 from hf_real3d.hub import load_local
 from hf_real3d.training.augment import rotation_augment
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("augment") / "synth"
-    assert cli(["synth", "--out", str(out), "--train-scenes", "2", "--val-scenes", "1",
-                "--test-scenes", "1", "--questions-per-scene", "12"]) == 0
-    return out
+def folder(synth_folder):
+    return synth_folder
 
 
 def test_every_question_becomes_its_viewpoints(folder):

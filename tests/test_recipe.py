@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import recipe_module, run_recipe_here
 
-from hf_real3d.cli import main as cli
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
 from hf_real3d.training.pipeline import StaleModelError, ensure_blind_model
@@ -18,14 +17,6 @@ from hf_real3d.training.recipe import TRAINING_INFO, load_training_data
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--hidden_size", "32", "--num_layers", "1", "--logging_steps", "1"]
-
-
-@pytest.fixture(scope="module")
-def synth_folder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("recipes") / "synth"
-    assert cli(["synth", "--out", str(out), "--train-scenes", "3", "--val-scenes", "1",
-                "--test-scenes", "1", "--questions-per-scene", "20"]) == 0
-    return out
 
 
 def test_synth_writes_a_loadable_dataset_folder(synth_folder):
