@@ -6,9 +6,8 @@ import torch
 
 from hf_real3d.training import ReweightedConfig, ReweightingArguments
 from hf_real3d.training.losses import viewpoint_dro_weights, weighted_loss_from_logprobs
-from hf_real3d.training.modes import LossInputs, mode
+from hf_real3d.training.modes import LossInputs, check_groups, mode
 from hf_real3d.training.sampling import ViewpointGroupSampler
-from hf_real3d.training.trainer import _check_groups
 
 
 def test_batches_hold_whole_questions_and_the_order_changes_with_the_epoch():
@@ -82,7 +81,7 @@ def test_the_worst_viewpoint_is_weighted_up():
 
 def test_batches_without_groups_are_refused_naming_the_column(tmp_path):
     with pytest.raises(ValueError, match="needs viewpoint groups in the batch.*'viewpoint_group'"):
-        _check_groups("viewpoint_dro", None, "viewpoint_group")
+        check_groups("viewpoint_dro", None, "viewpoint_group")
     with pytest.raises(ValueError, match="no question has two viewpoints.*rotation_augment"):
         ViewpointGroupSampler([1, 2, 3], batch_size=4)
     with pytest.raises(ValueError, match="viewpoint_temperature > 0"):

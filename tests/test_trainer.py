@@ -3,17 +3,15 @@ import torch
 from conftest import PLAIN_3D, tiny_model
 from datasets import Dataset
 from safetensors.torch import load_file
+from trainer_helpers import trainer_args
 
 from hf_real3d.modeling import SceneQACollator
 from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
 
 
 def _args(tmp_path, **kw):
-    base = dict(output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, max_steps=4,
-                learning_rate=5e-3, logging_steps=1, save_strategy="no", report_to="none",
-                use_cpu=True, seed=0, disable_tqdm=True, dataloader_num_workers=0)
-    base.update(kw)
-    return ReweightedConfig(**base)
+    return trainer_args(tmp_path, **{"per_device_train_batch_size": 8, "max_steps": 4,
+                                     "learning_rate": 5e-3, **kw})
 
 
 def _setup(tiny, blind_col=False):

@@ -13,7 +13,7 @@ import pandas as pd
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
 from hf_real3d.real3dqa.filtering import filter_questions
-from hf_real3d.real3dqa.format import question_row, read_release
+from hf_real3d.real3dqa.format import REAL3DQA_BIBTEX, question_row, read_release
 from hf_real3d.real3dqa.judge import judge_card_lines
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
@@ -24,13 +24,7 @@ from hf_real3d.tables import markdown_table
 
 __all__ = ["CITATION", "import_release", "build_real3dqa"]
 
-CITATION = """@inproceedings{ma2026real3dqa,
-  title={Do 3D Large Language Models Really Understand 3D Spatial Relationships?},
-  author={Ma, Xianzheng and others},
-  booktitle={ICLR},
-  year={2026}
-}
-@inproceedings{ma2023sqa3d,
+CITATION = REAL3DQA_BIBTEX + """@inproceedings{ma2023sqa3d,
   title={SQA3D: Situated Question Answering in 3D Scenes},
   author={Ma, Xiaojian and Yong, Silong and Zheng, Zilong and Li, Qing and Liang, Yitao and
           Zhu, Song-Chun and Huang, Siyuan},

@@ -34,6 +34,7 @@ from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import check_item, question_type
 
 __all__ = [
+    "REAL3DQA_BIBTEX",
     "RELEASE_VIEWPOINTS",
     "question_row",
     "DEBIASED_FILE",
@@ -46,6 +47,15 @@ __all__ = [
     "same_text",
     "suffixed_ids",
 ]
+
+# the paper's entry: every card of a benchmark it defines cites it first
+REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,
+  title={Do 3D Large Language Models Really Understand 3D Spatial Relationships?},
+  author={Ma, Xianzheng and others},
+  booktitle={ICLR},
+  year={2026}
+}
+"""
 
 RELEASE_VIEWPOINTS = (0, 90, 180, 270)
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"

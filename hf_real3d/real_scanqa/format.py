@@ -9,16 +9,12 @@ from typing import Any
 import datasets
 import pandas as pd
 
+from hf_real3d.real3dqa.format import REAL3DQA_BIBTEX
+
 __all__ = ["CITATION", "CAPTION_METRICS", "features", "rows"]
 
 
-CITATION = """@inproceedings{ma2026real3dqa,
-  title={Do 3D Large Language Models Really Understand 3D Spatial Relationships?},
-  author={Ma, Xianzheng and others},
-  booktitle={ICLR},
-  year={2026}
-}
-@inproceedings{azuma2022scanqa,
+CITATION = REAL3DQA_BIBTEX + """@inproceedings{azuma2022scanqa,
   title={ScanQA: 3D Question Answering for Spatial Scene Understanding},
   author={Azuma, Daichi and Miyanishi, Taiki and Kurita, Shuhei and Kawanabe, Motoaki},
   booktitle={CVPR},

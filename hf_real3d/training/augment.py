@@ -72,6 +72,10 @@ def rotation_augment(dataset: datasets.Dataset, scenes: Mapping[str, Scene] | da
     by_q: dict[Any, list[dict[str, Any]]] = collections.defaultdict(list)
     for r in result.rows:
         by_q[r["question_id"]].append(r)
+    if not by_q:
+        reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
+        raise ValueError(f"rotation_augment: no question could be turned from its scene's "
+                         f"geometry (most common reasons: {reasons})")
     rng = np.random.default_rng(seed)
     out = []
     for row in rows:
@@ -85,10 +89,6 @@ def rotation_augment(dataset: datasets.Dataset, scenes: Mapping[str, Scene] | da
         for t in turned:
             out.append({**row, **{k: t[k] for k in _ROTATED},
                         group_column: str(row["question_id"])})
-    if not by_q:
-        reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
-        raise ValueError(f"rotation_augment: no question could be turned from its scene's "
-                         f"geometry (most common reasons: {reasons})")
     logger.info("rotation_augment: %d of %d questions turned into %d viewpoints (%d rows); "
                 "%d kept unrotated", len(by_q), len(rows), viewpoints, len(out),
                 len(rows) - len(by_q) if keep_unrotated else 0)

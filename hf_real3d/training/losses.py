@@ -47,7 +47,7 @@ __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "pe
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
            "NAN_POLICIES", "mean_one", "weighted_loss_from_logprobs", "cal_weights",
            "prior_weights", "excess_weights", "paper_normalised_weights", "PRIOR_MAX_SURPRISE",
-           "viewpoint_dro_weights"]
+           "viewpoint_dro_weights", "mean_nll"]
 
 PRIOR_MAX_SURPRISE = 20.0  # nats: a blind log-prob below -20 (or -inf) counts as -20
 
@@ -169,8 +169,13 @@ def _paper_weights_with_grad(blind_logp: torch.Tensor, text_logp: torch.Tensor,
 
 def per_sample_nll(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean negative log-likelihood over each sample's answer tokens, (B,)."""
-    logp, mask = token_logprobs(logits, labels)
-    return -(logp.sum(1)) / mask.sum(1).clamp_min(1)
+    return mean_nll(*token_logprobs(logits, labels))
+
+
+def mean_nll(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean negative log-prob over each row's ``mask`` tokens, (B,) (0 for a row without
+    any); keeps ``logp``'s gradient."""
+    return -(logp.masked_fill(~mask, 0.0).sum(1)) / mask.sum(1).clamp_min(1)
 
 
 def official_loss(logits: torch.Tensor, text_logits: torch.Tensor, labels: torch.Tensor,
@@ -196,11 +201,10 @@ def official_loss_from_logprobs(logp: torch.Tensor, mask: torch.Tensor, text_log
     and of the text-only pass, on the same positions ``mask``. A route that only has a
     per-sample loss gives it as one "token" per sample: ``logp = -loss[:, None]``."""
     _check_policy(nan_policy)
-    n_tok = mask.sum(1).clamp_min(1)
-    full = -(logp.masked_fill(~mask, 0.0).sum(1)) / n_tok
+    full = mean_nll(logp, mask)
     has = mask.any(1)
     with torch.no_grad():
-        text = -(text_logp.detach().float().masked_fill(~mask, 0.0).sum(1)) / n_tok
+        text = mean_nll(text_logp.detach().float(), mask)
         if nan_policy == "raise":
             for what, v in (("the full model's answer loss", full.detach()),
                             ("the text-only answer loss", text)):
@@ -355,8 +359,9 @@ def viewpoint_dro_weights(sample_loss: torch.Tensor, groups: torch.Tensor, *,
     _, codes = torch.unique(groups, return_inverse=True)
     n = int(codes.max()) + 1 if len(codes) else 0
     z = loss / temperature
-    top = torch.full((n,), float("-inf"), dtype=z.dtype).scatter_reduce(0, codes, z, "amax")
+    codes = codes.to(z.device)
+    top = z.new_full((n,), float("-inf")).scatter_reduce(0, codes, z, "amax")
     e = torch.exp(z - top[codes])
-    total = torch.zeros(n, dtype=z.dtype).index_add_(0, codes, e)
-    size = torch.zeros(n, dtype=z.dtype).index_add_(0, codes, torch.ones_like(z))
+    total = z.new_zeros(n).index_add_(0, codes, e)
+    size = z.new_zeros(n).index_add_(0, codes, torch.ones_like(z))
     return (e / total[codes] * size[codes]).detach()

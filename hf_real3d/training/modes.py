@@ -24,6 +24,7 @@ import torch
 from hf_real3d.training.losses import (
     cal_weights,
     excess_weights,
+    mean_nll,
     official_loss_from_logprobs,
     paper_loss_from_logprobs,
     paper_normalised_weights,
@@ -33,7 +34,7 @@ from hf_real3d.training.losses import (
 )
 
 __all__ = ["Mode", "LossInputs", "MODES", "register", "mode", "family_weights", "FAMILY",
-           "NEEDS_BLIND", "NEEDS_TEXT_ONLY", "NEEDS_GROUPS", "REWEIGHTING", "help_text"]
+           "NEEDS_BLIND", "NEEDS_TEXT_ONLY", "REWEIGHTING", "help_text", "check_groups"]
 
 
 @dataclass
@@ -217,13 +218,19 @@ register(Mode(
     weights=paper_normalised_weights, uses_clip=True, demo_arm="3drft_paper_normalised",
     demo_role="3DR-FT paper weights rescaled to mean 1 per batch"))
 
+def check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
+    """The batch's viewpoint group ids, refused when the batch carries none."""
+    if groups is None:
+        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: give the "
+                         f"dataset a {column!r} column (one id per question, shared by its "
+                         "viewpoints; rotation_augment writes it) and train with the trainer's "
+                         "group-aware sampler, which keeps a question's viewpoints in one batch")
+    return torch.as_tensor(groups)
+
+
 def _viewpoint_dro_loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
-    if x.groups is None:
-        raise ValueError("reweighting='viewpoint_dro' needs each question's viewpoints in the "
-                         "batch with their group ids; none were given")
-    n_tok = x.mask.sum(1).clamp_min(1)
-    sample_loss = -(x.logp.detach().float().masked_fill(~x.mask, 0.0).sum(1)) / n_tok
-    w = viewpoint_dro_weights(sample_loss, x.groups.to(sample_loss.device),
+    groups = check_groups("viewpoint_dro", x.groups, args.viewpoint_group_column)
+    w = viewpoint_dro_weights(mean_nll(x.logp.detach().float(), x.mask), groups,
                               temperature=args.viewpoint_temperature)
     tok = w[:, None].to(x.logp.dtype) * x.mask
     return weighted_loss_from_logprobs(x.logp, x.mask, tok, x.num_items_in_batch), w
@@ -242,4 +249,3 @@ REWEIGHTING = tuple(MODES)
 FAMILY = tuple(m.name for m in MODES.values() if m.weights is not None)
 NEEDS_BLIND = tuple(m.name for m in MODES.values() if m.needs_blind)
 NEEDS_TEXT_ONLY = tuple(m.name for m in MODES.values() if m.needs_text_only)
-NEEDS_GROUPS = tuple(m.name for m in MODES.values() if m.needs_groups)

@@ -87,7 +87,7 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
         train = rotation_augment(
             train, load_split(args.dataset_name, args.scenes_config, args.dataset_train_split),
             choose=args.rotation_augment, viewpoints=args.rotation_viewpoints,
-            exclude_scenes=_held_out_scenes(args), keep_unrotated=True)
+            exclude_scenes=_held_out_scenes(args, ev), keep_unrotated=True)
         augment = {"choose": args.rotation_augment, "viewpoints": args.rotation_viewpoints,
                    "questions": n_questions, "rows": len(train)}
     bank = load_scene_bank(args.dataset_name, args.scenes_config, max_objects=args.max_objects,
@@ -114,11 +114,11 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     return TrainingData(train, ev, bank, tokenizer, fp, source)
 
 
-def _held_out_scenes(args: ScriptArguments) -> set[str]:
+def _held_out_scenes(args: ScriptArguments, ev) -> set[str]:
     """The rooms of the splits a model trained on ``args`` is evaluated on: the evaluation
-    split and ``test`` (when the dataset has one)."""
-    rooms: set[str] = set()
-    for split in {args.dataset_test_split, "test"} - {None}:
+    split (``ev``, already loaded) and ``test`` (when the dataset has one)."""
+    rooms: set[str] = set(ev["scene_id"]) if ev is not None else set()
+    for split in {"test"} - {args.dataset_test_split}:
         try:
             rooms |= set(load_split(args.dataset_name, args.dataset_config, split)["scene_id"])
         except ValueError:  # the dataset has no such split (datasets: "Unknown split")

@@ -160,16 +160,6 @@ ReweightedConfig.__doc__ += ("\n    Parameters that control the reweighting (3DR
                              "family):\n\n" + _fields_doc(ReweightingArguments) + "\n")
 
 
-def _check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
-    """The batch's viewpoint group ids, refused when the batch carries none."""
-    if groups is None:
-        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: give the "
-                         f"dataset a {column!r} column (one id per question, shared by its "
-                         "viewpoints; rotation_augment writes it) and train with the trainer's "
-                         "group-aware sampler, which keeps a question's viewpoints in one batch")
-    return torch.as_tensor(groups)
-
-
 def _tokenizer_of(processing_class: Any) -> Any:
     """The tokenizer inside a processor (LLaVA, Qwen2-VL), or the tokenizer itself."""
     return getattr(processing_class, "tokenizer", processing_class)
@@ -328,8 +318,6 @@ class ReweightingMixin:
         eos = self._eos_id()
         if not args.reweight_eos and eos is not None and full.tokens is not None:
             fixed = full.tokens.eq(eos)
-        if entry.needs_groups:
-            groups = _check_groups(entry.name, groups, args.viewpoint_group_column)
         global_seqs = num_items_in_batch is not None and model.training
         loss, wv = entry.loss(LossInputs(
             full.logp, mask, text_logp=text_logp, blind_logp=blind_logp,
@@ -440,10 +428,10 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
 
     def _get_train_sampler(self, train_dataset=None):
         """The group-aware sampler for the modes that compare a question's viewpoints."""
-        dataset = train_dataset if train_dataset is not None else self.train_dataset
-        col = self.args.viewpoint_group_column
         if not mode(self.args.reweighting).needs_groups:
             return super()._get_train_sampler(train_dataset)
+        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        col = self.args.viewpoint_group_column
         cols = getattr(dataset, "column_names", None) or []
         if col not in cols:
             raise ValueError(f"reweighting={self.args.reweighting!r} needs a {col!r} column in "
