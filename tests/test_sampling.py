@@ -108,19 +108,21 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
     model = tiny_model(tok)
     seen = []
     collator = collator_for(model, tok, bank)
-
-    def spy(batch_rows):
-        seen.append([r["viewpoint_group"] for r in batch_rows])
-        return collator(batch_rows)
-
-    spy.group_col = None  # the trainer sets it, as on the library's collator
     args = ReweightedConfig(output_dir=str(tmp_path / "o"), reweighting="viewpoint_dro",
                             per_device_train_batch_size=4, max_steps=3, logging_steps=1,
                             report_to=[], use_cpu=True, save_strategy="no",
                             remove_unused_columns=False, learning_rate=1e-2)
     trainer = ReweightedTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows),
                                 data_collator=collator, processing_class=tok)
-    assert collator.group_col == "viewpoint_group"
+    packing = trainer.data_collator  # the library's collator, with the group ids added
+
+    def spy(batch_rows):
+        seen.append([r["viewpoint_group"] for r in batch_rows])
+        batch = packing(batch_rows)
+        g, c = [str(r["viewpoint_group"]) for r in batch_rows], batch["viewpoint_group"].tolist()
+        assert all((g[i] == g[j]) == (c[i] == c[j]) for i in range(len(g)) for j in range(len(g)))
+        return batch
+
     trainer.data_collator = spy
     before = {k: v.clone() for k, v in model.state_dict().items()}
     trainer.train()
@@ -135,3 +137,34 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
                              processing_class=tok)
     with pytest.raises(ValueError, match="needs a 'viewpoint_group' column"):
         bare.train()
+
+
+@pytest.mark.slow
+def test_viewpoint_dro_trains_a_transformers_vlm_with_its_own_collator(tmp_path):
+    """A model we did not write: a tiny LLaVA from configs with its processor and the
+    library's VLM collator, which knows nothing of the groups; the trainer adds them."""
+    import sys
+    from pathlib import Path
+
+    from datasets import Dataset
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_vlm import build_tiny_llava
+    from trainer_helpers import trainer_args, vlm_rows
+
+    from hf_real3d.training import ReweightedTrainer
+    from hf_real3d.training.vlm import VLMCollator
+
+    model, proc = build_tiny_llava()
+    rows = [{**r, "prompt": p, "viewpoint_group": r["question_id"]}
+            for r in vlm_rows(6) for p in (r["prompt"], r["prompt"] + " after a turn")]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = ReweightedTrainer(
+        model=model, args=trainer_args(tmp_path, reweighting="viewpoint_dro",
+                                       remove_unused_columns=False),
+        train_dataset=Dataset.from_list(rows), data_collator=VLMCollator(proc),
+        processing_class=proc)
+    trainer.train()
+    assert any(not torch.equal(before[k], model.state_dict()[k]) for k in before)
+    logs = [h for h in trainer.state.log_history if "weight_mean" in h]
+    assert logs and all(h["weight_mean"] == pytest.approx(1.0) for h in logs)

@@ -136,8 +136,6 @@ class SceneQACollator:
     (each row gets another scene), ``no_situation``, ``no_question``.
     ``blind_logprob_column``: a per-row list of the blind model's log-probs of the label
     tokens in answer order, packed into a tensor of that name (B, L) and ``<name>_mask``.
-    ``group_column``: a per-row id shared by a question's viewpoints, packed as integer codes
-    (B,) under that name (``reweighting="viewpoint_dro"`` reads it).
     """
 
     def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
@@ -145,13 +143,12 @@ class SceneQACollator:
                  blind_logprob_column: str | None = None, seed: int = 0,
                  object_labels: bool = False, direction_features: bool = False,
                  direction_words: bool = False, question_mask: bool = False,
-                 color_words: bool = False, group_column: str | None = None):
+                 color_words: bool = False):
         if ablation not in ABLATIONS:
             raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
         self.tok, self.bank, self.max_length = tokenizer, bank, max_length
         self.egocentric, self.for_generation, self.ablation = egocentric, for_generation, ablation
         self.blind_col = blind_logprob_column
-        self.group_col = group_column
         self.seed = seed
         self.object_labels = object_labels
         self.direction_features = direction_features
@@ -202,13 +199,6 @@ class SceneQACollator:
         if self.blind_col is not None:
             batch[self.blind_col], batch[f"{self.blind_col}_mask"] = \
                 self._blind(rows, batch["labels"])
-        if self.group_col is not None:
-            if any(self.group_col not in r for r in rows):
-                raise ValueError(f"a row has no {self.group_col!r} column (the id its question's "
-                                 "viewpoints share)")
-            codes: dict[str, int] = {}
-            batch[self.group_col] = torch.tensor(
-                [codes.setdefault(str(r[self.group_col]), len(codes)) for r in rows])
         if self.ablation != "no_3d":
             scene_ids = [r["scene_id"] for r in rows]
             if self.ablation == "shuffle_3d":

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["ViewpointGroupSampler"]
+__all__ = ["ViewpointGroupSampler", "WithGroupIds"]
 
 
 class ViewpointGroupSampler(torch.utils.data.Sampler):
@@ -74,3 +74,23 @@ class ViewpointGroupSampler(torch.utils.data.Sampler):
             full = [full[i] for i in rng.permutation(len(full))]
         for i in [*full, *short]:  # a short bundle last: the units before it stay aligned
             yield from self.units[i]
+
+
+class WithGroupIds:
+    """Any data collator, with each batch's group ids added: the rows' ``column`` is taken
+    out before ``collator`` sees them (it may not know the column) and packed as integer
+    codes (B,) under the same name, which the viewpoint objective reads."""
+
+    def __init__(self, collator: Any, column: str = "viewpoint_group"):
+        self.collator, self.column = collator, column
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        missing = [i for i, r in enumerate(rows) if self.column not in r]
+        if missing:
+            raise ValueError(f"batch row {missing[0]} has no {self.column!r} column (the id its "
+                             "question's viewpoints share)")
+        codes: dict[str, int] = {}
+        ids = [codes.setdefault(str(r[self.column]), len(codes)) for r in rows]
+        batch = self.collator([{k: v for k, v in r.items() if k != self.column} for r in rows])
+        batch[self.column] = torch.tensor(ids)
+        return batch

@@ -34,7 +34,7 @@ from hf_real3d.training.routes import (
     align_scores,
     unwrap_model,
 )
-from hf_real3d.training.sampling import ViewpointGroupSampler
+from hf_real3d.training.sampling import ViewpointGroupSampler, WithGroupIds
 
 __all__ = ["ReweightedConfig", "ReweightedTrainer", "ReweightingArguments", "ReweightingMixin"]
 
@@ -413,8 +413,8 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
                                          peft_config)
         super().__init__(model=model, args=args, **kwargs)
         self._setup_reweighting(ref_model, route)
-        if mode(args.reweighting).needs_groups and hasattr(self.data_collator, "group_col"):
-            self.data_collator.group_col = args.viewpoint_group_column  # pack the group ids
+        if mode(args.reweighting).needs_groups:  # any collator: the batch gets the group ids
+            self.data_collator = WithGroupIds(self.data_collator, args.viewpoint_group_column)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss, full = self.reweighted_loss(model, inputs, num_items_in_batch)
