@@ -560,6 +560,9 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
 
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
     """``hf-real3d evaluate-3dsrbench``."""
+    if o.text_only != "none" and o.text_only_folds < 2:
+        raise ValueError(f"--text_only_folds {o.text_only_folds}: expected at least 2 (the "
+                         "text-only baseline answers each fold with a model of the others)")
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.debias.baseline import text_only_answers
     from hf_real3d.srbench import evaluate as srb_eval

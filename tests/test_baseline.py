@@ -61,3 +61,11 @@ def test_evaluate_3dsrbench_reports_the_stress_test_row(tmp_path):
     assert main(["evaluate-3dsrbench", "--dataset", str(folder), "--out", str(out5)]) == 0
     report = (out5 / "report.md").read_text()
     assert "no text-only (stress test, rf) row" in report and "--text_only_folds" in report
+
+
+def test_too_few_folds_are_refused_before_any_work(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["evaluate-3dsrbench", "--dataset", str(tmp_path / "missing"),
+                 "--text_only_folds", "1", "--out", str(out)]) == 2
+    assert "--text_only_folds 1: expected at least 2" in capsys.readouterr().err
+    assert not out.exists()
