@@ -13,14 +13,16 @@ from hf_real3d.synth import SynthConfig
 from hf_real3d.training.modes import MODES
 
 __all__ = ["DemoConfig", "MODELS", "CORE_MODELS", "OPTIONAL_ARMS", "DEFAULT_ARMS", "ROLES",
-           "ARM_CONTROLS", "FAMILY_ARMS",
+           "ARM_CONTROLS", "FAMILY_ARMS", "ROTATION_ARMS", "ROTATION_CONTROLS",
+           "ROTATION_NEEDS", "ARM_SETS",
            "COUNTER_PRIOR_SEED_OFFSET", "FILTER_SEED_OFFSET", "log"]
 
 # every scored model, in report order; the filter's pair builds the filtered set and is
 # scored too (marked)
 MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "3drft_official",
           "sft_more", "3drft_paper_grad", "cal_ft", "prior_ft", "excess_ft",
-          "3drft_paper_normalised", "3drft_from_blind", "sft_from_blind", "sft_no3d")
+          "3drft_paper_normalised", "3drft_from_blind", "sft_from_blind", "sft_no3d",
+          "sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot", "sft_rot_transfer")
 # the models every run trains: the filter's pair, the control, the blind reference, the
 # paper's arm and its equal-training control (sft_no3d is the control without its 3D input)
 CORE_MODELS = ("filter_full", "filter_blind", "sft", "blind", "3drft_paper", "sft_more",
@@ -36,6 +38,16 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
          "sft_from_blind": "SFT starting from the blind model's weights (3drft_from_blind's "
                            "control)",
          "sft_no3d": "the control without its 3D input",
+         "sft_rot": "SFT on the rotation-augmented train split (every question from its 4 "
+                    "viewpoints), as many optimizer steps as the control",
+         "sft_rot_dro": "sft_rot with the viewpoint objective (viewpoint_dro: per question, "
+                        "the viewpoint of highest loss weighted up), the same steps",
+         "sft_rot_more": "sft_rot fine-tuned as many further steps as sft_more, augmented, "
+                         "without reweighting (3drft_rot's control)",
+         "3drft_rot": "3DR-FT (paper) fine-tuning sft_rot on the augmented split, the same "
+                      "steps as sft_rot_more",
+         "sft_rot_transfer": "SFT augmented on some question kinds only (transfer_kinds), "
+                             "the control's steps: consistency on kinds never seen turned",
          # the family arms: their roles come from the registry of modes
          **{m.demo_arm: m.demo_role for m in MODES.values() if m.demo_arm}}
 COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
@@ -43,9 +55,20 @@ FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data o
 # the reweighting family's arms: each fine-tunes the trained control exactly as 3drft_paper
 # does, with its own token weights (the reweighting mode)
 FAMILY_ARMS = {m.demo_arm: m.name for m in MODES.values() if m.demo_arm}
-# the arms beyond the core (--arms): 3DR-FT's other readings and the family; naming
-# 3drft_from_blind brings its control sft_from_blind
+# the viewpoint-consistency arms (--arms rotation): rotation-augmented training, the
+# viewpoint objective, 3DR-FT on augmented data and the transfer test
+ROTATION_ARMS = ("sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot", "sft_rot_transfer")
+# each rotation arm and its equal-compute control (same optimizer steps, same rooms)
+ROTATION_CONTROLS = {"sft_rot": "sft", "sft_rot_dro": "sft_rot", "3drft_rot": "sft_rot_more",
+                     "sft_rot_transfer": "sft"}
+# what an arm needs trained besides itself (its start or its control)
+ROTATION_NEEDS = {"sft_rot_dro": ("sft_rot",), "sft_rot_more": ("sft_rot",),
+                  "3drft_rot": ("sft_rot", "sft_rot_more")}
+# the arms beyond the core (--arms): 3DR-FT's other readings, the family and the rotation
+# arms; naming 3drft_from_blind brings its control sft_from_blind
 OPTIONAL_ARMS = tuple(m for m in MODELS if m not in CORE_MODELS)
+# named sets --arms takes beside single arms
+ARM_SETS = {"rotation": ROTATION_ARMS}
 # `make demo`'s arms beside the core: the family's best arm of the 3-seed study (README)
 DEFAULT_ARMS = ("prior_ft",)
 # each 3DR-FT arm and its equal-compute control
@@ -117,8 +140,17 @@ class DemoConfig(SceneModelArguments):
         "Which models to train beside the core (filter pair, sft, blind, 3drft_paper, "
         "sft_more, sft_no3d): 'default' (the family's best arm, prior_ft), 'none', 'all' "
         "(3drft_official, 3drft_paper_grad, the reweighting family cal_ft, prior_ft, "
-        "excess_ft, 3drft_paper_normalised, and 3drft_from_blind with sft_from_blind) or a "
-        "comma-separated list of those.", default="default")
+        "excess_ft, 3drft_paper_normalised, 3drft_from_blind with sft_from_blind, and the "
+        "rotation arms sft_rot, sft_rot_dro, sft_rot_more, 3drft_rot, sft_rot_transfer), "
+        "'rotation' (the rotation arms) or a comma-separated list of those.",
+        default="default")
+    viewpoint_temperature: float = help_field(
+        "The rotation arm sft_rot_dro: the softmax temperature over a question's viewpoints' "
+        "losses (viewpoint_dro).", default=1.0)
+    transfer_kinds: str = help_field(
+        "The rotation arm sft_rot_transfer: the question kinds it sees turned "
+        "(comma-separated); consistency is measured on the other kinds that turn.",
+        default="navigate,relation_direction,count_direction")
     jobs: int = help_field(
         "Models trained side by side, each on one CPU thread (1: one after the other). Every "
         "training runs on one thread whatever this is, so the figures do not depend on it.",
@@ -143,6 +175,15 @@ class DemoConfig(SceneModelArguments):
         for name in ("epochs", "filter_epochs", "learning_rate"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"--{name} {getattr(self, name)}: expected a positive number")
+        if not self.viewpoint_temperature > 0:
+            raise ValueError(f"--viewpoint_temperature {self.viewpoint_temperature}: expected a "
+                             "positive number")
+        if "sft_rot_transfer" in self.optional_arms() and not self.transfer_kind_list():
+            raise ValueError("--transfer_kinds is empty; name the kinds sft_rot_transfer sees "
+                             "turned, comma-separated")
+        if self.rotation_arms() and self.batch_size % 4:
+            raise ValueError(f"--batch_size {self.batch_size}: the rotation arms keep a "
+                             "question's 4 viewpoints in one batch; use a multiple of 4")
         if self.skip_real3dqa and not self.srbench_model:
             raise ValueError("--skip_real3dqa leaves nothing to run without --srbench_model")
 
@@ -169,17 +210,30 @@ class DemoConfig(SceneModelArguments):
             names = set(OPTIONAL_ARMS)
         else:
             names = {a.strip() for a in self.arms.split(",") if a.strip()}
+            for key, members in ARM_SETS.items():
+                if key in names:
+                    names = (names - {key}) | set(members)
             bad = sorted(names - set(OPTIONAL_ARMS))
             if bad or not names:
                 near = difflib.get_close_matches(bad[0], OPTIONAL_ARMS, n=1) if bad else []
                 raise ValueError(
                     f"--arms: unknown arm {bad[0] if bad else self.arms!r}"
                     + (f" (did you mean {near[0]!r}?)" if near else "")
-                    + f"; use 'default', 'none', 'all' or a comma-separated list of "
-                    f"{list(OPTIONAL_ARMS)}")
+                    + f"; use 'default', 'none', 'all', 'rotation' or a comma-separated "
+                    f"list of {list(OPTIONAL_ARMS)}")
         if "3drft_from_blind" in names:
             names.add("sft_from_blind")
+        for arm in list(names):
+            names |= set(ROTATION_NEEDS.get(arm, ()))
         return tuple(a for a in OPTIONAL_ARMS if a in names)
+
+    def rotation_arms(self) -> tuple[str, ...]:
+        """The viewpoint-consistency arms this run trains."""
+        return tuple(a for a in self.optional_arms() if a in ROTATION_ARMS)
+
+    def transfer_kind_list(self) -> list[str]:
+        """``transfer_kinds`` as a list."""
+        return [k.strip() for k in self.transfer_kinds.split(",") if k.strip()]
 
     def family_arms(self) -> tuple[str, ...]:
         """The reweighting family's arms this run trains."""

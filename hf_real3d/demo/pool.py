@@ -59,22 +59,36 @@ def _worker_init() -> None:
 
 
 def _data_key(sargs: Any) -> tuple:
+    """What decides a training's data: two jobs with the same key train on the same rows."""
     return (sargs.dataset_name, sargs.dataset_config, sargs.dataset_train_split,
             sargs.dataset_test_split, sargs.max_objects, sargs.points_per_object,
-            sargs.max_length, sargs.max_train_questions)
+            sargs.max_length, sargs.max_train_questions, sargs.rotation_augment,
+            sargs.rotation_viewpoints, sargs.rotation_set, sargs.rotation_kinds,
+            sargs.rotation_kind_column)
+
+
+def _cached_data(cache: dict[tuple, Any], sargs: Any, tokenizer: Any) -> Any:
+    """The training data of ``sargs`` (loaded once per key, with ``tokenizer`` so that
+    token ids are the parent's); only one dataset's entries are kept."""
+    # the recipe's data loading, when a training needs other data than it was given
+    from hf_real3d.training.recipe import load_training_data
+
+    key = _data_key(sargs)
+    if key not in cache:
+        for k in [k for k in cache if k[0] != key[0]]:
+            del cache[k]  # one seed's data at a time
+        cache[key] = load_training_data(sargs, tokenizer=tokenizer)
+    return cache[key]
 
 
 def _train_in_worker(job: TrainingJob, tokenizer: Any) -> str:
     """Train ``job`` in a worker (its data loaded once per dataset, with the parent's
     tokenizer, so token ids are the parent's); return the saved model's folder."""
     # the recipe's training stack, imported in the worker
-    from hf_real3d.training.recipe import load_training_data, train_model
+    from hf_real3d.training.recipe import train_model
 
-    key = _data_key(job.script_args)
-    if key not in _WORKER_DATA:
-        _WORKER_DATA.clear()  # one seed's data at a time
-        _WORKER_DATA[key] = load_training_data(job.script_args, tokenizer=tokenizer)
-    train_model(job.script_args, job.training_args, data=_WORKER_DATA[key], blind=job.blind)
+    train_model(job.script_args, job.training_args,
+                data=_cached_data(_WORKER_DATA, job.script_args, tokenizer), blind=job.blind)
     return job.training_args.output_dir
 
 
@@ -85,6 +99,7 @@ class TrainingPool:
     def __init__(self, jobs: int = 2):
         self.jobs = max(1, int(jobs))
         self._executor: ProcessPoolExecutor | None = None
+        self._data: dict[tuple, Any] = {}  # other data than the given, by key (jobs=1)
 
     def __enter__(self) -> TrainingPool:
         return self
@@ -104,9 +119,12 @@ class TrainingPool:
                 initializer=_worker_init)
         return self._executor
 
-    def train(self, jobs: Sequence[TrainingJob], data: Any) -> dict[str, Any]:
-        """Train every job (``data``: the parent's :class:`TrainingData`, whose tokenizer the
-        workers use); return ``{name: SceneLM}`` in the jobs' order."""
+    def train(self, jobs: Sequence[TrainingJob], data: Any, data_args: Any = None
+              ) -> dict[str, Any]:
+        """Train every job (``data``: the parent's :class:`TrainingData` of ``data_args``,
+        whose tokenizer every training uses; a job whose arguments read other data, e.g.
+        rotation-augmented, loads its own once); return ``{name: SceneLM}`` in the jobs'
+        order."""
         # the recipe's training stack and SceneLM, when something trains
         from hf_real3d.modeling import SceneLM
         from hf_real3d.training.recipe import train_model
@@ -114,7 +132,10 @@ class TrainingPool:
         if self.jobs == 1 or len(jobs) == 1:
             with one_thread():
                 for job in jobs:
-                    train_model(job.script_args, job.training_args, data=data, blind=job.blind)
+                    own = data if data_args is None or \
+                        _data_key(job.script_args) == _data_key(data_args) else \
+                        _cached_data(self._data, job.script_args, data.tokenizer)
+                    train_model(job.script_args, job.training_args, data=own, blind=job.blind)
         else:
             self._train_side_by_side(jobs, data)
         # every model as saved, wherever it trained

@@ -39,7 +39,9 @@ from .findings import (
     three_gains,
     verdict,
 )
+from .results import results_summary
 from .stages import PRUNING_MODELS
+from .viewpoint import rotation_record, rotation_section
 
 __all__ = ["render_demo_report", "write_demo_report", "diagnosis_section", "plot_weights",
            "pruning_section", "pruning_table",
@@ -320,6 +322,7 @@ def render_demo_report(results: Any) -> str:
     md += [f"- ({f.key}) {f.statement} ({verdict(f.holds, len(seeds))})."
            for f in [*findings([s.metrics for s in seeds]), *pruning_findings(pruning)]]
     md += pruning_section(pruning)
+    md += rotation_section(results_summary(results), rotation_record(seeds))
     md += diagnosis_section(results)
     md += ["", "![P_k per model](pk.png)", ""]
     if len(radar_types(seeds[0].metrics)[3]) >= 3:

@@ -44,6 +44,9 @@ class SeedResult:
     # the stress test and iterative bias pruning of the filtered set, and the refined EM of
     # the scored models on what pruning keeps (hf_real3d.demo.stages.bias_pruning)
     pruning: dict[str, Any] = field(default_factory=dict)
+    # the rotation arms' transfer test and viewpoint weights
+    # (hf_real3d.demo.stages.viewpoint_study; {} when no rotation arm ran)
+    rotation: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

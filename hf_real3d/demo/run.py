@@ -34,6 +34,7 @@ from .stages import (
     score_models,
     scored_models,
     srbench_study,
+    viewpoint_study,
 )
 
 __all__ = ["run_seed", "run_demo"]
@@ -51,6 +52,7 @@ def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> Se
     scores = score_models(run, models, orig, filtered)
     why = diagnose(run, models, filtered, scores, blind_path)
     pruning = bias_pruning(run, filtered, scores)
+    rotation = viewpoint_study(run, models, filtered, scores)
     navigate = [r["question_id"] for r in filtered.rotation_rows if r["kind"] == "navigate"]
     (run.root / "summary.json").write_text(json.dumps({"build": filtered.summary}, indent=2,
                                                       default=str))
@@ -60,7 +62,7 @@ def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> Se
         example_question_id=int(navigate[0] if navigate
                                 else filtered.rotation_rows[0]["question_id"]),
         root=str(run.root), by_kind=why.by_kind, weights=why.weights, text_only=why.text_only,
-        pruning=pruning)
+        pruning=pruning, rotation=rotation)
 
 
 def run_demo(cfg: DemoConfig) -> Path:

@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from hf_real3d.training.recipe import load_training_data
 from .config import (
     ARM_CONTROLS,
     COUNTER_PRIOR_SEED_OFFSET,
+    ROTATION_ARMS,
     FAMILY_ARMS,
     FILTER_SEED_OFFSET,
     ROLES,
@@ -57,7 +59,7 @@ from .config import (
 from .pool import TrainingJob, TrainingPool
 
 __all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "first_models",
-           "filter_pair",
+           "filter_pair", "rotation_jobs", "viewpoint_study",
            "scored_models", "score_models", "diagnose", "bias_pruning", "srbench_study",
            "PRUNING_MODELS"]
 
@@ -110,7 +112,13 @@ class SeedRun:
 
     def train(self, *jobs: TrainingJob) -> dict[str, SceneLM]:
         """Train independent ``jobs`` side by side (``--jobs``); ``{name: SceneLM}``."""
-        return self.pool.train(jobs, self.data)
+        return self.pool.train(jobs, self.data, self.script_args)
+
+    def steps(self, epochs: float) -> int:
+        """Optimizer steps of ``epochs`` over the (unaugmented) training split: what the
+        rotation arms train for, so that each matches its control's compute."""
+        per_epoch = math.ceil(len(self.data.train) / self.cfg.batch_size)
+        return math.ceil(epochs * per_epoch)
 
     def predict(self, model, rows: list[dict[str, Any]], ablation: str = "none",
                 bank=None) -> pd.DataFrame:
@@ -227,12 +235,48 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
         for name, reweighting in (("3drft_from_blind", "paper"), ("sft_from_blind", "none")):
             jobs.append(run.job(name, reweighting, script_args=from_blind,
                                 init_from_blind=blind_path))
+    jobs += rotation_jobs(run, first=True)
     models.update(run.train(*jobs))
+    models.update(run.train(*rotation_jobs(run, first=False, blind_path=blind_path)))
     if not cfg.drft_from_sft:
         models["sft_more"] = models["sft"]  # no extra training to match
         if "3drft_paper_grad" in arms:
             models["3drft_paper_grad"] = models["3drft_paper"]
     return blind_path
+
+
+def rotation_jobs(run: SeedRun, *, first: bool, blind_path: str | None = None
+                  ) -> list[TrainingJob]:
+    """The viewpoint-consistency arms (:data:`ROTATION_ARMS`) this run trains, each matched
+    in optimizer steps to its control on the same rooms: ``first``, the arms trained from
+    scratch on the rotation-augmented train split for the control's steps (``sft_rot``,
+    ``sft_rot_dro`` with the viewpoint objective, ``sft_rot_transfer`` augmented on
+    ``transfer_kinds`` only); then the arms fine-tuning the trained ``sft_rot`` for
+    ``sft_more``'s steps on the augmented split (``sft_rot_more`` without reweighting,
+    ``3drft_rot`` with 3DR-FT's paper weights, read from ``blind_path``)."""
+    cfg = run.cfg
+    arms = cfg.rotation_arms()
+    aug = dataclasses.replace(run.script_args, rotation_augment="all")
+    jobs = []
+    if first:
+        scratch = {"max_steps": run.steps(cfg.epochs)}
+        if "sft_rot" in arms:
+            jobs.append(run.job("sft_rot", "none", script_args=aug, **scratch))
+        if "sft_rot_dro" in arms:
+            jobs.append(run.job("sft_rot_dro", "viewpoint_dro", script_args=aug,
+                                viewpoint_temperature=cfg.viewpoint_temperature, **scratch))
+        if "sft_rot_transfer" in arms:
+            jobs.append(run.job("sft_rot_transfer", "none", script_args=dataclasses.replace(
+                aug, rotation_kinds=",".join(cfg.transfer_kind_list())), **scratch))
+        return jobs
+    start = dataclasses.replace(aug, model_name_or_path=str(run.root / "models" / "sft_rot"),
+                                blind_model_path=blind_path)
+    fine = {"epochs": cfg.drft_epochs, "lr": cfg.drft_learning_rate,
+            "max_steps": run.steps(cfg.drft_epochs)}
+    for name, reweighting in (("sft_rot_more", "none"), ("3drft_rot", "paper")):
+        if name in arms:
+            jobs.append(run.job(name, reweighting, script_args=start, **fine))
+    return jobs
 
 
 # --- 4. scoring -----------------------------------------------------------------------------
@@ -415,6 +459,64 @@ def diagnose(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
         flips=flips(refs, per_model, kept, base="sft",
                     others=tuple(m for m in run.cfg.models()
                                  if m in ARM_CONTROLS or m in ("sft_more", "sft_from_blind"))))
+
+
+# --- 5b. viewpoint consistency -------------------------------------------------------------
+
+_ROTATION_KEYS = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs",
+                  "expected_p_at_least_4", "groups")
+
+
+def viewpoint_study(run: SeedRun, models: dict[str, SceneLM], filtered: FilteredSet,
+                    scores: Scores) -> dict[str, Any]:
+    """What the rotation arms need beyond the common scores (``{}`` when none ran):
+    ``transfer``, P_k and VRS on the filtered set's rotated questions whose answer changes
+    with the turn, of the kinds ``sft_rot_transfer`` saw turned (``seen``) and of the other
+    kinds (``unseen``), per model; ``weights``, the viewpoint objective's weights per viewpoint
+    (:func:`~hf_real3d.training.diagnostics.viewpoint_summary`) at the state of ``sft_rot``
+    (its control) and of ``sft_rot_dro``, on the augmented train split."""
+    arms = run.cfg.rotation_arms()
+    if not arms:
+        return {}
+    # the augmentation and the viewpoint diagnosis only when a rotation arm ran
+    from hf_real3d.training.augment import rotation_augment
+    from hf_real3d.training.diagnostics import viewpoint_summary, viewpoint_weights
+
+    log("viewpoint consistency: transfer across question kinds, the viewpoint weights")
+    kind = {int(r["question_id"]): str(r["kind"]) for r in run.rows}
+    refs = filtered.refs
+    turned = refs[refs.in_rotation]
+    # the questions whose answer changes with the turn: consistency there is not a copy
+    answers = turned.groupby("question_id").answers.agg(
+        lambda a: len({tuple(sorted(x)) for x in a}))
+    moving = {int(q) for q, n in answers.items() if n > 1}
+    seen_kinds = set(run.cfg.transfer_kind_list())
+    split = {"seen": {q for q in moving if kind.get(q) in seen_kinds},
+             "unseen": {q for q in moving if kind.get(q) not in seen_kinds}}
+    transfer: dict[str, Any] = {}
+    for name in ("sft", "sft_more", *ROTATION_ARMS):
+        if name not in scores.predictions:
+            continue
+        preds = scores.predictions[name]
+        transfer[name] = {}
+        for part, ids in split.items():
+            if not ids:
+                continue
+            rot = score_predictions(refs[refs.question_id.isin(ids)],
+                                    preds[preds.question_id.isin(ids)], name=name,
+                                    allow_missing=True).metrics["rotation"]
+            transfer[name][part] = {k: rot[k] for k in _ROTATION_KEYS}
+    train = rotation_augment(load_split(str(run.data_dir), "sqa3d", "train"),
+                             load_split(str(run.data_dir), "scenes", "train"), choose="all")
+    rows = train.to_list()
+    weights = {name: viewpoint_summary(viewpoint_weights(
+                   models[name], run.data.tokenizer, run.data.bank, rows,
+                   temperature=run.cfg.viewpoint_temperature))
+               for name in ("sft_rot", "sft_rot_dro") if name in models}
+    return {"kinds": {"seen": sorted(seen_kinds),
+                      "unseen": sorted({kind[q] for q in split["unseen"]})},
+            "transfer": transfer, "weights": weights, "train_rows": len(rows),
+            "train_questions": len(set(train["viewpoint_group"]))}
 
 
 # --- 6. bias pruning of the filtered set ----------------------------------------------------

@@ -60,6 +60,18 @@ class ScriptArguments(SceneModelArguments):
     rotation_viewpoints: int = field(default=4, metadata={
         "help": "With rotation_augment: viewpoints per question (the agent turned by 360/N "
                 "degrees each time)."})
+    rotation_set: str | None = field(default=None, metadata={
+        "help": "With rotation_augment: take the turned viewpoints from this rotation set (a "
+                "release folder, a folder of rotation_{k}.json files, or a dataset folder "
+                "with a rotations config, as rotate / export-rotations write) instead of "
+                "rewriting them from the scenes' geometry. Matched on question_id; a set "
+                "sharing ids with the evaluation split is refused."})
+    rotation_kinds: str | None = field(default=None, metadata={
+        "help": "With rotation_augment: turn only the questions whose rotation_kind_column is "
+                "one of these (comma-separated); the rest keep their row alone (a transfer "
+                "test: consistency measured on kinds never seen turned)."})
+    rotation_kind_column: str = field(default="kind", metadata={
+        "help": "The column rotation_kinds reads."})
 
 
 DEFAULT_DATASET = ScriptArguments.dataset_name  # the embedded benchmark's default folder

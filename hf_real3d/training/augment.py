@@ -1,8 +1,10 @@
 """Rotation augmentation of a training split: each question also asked from its turned
 viewpoints, the situation rewritten and the answer recomputed from the scene's geometry
 (:func:`hf_real3d.real3dqa.rotation.rotate_records`, the rule the benchmark's rotations
-follow). The rows of one question share a ``viewpoint_group`` id, which the viewpoint
-objective (``reweighting="viewpoint_dro"``) and its group-aware sampler read.
+follow), or taken from a rotation set (the release's ``rotation_{k}.json`` files, or a
+folder ``rotate`` / ``export-rotations`` wrote). The rows of one question share a
+``viewpoint_group`` id, which the viewpoint objective (``reweighting="viewpoint_dro"``) and
+its group-aware sampler read.
 
 >>> from hf_real3d.training.augment import AUGMENT_CHOICES
 >>> AUGMENT_CHOICES
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -23,7 +26,7 @@ from hf_real3d.real3dqa.rotation import rotate_records
 from hf_real3d.scene import Scene
 from hf_real3d.schema import record_from_row, scene_from_row
 
-__all__ = ["AUGMENT_CHOICES", "rotation_augment"]
+__all__ = ["AUGMENT_CHOICES", "rotation_augment", "rotation_set_rows"]
 
 logger = logging.getLogger("hf_real3d.training")
 
@@ -42,44 +45,123 @@ def _scene_getter(scenes: Mapping[str, Scene] | datasets.Dataset) -> Callable[[s
     return get
 
 
-def rotation_augment(dataset: datasets.Dataset, scenes: Mapping[str, Scene] | datasets.Dataset,
-                     *, choose: str = "all", viewpoints: int = 4, seed: int = 0,
-                     exclude_scenes: Iterable[str] = (), keep_unrotated: bool = True,
-                     group_column: str = "viewpoint_group", progress: bool = False
-                     ) -> datasets.Dataset:
+def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
+                      viewpoints: int = 4, exclude_ids: Iterable[Any] = ()
+                      ) -> dict[int, list[dict[str, Any]]]:
+    """A rotation set's turned rows by base question id: ``source`` is a release folder, a
+    folder of ``rotation_{k}.json`` files, a dataset folder with a ``rotations`` config
+    (:func:`hf_real3d.real3dqa.check_run.read_rotation_set`), or the rows themselves.
+
+    Refused, naming the ids and the fix: a question with fewer than ``viewpoints``
+    viewpoints (an incomplete group), and a question of ``exclude_ids`` (the evaluation
+    split's: training on its rotations would score the model on what it saw)."""
+    where = "the rotation set"
+    if isinstance(source, (str, os.PathLike)):
+        # the release readers only when a rotation set is read from files
+        from hf_real3d.real3dqa.check_run import read_rotation_set
+
+        where = str(source)
+        rows = read_rotation_set(source).rows
+    else:
+        rows = list(source)
+    by_q: dict[int, dict[int, dict[str, Any]]] = collections.defaultdict(dict)
+    for r in rows:
+        by_q[int(r["question_id"])][int(r["rotation_deg"]) % 360] = r
+    want = {round(k * 360 / viewpoints) for k in range(viewpoints)}
+    short = {q: sorted(want - set(v)) for q, v in by_q.items() if not want <= set(v)}
+    if short:
+        ids = sorted(short)
+        raise ValueError(
+            f"{where}: {len(ids)} question(s) lack viewpoints of {sorted(want)} (question_id "
+            f"{ids[0]} lacks {short[ids[0]]}; also {ids[1:6]}); complete their "
+            "rotation_{k}.json items, drop those questions from the set, or set "
+            "rotation_viewpoints to the viewpoints the set has")
+    shared = sorted(set(by_q) & {int(q) for q in exclude_ids})
+    if shared:
+        raise ValueError(
+            f"{where}: {len(shared)} question id(s) of the rotation set are in the evaluation "
+            f"split ({', '.join(map(str, shared[:8]))}); augmenting with them would train on "
+            "what is scored: give a rotation set of training questions only")
+    return {q: [v[k] for k in sorted(want)] for q, v in by_q.items()}
+
+
+def rotation_augment(dataset: datasets.Dataset,
+                     scenes: Mapping[str, Scene] | datasets.Dataset | None = None,
+                     *, rotations: str | os.PathLike | Sequence[dict[str, Any]] | None = None,
+                     choose: str = "all", viewpoints: int = 4, seed: int = 0,
+                     exclude_scenes: Iterable[str] = (), exclude_ids: Iterable[Any] = (),
+                     kinds: Iterable[str] | None = None, kind_column: str = "kind",
+                     keep_unrotated: bool = True, group_column: str = "viewpoint_group",
+                     progress: bool = False) -> datasets.Dataset:
     """``dataset`` (question rows of this library's schema) with each question expanded into
     its ``viewpoints`` turned viewpoints (``choose="all"``) or one of them, seeded
-    (``"one"``). ``scenes``: the rooms by id (a mapping, or a ``scenes`` config).
+    (``"one"``).
 
-    A question whose turns geometry cannot answer keeps its original row alone
-    (``keep_unrotated``) or is left out. ``exclude_scenes``: the evaluation split's rooms; a
-    training question in one of them is an error naming them (augmentation never touches
-    test rooms). Every row gets ``group_column``, the id its question's rows share."""
+    The turned viewpoints come from ``rotations`` when given (a rotation set:
+    :func:`rotation_set_rows`, matched on ``question_id``), else from ``scenes`` (the rooms by
+    id, a mapping or a ``scenes`` config), rewritten from geometry. ``kinds``: only questions
+    whose ``kind_column`` is one of these are turned (the rest keep their row alone: the
+    transfer test's split of kinds). A question that cannot be turned keeps its original row
+    alone (``keep_unrotated``) or is left out. ``exclude_scenes``: the evaluation split's
+    rooms; a training question in one of them is an error naming them (augmentation never
+    touches test rooms); ``exclude_ids``: the evaluation split's question ids, refused in a
+    rotation set. Every row gets ``group_column``, the id its question's rows share."""
     if choose not in AUGMENT_CHOICES:
         raise ValueError(f"rotation_augment: expected choose in {AUGMENT_CHOICES} but got "
                          f"{choose!r}")
+    if viewpoints < 2:
+        raise ValueError(f"rotation_augment: viewpoints={viewpoints}; expected at least 2 "
+                         "(the unturned one and a turn)")
     if group_column in dataset.column_names:
         raise ValueError(f"rotation_augment: the dataset already has a {group_column!r} column "
                          "(is it augmented already?)")
+    if scenes is None and rotations is None:
+        raise ValueError("rotation_augment: no geometry and no rotation set to turn questions "
+                         "from; give the rooms (scenes=, a dataset's scenes config) or a "
+                         "rotation set (rotations=, --rotation_set)")
     shared = sorted(set(dataset["scene_id"]) & set(exclude_scenes))
     if shared:
         raise ValueError(f"rotation_augment: the training questions share {len(shared)} "
                          f"room(s) with the evaluation split ({', '.join(shared[:5])}); "
                          "augment a training split whose rooms are not evaluated on")
     rows = dataset.to_list()
-    result = rotate_records([record_from_row(r) for r in rows], _scene_getter(scenes),
-                            n_viewpoints=viewpoints, progress=progress)
-    by_q: dict[Any, list[dict[str, Any]]] = collections.defaultdict(list)
-    for r in result.rows:
-        by_q[r["question_id"]].append(r)
-    if not by_q:
-        reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
-        raise ValueError(f"rotation_augment: no question could be turned from its scene's "
-                         f"geometry (most common reasons: {reasons})")
+    turnable = rows
+    if kinds is not None:
+        kinds = set(kinds)
+        if kind_column not in dataset.column_names:
+            raise ValueError(f"rotation_augment: kinds= given but the dataset has no "
+                             f"{kind_column!r} column (it has {dataset.column_names}); set "
+                             "kind_column to the column naming each question's kind")
+        unknown = sorted(kinds - set(dataset[kind_column]))
+        if unknown:
+            raise ValueError(f"rotation_augment: no question of kind {unknown} in column "
+                             f"{kind_column!r} (its kinds: {sorted(set(dataset[kind_column]))})")
+        turnable = [r for r in rows if r[kind_column] in kinds]
+    if rotations is not None:
+        from_set = rotation_set_rows(rotations, viewpoints=viewpoints, exclude_ids=exclude_ids)
+        wanted = {int(r["question_id"]) for r in turnable}
+        by_q = {q: v for q, v in from_set.items() if q in wanted}
+        if not by_q:
+            raise ValueError(f"rotation_augment: none of the {len(from_set)} questions of the "
+                             "rotation set is a training question (matched on question_id); "
+                             "give the rotation set of this training split")
+        source = "the rotation set"
+    else:
+        result = rotate_records([record_from_row(r) for r in turnable], _scene_getter(scenes),
+                                n_viewpoints=viewpoints, progress=progress)
+        by_q = collections.defaultdict(list)
+        for r in result.rows:
+            by_q[int(r["question_id"])].append(r)
+        if not by_q:
+            reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
+            raise ValueError(f"rotation_augment: no question could be turned from its scene's "
+                             f"geometry (most common reasons: {reasons}); give a rotation set "
+                             "instead (--rotation_set)")
+        source = "geometry"
     rng = np.random.default_rng(seed)
     out = []
     for row in rows:
-        turned = by_q.get(row["question_id"])
+        turned = by_q.get(int(row["question_id"]))
         if not turned:
             if keep_unrotated:
                 out.append({**row, group_column: str(row["question_id"])})
@@ -87,10 +169,11 @@ def rotation_augment(dataset: datasets.Dataset, scenes: Mapping[str, Scene] | da
         if choose == "one":
             turned = [turned[int(rng.integers(len(turned)))]]
         for t in turned:
-            out.append({**row, **{k: t[k] for k in _ROTATED},
+            out.append({**row, **{k: t[k] for k in _ROTATED if k in t},
+                        "rotation_deg": int(t["rotation_deg"]),
                         group_column: str(row["question_id"])})
-    logger.info("rotation_augment: %d of %d questions turned into %d viewpoints (%d rows); "
-                "%d kept unrotated", len(by_q), len(rows), viewpoints, len(out),
+    logger.info("rotation_augment: %d of %d questions turned into %d viewpoints from %s (%d "
+                "rows); %d kept unrotated", len(by_q), len(rows), viewpoints, source, len(out),
                 len(rows) - len(by_q) if keep_unrotated else 0)
     features = dataset.features.copy()
     features[group_column] = datasets.Value("string")

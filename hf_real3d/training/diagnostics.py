@@ -27,10 +27,11 @@ from hf_real3d.training.losses import (
     paper_weights,
     per_sample_nll,
     token_logprobs,
+    viewpoint_dro_weights,
 )
 from hf_real3d.training.modes import FAMILY, family_weights
 
-__all__ = ["token_weights", "weight_summary"]
+__all__ = ["token_weights", "weight_summary", "viewpoint_weights", "viewpoint_summary"]
 
 
 def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence[dict], *,
@@ -135,3 +136,56 @@ def weight_summary(weights: pd.DataFrame, *, clip: float | None = 10.0,
                 float(g[mode].sum() / total) if total > 0 else None
     return {"paper_log10_edges": edges.tolist(), "official_log10_edges": f_edges.tolist(),
             "clip": clip, "groups": groups}
+
+
+def viewpoint_weights(model, tokenizer, bank: SceneBank, rows: Sequence[dict], *,
+                      temperature: float = 1.0, group_field: str = "viewpoint_group",
+                      batch_size: int = 64) -> pd.DataFrame:
+    """One row per question row of ``rows`` (a rotation-augmented split): ``group``,
+    ``rotation_deg``, ``kind`` (when the rows carry it), the model's mean answer loss
+    ``loss`` and the weight ``weight`` the viewpoint objective (``viewpoint_dro`` at
+    ``temperature``) gives it. Batches of training keep groups whole, so these are the
+    weights training at this model's state would use."""
+    if not rows:
+        raise ValueError("viewpoint_weights: no rows given")
+    missing = [i for i, r in enumerate(rows) if group_field not in r]
+    if missing:
+        raise ValueError(f"viewpoint_weights: row {missing[0]} has no {group_field!r} field; "
+                         "augment the rows first (hf_real3d.training.augment.rotation_augment)")
+    collator = collator_for(model, tokenizer, bank)
+    losses = []
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(rows), batch_size):
+            enc = collator(list(rows[start:start + batch_size]))
+            labels = enc.pop("labels")
+            losses.append(per_sample_nll(model(**enc).logits, labels))
+    loss = torch.cat(losses)
+    codes: dict[str, int] = {}
+    groups = torch.tensor([codes.setdefault(str(r[group_field]), len(codes)) for r in rows])
+    w = viewpoint_dro_weights(loss, groups, temperature=temperature)
+    return pd.DataFrame({"group": [str(r[group_field]) for r in rows],
+                         "rotation_deg": [int(r.get("rotation_deg", 0)) for r in rows],
+                         "kind": [str(r.get("kind", "")) for r in rows],
+                         "loss": loss.numpy(), "weight": w.numpy()})
+
+
+def viewpoint_summary(weights: pd.DataFrame) -> dict[str, Any]:
+    """Per viewpoint (rotation in degrees) of the questions that were turned, from
+    :func:`viewpoint_weights`: ``rows``, ``mean_loss``, ``mean_weight`` and ``weight_share``
+    (the viewpoint's share of the summed weights; SFT gives each its row share,
+    ``row_share``); and ``top_share``, the mean of each question's largest weight over the
+    group size (1 / n: equal weights; 1: the worst viewpoint alone)."""
+    sizes = weights.groupby("group").group.transform("size")
+    turned = weights[sizes > 1]
+    if turned.empty:
+        return {"viewpoints": {}, "top_share": None, "questions": 0}
+    total_w, total_n = turned.weight.sum(), len(turned)
+    views = {str(k): {"rows": int(len(g)), "mean_loss": float(g.loss.mean()),
+                      "mean_weight": float(g.weight.mean()),
+                      "row_share": float(len(g) / total_n),
+                      "weight_share": float(g.weight.sum() / total_w)}
+             for k, g in sorted(turned.groupby("rotation_deg"))}
+    per_q = turned.groupby("group").weight
+    top = float((per_q.max() / per_q.size()).mean())
+    return {"viewpoints": views, "top_share": top, "questions": int(turned.group.nunique())}

@@ -43,7 +43,8 @@ from hf_real3d.training.modes import mode
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
 __all__ = ["load_training_data", "build_model", "reference_data", "announce", "train_model",
-           "save_trained", "training_signature", "ensure_dataset", "TRAINING_INFO"]
+           "save_trained", "training_signature", "ensure_dataset", "check_augment_args",
+           "TRAINING_INFO"]
 
 logger = logging.getLogger("hf_real3d.training")
 TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
@@ -75,6 +76,7 @@ def ensure_dataset(name: str) -> str:
 def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData:
     """Question splits and scenes from ``args.dataset_name``, tokenized for training (the
     default dataset is built first when absent: :func:`ensure_dataset`)."""
+    check_augment_args(args)
     ensure_dataset(args.dataset_name)
     train = load_split(args.dataset_name, args.dataset_config, args.dataset_train_split)
     if args.max_train_questions is not None:
@@ -84,12 +86,11 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     augment = None
     if args.rotation_augment:
         n_questions = len(train)
-        train = rotation_augment(
-            train, load_split(args.dataset_name, args.scenes_config, args.dataset_train_split),
-            choose=args.rotation_augment, viewpoints=args.rotation_viewpoints,
-            exclude_scenes=_held_out_scenes(args, ev), keep_unrotated=True)
+        train = _augment(args, train, ev)
         augment = {"choose": args.rotation_augment, "viewpoints": args.rotation_viewpoints,
-                   "questions": n_questions, "rows": len(train)}
+                   "questions": n_questions, "rows": len(train),
+                   "from": args.rotation_set or "geometry",
+                   **({"kinds": _kinds(args)} if args.rotation_kinds else {})}
     bank = load_scene_bank(args.dataset_name, args.scenes_config, max_objects=args.max_objects,
                            points_per_object=args.points_per_object)
     missing = sorted({s for ds in (train, ev) if ds is not None for s in ds["scene_id"]}
@@ -114,16 +115,59 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     return TrainingData(train, ev, bank, tokenizer, fp, source)
 
 
-def _held_out_scenes(args: ScriptArguments, ev) -> set[str]:
-    """The rooms of the splits a model trained on ``args`` is evaluated on: the evaluation
-    split (``ev``, already loaded) and ``test`` (when the dataset has one)."""
-    rooms: set[str] = set(ev["scene_id"]) if ev is not None else set()
+def _kinds(args: ScriptArguments) -> list[str]:
+    return [k.strip() for k in (args.rotation_kinds or "").split(",") if k.strip()]
+
+
+def check_augment_args(args: ScriptArguments) -> None:
+    """Refuse the rotation options that would do nothing or something else than meant,
+    before any data is read."""
+    if not args.rotation_augment:
+        given = [f"--{k}" for k in ("rotation_set", "rotation_kinds")
+                 if getattr(args, k) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} without --rotation_augment: nothing would be "
+                             "augmented; add --rotation_augment all (or one)")
+        return
+    if args.rotation_viewpoints < 2:
+        raise ValueError(f"--rotation_viewpoints {args.rotation_viewpoints}: expected at least 2")
+    if args.rotation_kinds is not None and not _kinds(args):
+        raise ValueError("--rotation_kinds is empty; name the kinds to turn, comma-separated")
+
+
+def _augment(args: ScriptArguments, train, ev):
+    """The training split with its turned viewpoints (:func:`rotation_augment`), from the
+    rotation set or the scenes' geometry; the rooms and ids evaluated on are refused."""
+    rooms, ids = _held_out(args, ev)
+    scenes = None
+    if not args.rotation_set:
+        try:
+            scenes = load_split(args.dataset_name, args.scenes_config, args.dataset_train_split)
+        except (ValueError, FileNotFoundError) as err:
+            raise ValueError(
+                f"--rotation_augment: {args.dataset_name} has no {args.scenes_config!r} config "
+                f"for its {args.dataset_train_split!r} split (the rooms' geometry the turns are "
+                f"rewritten from: {err}); give --rotation_set (a release folder or what "
+                "hf-real3d rotate / export-rotations write) or a dataset with scenes") from None
+    return rotation_augment(
+        train, scenes, rotations=args.rotation_set, choose=args.rotation_augment,
+        viewpoints=args.rotation_viewpoints, exclude_scenes=rooms, exclude_ids=ids,
+        kinds=_kinds(args) or None, kind_column=args.rotation_kind_column,
+        keep_unrotated=True)
+
+
+def _held_out(args: ScriptArguments, ev) -> tuple[set[str], set[int]]:
+    """The rooms and question ids of the splits a model trained on ``args`` is evaluated
+    on: the evaluation split (``ev``, already loaded) and ``test`` (when the dataset has
+    one)."""
+    splits = [ev] if ev is not None else []
     for split in {"test"} - {args.dataset_test_split}:
         try:
-            rooms |= set(load_split(args.dataset_name, args.dataset_config, split)["scene_id"])
+            splits.append(load_split(args.dataset_name, args.dataset_config, split))
         except ValueError:  # the dataset has no such split (datasets: "Unknown split")
             continue
-    return rooms
+    return ({s for ds in splits for s in ds["scene_id"]},
+            {int(q) for ds in splits for q in ds["question_id"]})
 
 
 def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) -> SceneLM:

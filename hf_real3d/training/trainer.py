@@ -411,10 +411,24 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
             raise TypeError("Expected args to be a ReweightedConfig")
         model = self._check_model_inputs(model, args, ref_model, kwargs.get("processing_class"),
                                          peft_config)
+        self._check_groups(args, kwargs.get("train_dataset"))
         super().__init__(model=model, args=args, **kwargs)
         self._setup_reweighting(ref_model, route)
         if mode(args.reweighting).needs_groups:  # any collator: the batch gets the group ids
             self.data_collator = WithGroupIds(self.data_collator, args.viewpoint_group_column)
+
+    @staticmethod
+    def _check_groups(args: ReweightedConfig, train_dataset) -> None:
+        """A mode comparing a question's viewpoints needs their group column in the training
+        set: refused here, before any training, naming the fix."""
+        col = args.viewpoint_group_column
+        cols = getattr(train_dataset, "column_names", None)
+        if mode(args.reweighting).needs_groups and cols is not None and col not in cols:
+            raise ValueError(
+                f"reweighting={args.reweighting!r} needs a {col!r} column in the training set "
+                "(one id per question, shared by its viewpoints) and it has none; augment the "
+                "split with its turned viewpoints (--rotation_augment all, or "
+                "hf_real3d.training.augment.rotation_augment) or set viewpoint_group_column")
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss, full = self.reweighted_loss(model, inputs, num_items_in_batch)
