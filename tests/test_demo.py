@@ -160,6 +160,36 @@ def test_reduced_demo(tmp_path):
         share = sum(groups[k][f"{mode}_loss_share"] for k in groups if k != "all")
         assert share == pytest.approx(1.0), mode
         assert f"share of {mode} loss weight" in report
+    # the rotation arms: each matched in optimizer steps to its control, on the same rooms
+    rot = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
+           for n in ("sft", "sft_more", "sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot",
+                     "sft_rot_transfer")}
+    steps = {n: i["metrics"]["global_step"] for n, i in rot.items()}
+    assert steps["sft_rot"] == steps["sft_rot_dro"] == steps["sft_rot_transfer"] == steps["sft"]
+    assert steps["sft_rot_more"] == steps["3drft_rot"] == steps["sft_more"]
+    for n in ("sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot", "sft_rot_transfer"):
+        aug = rot[n]["source"]["rotation_augment"]
+        assert aug["choose"] == "all" and aug["rows"] > aug["questions"], n
+        assert rot[n]["source"]["fingerprint"] != rot["sft"]["source"]["fingerprint"], n
+    assert rot["sft_rot_transfer"]["source"]["rotation_augment"]["kinds"] == \
+        cfg.transfer_kind_list()
+    assert rot["sft_rot_transfer"]["source"]["train_rows"] < rot["sft_rot"]["source"]["train_rows"]
+    assert rot["sft_rot_dro"]["training"]["reweighting"] == "viewpoint_dro"
+    assert rot["3drft_rot"]["training"]["reweighting"] == "paper"
+    for n in ("sft_rot_more", "3drft_rot"):
+        assert rot[n]["model"]["model_name_or_path"] == str(root / "models/sft_rot"), n
+    assert set(seed.rotation["transfer"]) >= {"sft", "sft_rot", "sft_rot_transfer"}
+    assert set(seed.rotation["kinds"]["seen"]) == set(cfg.transfer_kind_list())
+    assert not set(seed.rotation["kinds"]["unseen"]) & set(cfg.transfer_kind_list())
+    for state in ("sft_rot", "sft_rot_dro"):
+        views = seed.rotation["weights"][state]["viewpoints"]
+        assert list(views) == ["0", "90", "180", "270"]
+        assert sum(v["weight_share"] for v in views.values()) == pytest.approx(1.0)
+    section = report.split("## Viewpoint consistency")[1].split("\n## ")[0]
+    for arm in ("sft_rot", "sft_rot_dro", "3drft_rot", "sft_rot_transfer"):
+        assert f"| {arm} |" in section and f"(rotation:{arm})" in section, arm
+    assert "**Transfer across question kinds**" in section and "| sft_rot_transfer - sft |" \
+        in section
 
 
 @pytest.mark.slow
@@ -204,6 +234,14 @@ def test_arms_choose_the_trained_models():
         DemoConfig(arms="cal_ft,sft_twice").optional_arms()
     with pytest.raises(ValueError, match="unknown arm ','"):
         DemoConfig(arms=",").optional_arms()
+    # the named set of rotation arms; an arm brings the arm it starts from and its control
+    from hf_real3d.demo.config import ROTATION_ARMS
+
+    assert DemoConfig(arms="rotation").optional_arms() == ROTATION_ARMS
+    assert DemoConfig(arms="3drft_rot").rotation_arms() == ("sft_rot", "sft_rot_more",
+                                                             "3drft_rot")
+    assert DemoConfig(arms="sft_rot_dro,cal_ft").optional_arms() == ("cal_ft", "sft_rot",
+                                                                       "sft_rot_dro")
 
 
 @pytest.mark.slow
@@ -277,6 +315,11 @@ def test_jobs_change_the_time_not_the_figures(tmp_path, capfd):
     (["--seeds", "0"], "--seeds 0: expected at least 1"),
     (["--epochs", "0"], "--epochs 0.0: expected a positive number"),
     (["--first_seed", "-1"], "--first_seed -1: expected 0 or more"),
+    (["--arms", "rotation", "--batch_size", "6"], "--batch_size 6: the rotation arms keep a "
+                                                  "question's 4 viewpoints in one batch"),
+    (["--arms", "sft_rot_transfer", "--transfer_kinds", ","], "--transfer_kinds is empty"),
+    (["--arms", "sft_rot_dro", "--viewpoint_temperature", "0"],
+     "--viewpoint_temperature 0.0: expected a positive number"),
 ])
 def test_demo_options_are_refused_before_any_work(tmp_path, args, said, capsys):
     """Issue 39: a typo in --arms failed after the data were built and the first models

@@ -132,11 +132,10 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
     assert logs and all(h["weight_mean"] == pytest.approx(1.0) for h in logs)
     flat = Dataset.from_list([{k: v for k, v in r.items() if k != "viewpoint_group"}
                               for r in rows])
-    bare = ReweightedTrainer(model=tiny_model(tok), args=args, train_dataset=flat,
-                             data_collator=collator_for(model, tok, bank),
-                             processing_class=tok)
-    with pytest.raises(ValueError, match="needs a 'viewpoint_group' column"):
-        bare.train()
+    with pytest.raises(ValueError, match="needs a 'viewpoint_group' column in the training "
+                                         "set .* --rotation_augment all"):
+        ReweightedTrainer(model=tiny_model(tok), args=args, train_dataset=flat,
+                          data_collator=collator_for(model, tok, bank), processing_class=tok)
 
 
 @pytest.mark.slow
@@ -168,3 +167,25 @@ def test_viewpoint_dro_trains_a_transformers_vlm_with_its_own_collator(tmp_path)
     assert any(not torch.equal(before[k], model.state_dict()[k]) for k in before)
     logs = [h for h in trainer.state.log_history if "weight_mean" in h]
     assert logs and all(h["weight_mean"] == pytest.approx(1.0) for h in logs)
+
+
+def test_the_viewpoint_diagnosis_summarises_the_weights_per_viewpoint():
+    import pandas as pd
+
+    from hf_real3d.training.diagnostics import viewpoint_summary
+
+    loss = torch.tensor([1.0, 2.0, 3.0, 4.0, 2.0, 2.0, 2.0, 2.0, 5.0])
+    groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1, 2])
+    w = viewpoint_dro_weights(loss, groups)
+    df = pd.DataFrame({"group": groups.numpy().astype(str), "loss": loss.numpy(),
+                       "rotation_deg": [0, 90, 180, 270] * 2 + [0], "weight": w.numpy()})
+    out = viewpoint_summary(df)
+    assert out["questions"] == 2  # the question alone is not a viewpoint group
+    views = out["viewpoints"]
+    assert list(views) == ["0", "90", "180", "270"]
+    assert all(v["row_share"] == 0.25 for v in views.values())
+    e = torch.exp(loss[:4])
+    # viewpoint 270: question 0's worst (4 e^4 / sum e) and question 1's equal share (1)
+    assert views["270"]["weight_share"] == pytest.approx(float((4 * e[3] / e.sum() + 1) / 8))
+    assert views["0"]["mean_loss"] == pytest.approx(1.5)
+    assert out["top_share"] == pytest.approx(float((e[3] / e.sum() + 0.25) / 2))

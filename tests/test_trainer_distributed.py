@@ -56,6 +56,36 @@ def test_two_processes_match_one(tmp_path):
 
 
 @pytest.mark.slow
+def test_viewpoint_groups_stay_whole_over_two_processes(tmp_path):
+    """viewpoint_dro under accelerate with 2 processes: each rank's batches hold whole
+    questions (all 4 viewpoints), the ranks' batches of a step are different questions, and
+    the loss curve is one process's with the same global batch."""
+    script = str(HERE / "dist_train_script.py")
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    _run([sys.executable, script, "8", "1", str(one), str(tmp_path / "w1"), "viewpoint_dro"],
+         tmp_path)
+    accelerate = str(Path(sys.executable).parent / "accelerate")
+    _run([accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+          "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port",
+          "PORT", script, "4", "1", str(two), str(tmp_path / "w2"), "viewpoint_dro"], tmp_path)
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    assert a["viewpoint_dro"]["world_size"] == 1 and b["viewpoint_dro"]["world_size"] == 2
+    ranks = [json.loads((tmp_path / f"two.json.rank{r}.groups.json").read_text())
+             for r in (0, 1)]
+    single = json.loads((tmp_path / "one.json.rank0.groups.json").read_text())
+    assert len(ranks[0]) == len(ranks[1]) >= 5
+    for batches in (*ranks, single):
+        for batch in batches:  # whole questions: every group 4 times (or a bundle of singles)
+            counts = {g: batch.count(g) for g in batch}
+            assert all(c == 4 for c in counts.values()) or all(c == 1 for c in counts.values())
+    for step, (x, y) in enumerate(zip(*ranks)):
+        assert not set(x) & set(y), step  # the ranks train different questions
+        assert sorted(x + y) == sorted(single[step]), step  # one process's global batch
+    assert a["viewpoint_dro"]["losses"] == pytest.approx(b["viewpoint_dro"]["losses"],
+                                                         abs=1e-4)
+
+
+@pytest.mark.slow
 def test_fsdp2_two_processes_with_frozen_blind_reference(tmp_path):
     """3DR-FT 'paper' with the policy and a frozen blind reference both sharded by FSDP2 over
     two CPU processes (gloo): the same losses as one process, the reference unchanged and

@@ -20,9 +20,13 @@ def _augment_lines(augment: dict[str, Any] | None) -> list[str]:
     if not augment:
         return []
     which = "every viewpoint" if augment["choose"] == "all" else "one viewpoint (seeded)"
-    return [f"- rotation augmentation: {which} of {augment['viewpoints']} per question, "
-            f"rewritten from the scene's geometry: {augment['questions']} questions became "
-            f"{augment['rows']} training rows."]
+    source = augment.get("from", "geometry")
+    how = "rewritten from the scene's geometry" if source == "geometry" else \
+        f"taken from the rotation set `{source}`"
+    kinds = f" (only the kinds {', '.join(augment['kinds'])})" if augment.get("kinds") else ""
+    return [f"- rotation augmentation: {which} of {augment['viewpoints']} per question"
+            f"{kinds}, {how}: {augment['questions']} questions became {augment['rows']} "
+            "training rows."]
 
 
 def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> None:
