@@ -4,6 +4,7 @@ the VLM recipe end to end, and lmms-eval documents that carry the images."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,49 @@ def test_vlm_recipe_trains_on_the_views(folder, tmp_path):
     assert "questions with views" in p.stderr
     assert (tmp_path / "o" / "model.safetensors").is_file()
     assert json.loads((tmp_path / "o" / "config.json").read_text())["model_type"] == "llava"
+    # the viewpoint objective on the augmented views: frames rendered for the turns
+    p = subprocess.run([sys.executable, str(ROOT / "recipes/3drft_vlm.py"), "--config",
+                        str(ROOT / "recipes/configs/3drft_vlm.yaml"), "--dataset_name",
+                        str(folder), "--max_steps", "2", "--output_dir", str(tmp_path / "r"),
+                        "--hidden_size", "32", "--reweighting", "viewpoint_dro",
+                        "--rotation_augment", "all", "--per_device_train_batch_size", "8"],
+                       capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    n = int(re.search(r"\[train: (\d+) questions with views\]", p.stderr).group(1))
+    assert n > 24  # 2 rooms x 12 questions, each turned into its viewpoints
+    assert (tmp_path / "r" / "model.safetensors").is_file()
+
+
+def test_augmented_vlm_rows_have_frames_that_follow_the_turn(folder):
+    """rotation_augment in the VLM recipe's rows: a turned viewpoint's egocentric frame is
+    drawn from the turned pose (the views config holds only the unturned one); the BEV is
+    the room's; the group and viewpoint columns come along for viewpoint_dro."""
+    from hf_real3d.training.vlm_recipe import vlm_rows
+
+    rows = vlm_rows(str(folder), "sqa3d", "train", augment="all")
+    plain = vlm_rows(str(folder), "sqa3d", "train")
+    assert len(rows) > len(plain)
+    assert {"viewpoint_group", "rotation_deg"} <= set(rows.column_names)
+    scenes = {r["scene_id"]: scene_from_row(r)
+              for r in datasets.load_dataset(str(folder), "scenes", split="train")}
+    qs = {str(q["question_id"]): q for q in datasets.load_dataset(str(folder), "sqa3d",
+                                                                  split="train")}
+    groups: dict[str, dict[int, dict]] = {}
+    for r in rows:
+        groups.setdefault(r["viewpoint_group"], {})[r["rotation_deg"]] = r
+    qid, views = next((g, v) for g, v in groups.items() if len(v) == 4)
+    q = qs[qid]
+    scene = scenes[q["scene_id"]]
+    pose = Pose.from_sqa3d(q["position"], q["rotation"], scene.origin)
+    for k, r in views.items():
+        frame = np.asarray(r["images"][1].convert("RGB"))
+        assert np.array_equal(frame, np.asarray(ego_frame(scene, pose.turned(k), 64))), k
+        assert np.array_equal(np.asarray(r["images"][0].convert("RGB")),
+                              np.asarray(views[0]["images"][0].convert("RGB")))
+    assert not np.array_equal(np.asarray(views[0]["images"][1]),
+                              np.asarray(views[90]["images"][1]))
+    with pytest.raises(ValueError, match="share 1 room.*evaluation split"):
+        vlm_rows(str(folder), "sqa3d", "test", augment="all")
 
 
 def test_lmms_documents_carry_the_views(folder, tmp_path):

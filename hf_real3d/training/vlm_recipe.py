@@ -6,6 +6,11 @@ trains on the same questions as SceneLM: images ``[BEV, egocentric frame]``, pro
 situation + question, answer = the first accepted answer. The model is a local VLM folder
 (``model_name_or_path``, with its processor) or a small LLaVA built from config with a
 word-level tokenizer trained on the data.
+
+With ``rotation_augment`` each training question is also asked from its turned viewpoints
+(:func:`~hf_real3d.training.augment.rotation_augment`), and the egocentric frame of a
+turned viewpoint is rendered from the turned pose: the frames follow the turn, the BEV
+stays the room's.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from transformers import (
 
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
+from hf_real3d.schema import scene_from_row
+from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
 from hf_real3d.training.args import parse_recipe_args
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
 from hf_real3d.training.recipe import _log, ensure_dataset
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 from hf_real3d.training.vlm import VLMCollator
-from hf_real3d.views import add_views_config
+from hf_real3d.views import add_views_config, view_rows
 
 __all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava", "train_vlm"]
 
@@ -57,14 +64,39 @@ class VLMScriptArguments:
     image_size: int = field(default=64, metadata={"help": "Side of the views given to it."})
     max_train_questions: int | None = field(default=None, metadata={
         "help": "Use only the first N training questions."})
+    rotation_augment: str | None = field(default=None, metadata={
+        "help": "Also train on each question from its turned viewpoints ('all', or 'one' "
+                "seeded), rewritten from the scenes' geometry; the egocentric frame of a "
+                "turned viewpoint is rendered from the turned pose. Default: none.",
+        "choices": list(AUGMENT_CHOICES)})
+    rotation_viewpoints: int = field(default=4, metadata={
+        "help": "With rotation_augment: viewpoints per question."})
 
 
-def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None
+def _scenes(dataset_name: str, split: str) -> dict:
+    ds = load_split(dataset_name, "scenes", split)
+    return {r["scene_id"]: scene_from_row(r) for r in ds}
+
+
+def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None,
+             augment: str | None = None, rotation_viewpoints: int = 4
              ) -> datasets.Dataset:
-    """Questions joined with their rendered views: ``images, prompt, answer``."""
+    """Questions joined with their rendered views: ``images, prompt, answer`` (and
+    ``viewpoint_group`` with ``augment``, ``"all"`` or ``"one"``: a turned viewpoint's frame is rendered
+    from its turned pose, at the size of the views config; the test split's rooms are
+    refused)."""
     qs = load_split(dataset_name, config, split)
     if limit is not None:
         qs = qs.select(range(min(limit, len(qs))))
+    scenes = None
+    if augment:
+        scenes = _scenes(dataset_name, split)
+        try:  # the test split's rooms are never augmented, whatever split trains
+            held = set(load_split(dataset_name, config, "test")["scene_id"])
+        except ValueError:  # no test split
+            held = set()
+        qs = rotation_augment(qs, scenes, choose=augment,
+                              viewpoints=rotation_viewpoints, exclude_scenes=held)
     if Path(dataset_name).is_dir() and "views" not in card_configs(dataset_name):
         _log(f"dataset: {dataset_name} has no views config: rendering it "
              "(hf-real3d render-views)")
@@ -73,18 +105,33 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
     index = {(q, int(r)): i for i, (q, r) in enumerate(zip(views["question_id"],
                                                           views["rotation_deg"]))}
     rot = qs["rotation_deg"] if "rotation_deg" in qs.column_names else [0] * len(qs)
-    picks, missing = [], []
-    for qid, r in zip(qs["question_id"], rot):
+    picks, missing = {}, []
+    for i, (qid, r) in enumerate(zip(qs["question_id"], rot)):
         k = index.get((str(qid), int(r or 0)))
-        (missing if k is None else picks).append(qid if k is None else k)
-    if missing:
-        raise ValueError(f"{dataset_name}: question_id {missing[0]} (and {len(missing) - 1} "
-                         "more) has no rendered view; rerun hf-real3d render-views")
-    imgs = views.select(picks)["images"]
-    return datasets.Dataset.from_dict({
-        "question_id": [str(q) for q in qs["question_id"]], "images": imgs,
-        "prompt": [f"{s} {q}" for s, q in zip(qs["situation"], qs["question"])],
-        "answer": [a[0] for a in qs["answers"]]})
+        if k is None:
+            missing.append(i)
+        else:
+            picks[i] = k
+    if missing and scenes is None:
+        raise ValueError(f"{dataset_name}: question_id {qs['question_id'][missing[0]]} (and "
+                         f"{len(missing) - 1} more) has no rendered view; rerun hf-real3d "
+                         "render-views")
+    imgs: list = [None] * len(qs)
+    if picks:
+        for i, im in zip(picks, views.select(list(picks.values()))["images"]):
+            imgs[i] = im
+    if missing:  # turned viewpoints of the augmentation: rendered from their turned pose
+        size = imgs[next(iter(picks))][0].size[0] if picks else 128
+        for i, r in zip(missing, view_rows(qs.select(missing), scenes, size=size)):
+            imgs[i] = r["images"]
+    out = {"question_id": [str(q) for q in qs["question_id"]], "images": imgs,
+           "prompt": [f"{s} {q}" for s, q in zip(qs["situation"], qs["question"])],
+           "answer": [a[0] for a in qs["answers"]]}
+    if "viewpoint_group" in qs.column_names:
+        out["viewpoint_group"] = qs["viewpoint_group"]
+        out["rotation_deg"] = [int(r) for r in qs["rotation_deg"]]
+    return datasets.Dataset.from_dict(out)
+
 
 
 def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
@@ -136,7 +183,9 @@ def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
     with training_args.main_process_first(desc="dataset"):
         ensure_dataset(script_args.dataset_name)
         train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
-                         script_args.dataset_train_split, limit=script_args.max_train_questions)
+                         script_args.dataset_train_split, limit=script_args.max_train_questions,
+                         augment=script_args.rotation_augment,
+                         rotation_viewpoints=script_args.rotation_viewpoints)
     if script_args.model_name_or_path:
         model = AutoModelForImageTextToText.from_pretrained(script_args.model_name_or_path)
         proc = AutoProcessor.from_pretrained(script_args.model_name_or_path)
