@@ -18,9 +18,9 @@ from conftest import tiny_model  # noqa: E402  (the same tiny SceneLM as the oth
 
 from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows
 from hf_real3d.modeling.data import default_tokenizer_corpus, train_tokenizer
+from hf_real3d.schema import record_row
 from hf_real3d.synth import SynthConfig, generate_split
 from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs
-from hf_real3d.schema import record_row
 from hf_real3d.training.augment import rotation_augment
 from hf_real3d.training.pipeline import end_distributed
 

@@ -49,10 +49,10 @@ from hf_real3d.training.recipe import load_training_data
 from .config import (
     ARM_CONTROLS,
     COUNTER_PRIOR_SEED_OFFSET,
-    ROTATION_ARMS,
     FAMILY_ARMS,
     FILTER_SEED_OFFSET,
     ROLES,
+    ROTATION_ARMS,
     DemoConfig,
     log,
 )

@@ -34,8 +34,8 @@ from transformers import (
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
 from hf_real3d.schema import scene_from_row
-from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
 from hf_real3d.training.args import parse_recipe_args
+from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
 from hf_real3d.training.recipe import _log, ensure_dataset
@@ -81,10 +81,11 @@ def _scenes(dataset_name: str, split: str) -> dict:
 def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None,
              augment: str | None = None, rotation_viewpoints: int = 4
              ) -> datasets.Dataset:
-    """Questions joined with their rendered views: ``images, prompt, answer`` (and
-    ``viewpoint_group`` with ``augment``, ``"all"`` or ``"one"``: a turned viewpoint's frame is rendered
-    from its turned pose, at the size of the views config; the test split's rooms are
-    refused)."""
+    """Questions joined with their rendered views: ``images, prompt, answer``. With
+    ``augment`` (``"all"`` or ``"one"``) the questions are turned first and the rows carry
+    ``viewpoint_group`` and ``rotation_deg``: a turned viewpoint's frame is rendered from
+    its turned pose, at the size of the views config; the test split's rooms are
+    refused."""
     qs = load_split(dataset_name, config, split)
     if limit is not None:
         qs = qs.select(range(min(limit, len(qs))))
