@@ -238,3 +238,37 @@ def test_readme_arms_table_and_goals_come_from_the_study():
     flat = " ".join(block.split())
     for line in goals:
         assert line in flat, line
+
+
+def test_readme_rotation_arms_come_from_the_study():
+    """The documentation's tables of the viewpoint-consistency arms are `rotation_table`,
+    `transfer_table` and `viewpoint_weights_table` of the recorded `hf-real3d demo --arms all
+    --seeds 3` (summary tests/data/demo_results.json, per-seed record
+    tests/data/demo_rotation.json), and each arm's goal verdict is the one the report
+    computes; the README states the goal with the same figures."""
+    from hf_real3d.demo.config import ROTATION_ARMS
+    from hf_real3d.demo.findings import verdict
+    from hf_real3d.demo.viewpoint import (
+        rotation_findings,
+        rotation_table,
+        transfer_table,
+        viewpoint_weights_table,
+    )
+
+    data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
+    record = json.loads((ROOT / "tests/data/demo_rotation.json").read_text())
+    assert [s["seed"] for s in record["seeds"]] == data["seeds"] == [0, 1, 2]
+    assert set(ROTATION_ARMS) <= set(data["mean"])
+    text = documentation()
+    block = text[text.index("<!-- demo-rotation -->"):text.index("<!-- /demo-rotation -->")]
+    for table in (rotation_table(data, record), transfer_table(record),
+                  viewpoint_weights_table(record)):
+        assert table and table in block
+    flat = " ".join(block.split())
+    found = rotation_findings(data)
+    assert len(found) == 4
+    for f in found:
+        assert f"({f.key}) {f.statement} ({verdict(f.holds, 3)})." in flat, f.key
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for f in found:
+        assert f"`{f.key.split(':')[1]}`" in readme and verdict(f.holds, 3) in readme
