@@ -59,8 +59,7 @@ def main(per_device: int, grad_acc: int, out: str, workdir: str,
             per_device_train_batch_size=per_device,
             gradient_accumulation_steps=grad_acc, max_steps=5, learning_rate=5e-3,
             logging_steps=1, save_strategy="no", report_to="none", use_cpu=True, seed=0,
-            disable_tqdm=True, dataloader_num_workers=0,
-            remove_unused_columns=mode != "viewpoint_dro")
+            disable_tqdm=True, dataloader_num_workers=0)
         tr = ReweightedTrainer(model=tiny_model(tok, blind=False, seed=0), args=args,
                                train_dataset=train,
                                data_collator=col, processing_class=tok)
