@@ -1,0 +1,155 @@
+"""The labelled sample of the Real-3DQA release's rotated items: drawing it, and the readers'
+agreement.
+
+The sample is a yardstick for ``check-rotations``' verdicts (``bench/verdict_accuracy.py``):
+it is drawn uniformly over the release's 2,249 rotated items with a fixed seed, by this
+script alone (the standard library, no part of the checker), and labelled by two readers on
+their own against the reading rules in ``tests/data/rotation_sample/README.md`` before anyone
+looks at the checker's verdicts on it.
+
+    python bench/rotation_sample.py draw [--release ../shared/real/real3dqa]
+    python bench/rotation_sample.py agreement      # kappa between the readers, the consensus
+
+``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
+group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
+so a reader sees what the item is turned from and what its sibling viewpoints say.
+``agreement`` reads ``labels_reader1.jsonl`` and ``labels_reader2.jsonl`` (and
+``labels_adjudicated.jsonl`` for the items the two readers labelled differently) and writes
+``consensus.jsonl`` and ``agreement.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "tests" / "data" / "rotation_sample"
+SEED = 20261203
+SIZE = 240
+TURNED = (90, 180, 270)
+LABELS = ("valid", "defect", "ambiguous")
+
+
+def _items(release: Path) -> dict[int, list[dict]]:
+    return {k: json.loads((release / f"rotation_{k}.json").read_text(encoding="utf-8"))["questions"]
+            for k in (0, *TURNED)}
+
+
+def _base(qid: int, k: int) -> int:
+    return qid // 100 if k in (90, 270) else qid
+
+
+def _view(item: dict) -> dict:
+    return {"situation": item["situation"], "question": item["question"],
+            "answers": [a["answer"] for a in item["answers"]]}
+
+
+def draw(release: Path) -> Path:
+    """Draw SIZE rotated items uniformly (seed SEED) and write them with their groups."""
+    files = _items(release)
+    by = {k: {_base(it["question_id"], k): it for it in files[k]} for k in files}
+    population = [(k, _base(it["question_id"], k)) for k in TURNED for it in files[k]]
+    picked = sorted(random.Random(SEED).sample(range(len(population)), SIZE))
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    out = FOLDER / "items.jsonl"
+    with open(out, "w", encoding="utf-8") as f:
+        for n, i in enumerate(picked):
+            k, base = population[i]
+            v0 = by[0][base]
+            line = {"n": n + 1, "key": f"{base}@{k}", "question_id": base, "rotation_deg": k,
+                    "scene_id": v0["scene_id"],
+                    "viewpoint_0": {**_view(v0),
+                                    "alternative_situation": list(v0.get("alternative_situation")
+                                                                  or [])},
+                    "item": _view(by[k][base]),
+                    "other_views": {str(j): _view(by[j][base]) for j in TURNED
+                                    if j != k and base in by[j]}}
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    print(f"drew {SIZE} of {len(population)} rotated items (seed {SEED}) into {out}")
+    return out
+
+
+def _read(path: Path) -> dict[str, dict]:
+    out = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r.get("label") not in LABELS:
+            sys.exit(f"{path}:{n}: label {r.get('label')!r} is not one of {LABELS}")
+        out[r["key"]] = r
+    return out
+
+
+def kappa(a: list[str], b: list[str]) -> float:
+    """Cohen's kappa of two readings of the same items."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    ca, cb = collections.Counter(a), collections.Counter(b)
+    expected = sum(ca[c] * cb[c] for c in set(ca) | set(cb)) / n / n
+    return (observed - expected) / (1 - expected) if expected < 1 else 1.0
+
+
+def agreement() -> dict:
+    """Kappa between the two readers (all items, and on items both decided), and the
+    consensus: the shared label, or the adjudicated one where they differ."""
+    keys = [json.loads(x)["key"] for x in (FOLDER / "items.jsonl").read_text().splitlines()]
+    r1, r2 = _read(FOLDER / "labels_reader1.jsonl"), _read(FOLDER / "labels_reader2.jsonl")
+    missing = [k for k in keys if k not in r1 or k not in r2]
+    if missing:
+        sys.exit(f"{len(missing)} items lack a reading, first {missing[0]}")
+    adj_path = FOLDER / "labels_adjudicated.jsonl"
+    adj = _read(adj_path) if adj_path.is_file() else {}
+    a = [r1[k]["label"] for k in keys]
+    b = [r2[k]["label"] for k in keys]
+    both = [(x, y) for x, y in zip(a, b) if x != "ambiguous" and y != "ambiguous"]
+    consensus, undecided = [], []
+    for k, x, y in zip(keys, a, b):
+        if x == y:
+            label, kinds, how = x, sorted(set(r1[k].get("kinds") or [])
+                                          | set(r2[k].get("kinds") or [])), "agreed"
+        elif k in adj:
+            label, kinds, how = adj[k]["label"], adj[k].get("kinds") or [], "adjudicated"
+        else:
+            undecided.append(k)
+            continue
+        consensus.append({"key": k, "label": label, "kinds": kinds, "how": how})
+    if undecided:
+        sys.exit(f"{len(undecided)} disagreements lack an adjudicated label "
+                 f"(labels_adjudicated.jsonl), first {undecided[0]}")
+    with open(FOLDER / "consensus.jsonl", "w", encoding="utf-8") as f:
+        for r in consensus:
+            f.write(json.dumps(r) + "\n")
+    stats = {
+        "items": len(keys), "seed": SEED,
+        "reader1": dict(collections.Counter(a)), "reader2": dict(collections.Counter(b)),
+        "agreement": round(sum(x == y for x, y in zip(a, b)) / len(keys), 4),
+        "kappa_all": round(kappa(a, b), 4),
+        "both_decided": len(both),
+        "kappa_both_decided": round(kappa([x for x, _ in both], [y for _, y in both]), 4),
+        "adjudicated": sum(r["how"] == "adjudicated" for r in consensus),
+        "consensus": dict(collections.Counter(r["label"] for r in consensus)),
+    }
+    (FOLDER / "agreement.json").write_text(json.dumps(stats, indent=1) + "\n")
+    print(json.dumps(stats, indent=1))
+    return stats
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=("draw", "agreement"))
+    ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
+    args = ap.parse_args()
+    if args.step == "draw":
+        draw(Path(args.release))
+    else:
+        agreement()
+
+
+if __name__ == "__main__":
+    main()
