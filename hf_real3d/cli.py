@@ -590,11 +590,16 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
         raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")
     s = check_rotations(o.dataset, o.out, scenes=o.scenes, margin_deg=o.margin,
                         write_configs=not o.no_configs)
-    print(f"{s['items']} rotated items in {s['groups']} groups: {s['flagged']} flagged, "
-          f"{s['groups_flagged']} groups flagged, {s['groups_passing']} pass")
-    for rule, n in s["per_rule"].items():
-        print(f"  {rule:<20} {n:>6} items  {s['groups_per_rule'][rule]:>5} groups")
-    print(f"wrote {o.out}/check.json, flags.jsonl, report.md"
+    v, g = s["verdicts"], s["group_verdicts"]
+    print(f"{s['items']} rotated items in {s['groups']} groups: " + ", ".join(
+        f"{v[k]} {k} ({g[k]} groups)" for k in ("defect", "needs_scene", "pass")))
+    print(f"  (a group takes its worst item's verdict; {s['items_with_several_rules']} items "
+          "break more than one rule, so the rule counts overlap)")
+    for rule, c in s["rules"].items():
+        if c["items"]:
+            print(f"  {rule:<22} {c['items']:>5} items ({c['as_defect']} defect, "
+                  f"{c['as_needs_scene']} needs_scene) in {c['groups']:>4} groups")
+    print(f"wrote {o.out}/check.json, verdicts.jsonl, flags.jsonl, repairs.jsonl, report.md"
           + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
 
 

@@ -31,12 +31,17 @@ from tqdm.auto import tqdm
 from hf_real3d._io import FormatError, atomic_dir, write_json
 from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import (
+    ANSWER_RULES,
     SCENE_RULES,
+    SENSES,
     TEXT_RULES,
+    VERDICTS,
     Hit,
     SceneCheck,
+    TurnedItem,
+    Verdict,
     check_scene,
-    check_text,
+    judge,
     several_named,
     turn_of,
 )
@@ -45,13 +50,14 @@ from hf_real3d.scene import Scene, read_scannet, scannet_paths
 from hf_real3d.tables import markdown_table
 
 __all__ = ["RotationSet", "read_rotation_set", "ItemCheck", "CheckResult", "check_set",
-           "check_rotations", "flagged_groups", "report_section", "CHECKS_CONFIG",
+           "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
            "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"
 _ROW_KEYS = ("question_id", "rotation_deg", "scene_id", "situation", "question", "answers",
              "position", "rotation")
+_OPTIONAL_KEYS = ("alternative_situation", "semantics", "source_question_id")
 
 
 @dataclass
@@ -129,10 +135,12 @@ def read_rotation_set(dataset: str | os.PathLike,
             raise FileNotFoundError(f"{path}: the card lists configs {configs}, no `rotations`; "
                                     "build it with hf-real3d build-real3dqa, import-real3dqa or "
                                     "rotate first")
-        rows = load_frame(path, "rotations", columns=(*_ROW_KEYS, "semantics",
-                                                      "source_question_id")).to_dict("records")
+        rows = load_frame(path, "rotations", columns=(*_ROW_KEYS, *_OPTIONAL_KEYS)
+                          ).to_dict("records")
         for r in rows:
             r["answers"] = list(r["answers"])
+            if r.get("alternative_situation") is not None:
+                r["alternative_situation"] = list(r["alternative_situation"])
         rs = RotationSet("folder", path, rows, files={})
         if scenes is None:
             rs.scenes = _folder_scenes(path)
@@ -155,25 +163,29 @@ def read_rotation_set(dataset: str | os.PathLike,
 
 @dataclass
 class ItemCheck:
-    """One rotated item and the rules it breaks."""
+    """One rotated item, its verdict and the rules behind it."""
 
     question_id: Any
     rotation_deg: int
     turn: float
     turn_source: str  # "quaternion" or "convention"
-    hits: list[Hit]
+    verdict: Verdict
     source_question_id: Any = None
-    # direction_wrong also under a turn the other way round: wrong whichever sense the
-    # text's author took for the turn
-    either_sense: bool = False
+
+    @property
+    def hits(self) -> list[Hit]:
+        return self.verdict.hits
 
     def to_dict(self) -> dict[str, Any]:
         out = {"question_id": _plain(self.question_id), "rotation_deg": self.rotation_deg}
         if self.source_question_id is not None and self.source_question_id != self.question_id:
             out["source_question_id"] = _plain(self.source_question_id)
-        out.update({"turn": self.turn, "turn_source": self.turn_source,
+        out.update({"verdict": self.verdict.verdict, "sense": self.verdict.sense,
+                    "turn": self.turn, "turn_source": self.turn_source,
                     "rules": [h.rule for h in self.hits],
                     "hits": [h.to_dict() for h in self.hits]})
+        if self.verdict.why:
+            out["why"] = self.verdict.why
         return out
 
 
@@ -181,40 +193,70 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+_ORDER = {"pass": 0, "needs_scene": 1, "defect": 2}
+
+
 @dataclass
 class CheckResult:
     """Every rotated item's check, the number of groups, the ids of the complete groups, whether the
     scene rules ran, and the object names no scene carried."""
-    items: list[ItemCheck]  # every rotated item, flagged or not
+    items: list[ItemCheck]  # every rotated item
     groups: int
     complete: set[Any]  # ids of the groups with every viewpoint
     scenes: bool  # the scene rules ran
     unmatched: collections.Counter = field(default_factory=collections.Counter)  # names no
     # scene object carries
 
+    def ids_with(self, *verdicts: str) -> set[Any]:
+        """Group ids with an item of one of ``verdicts``."""
+        return {it.question_id for it in self.items if it.verdict.verdict in verdicts}
+
     def flagged_ids(self) -> set[Any]:
-        return {it.question_id for it in self.items if it.hits}
+        """Group ids with a ``defect`` item (what ``--exclude-flagged`` leaves out)."""
+        return self.ids_with("defect")
+
+    def group_verdicts(self) -> dict[Any, str]:
+        """Each group's verdict: its worst item's (defect, then needs_scene, then pass)."""
+        out: dict[Any, str] = {}
+        for it in self.items:
+            v = it.verdict.verdict
+            if _ORDER[v] >= _ORDER.get(out.get(it.question_id, "pass"), 0):
+                out[it.question_id] = v
+        return out
 
     def summary(self) -> dict[str, Any]:
-        per_rule = collections.Counter(h.rule for it in self.items for h in it.hits)
-        groups_per_rule = {r: len({it.question_id for it in self.items
-                                   if any(h.rule == r for h in it.hits)}) for r in per_rule}
-        flagged = self.flagged_ids()
-        rules = {**TEXT_RULES, **(SCENE_RULES if self.scenes else {})}
+        rules = {**TEXT_RULES, **ANSWER_RULES, **(SCENE_RULES if self.scenes else {})}
+        per_rule = {r: {"items": 0, "as_defect": 0, "as_needs_scene": 0, "groups": set()}
+                    for r in rules}
+        for it in self.items:
+            for h in it.hits:
+                c = per_rule.setdefault(h.rule, {"items": 0, "as_defect": 0,
+                                                 "as_needs_scene": 0, "groups": set()})
+                c["items"] += 1
+                c["as_needs_scene" if h.needs_scene else "as_defect"] += 1
+                c["groups"].add(it.question_id)
+        groups = self.group_verdicts()
+        senses: dict[str, collections.Counter] = {}
+        for it in self.items:
+            senses.setdefault(str(it.rotation_deg), collections.Counter())[it.verdict.sense] += 1
+        verdicts = collections.Counter(it.verdict.verdict for it in self.items)
         return {
             "items": len(self.items),
-            "flagged": sum(bool(it.hits) for it in self.items),
-            "per_rule": {r: per_rule.get(r, 0) for r in rules},
-            "groups_per_rule": {r: groups_per_rule.get(r, 0) for r in rules},
-            "direction_wrong_either_sense": sum(it.either_sense for it in self.items),
             "groups": self.groups,
-            "groups_flagged": len(flagged),
-            "groups_passing": self.groups - len(flagged),
             "complete_groups": len(self.complete),
-            "complete_groups_passing": len(self.complete - flagged),
+            "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS},
+            "group_verdicts": {v: sum(g == v for g in groups.values()) for v in VERDICTS},
+            "complete_group_verdicts": {v: sum(g == v for q, g in groups.items()
+                                               if q in self.complete) for v in VERDICTS},
+            "rules": {r: {**{k: c[k] for k in ("items", "as_defect", "as_needs_scene")},
+                          "groups": len(c["groups"])} for r, c in per_rule.items()},
+            "items_with_a_rule": sum(bool(it.hits) for it in self.items),
+            "items_with_several_rules": sum(len({h.rule for h in it.hits}) > 1
+                                            for it in self.items),
+            "senses": {k: {s: c.get(s, 0) for s in SENSES} for k, c in sorted(senses.items())},
             "turn_source": dict(collections.Counter(it.turn_source for it in self.items)),
             "scenes": self.scenes,
-            "rules": rules,
+            "rule_text": rules,
             "unmatched_names": dict(self.unmatched.most_common(20)),
         }
 
@@ -230,8 +272,8 @@ def _yaw_table(rows: list[dict[str, Any]], where: Callable[[dict], str]) -> np.n
 
 def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
               progress: bool = False) -> CheckResult:
-    """Apply the rules to every rotated item of ``rs`` (text rules always, scene rules when
-    ``rs.scenes`` is set)."""
+    """A verdict for every rotated item of ``rs`` (text and answer rules always, scene rules
+    when ``rs.scenes`` is set)."""
 
     def where(r: dict) -> str:
         file = rs.files.get(int(r["rotation_deg"]))
@@ -244,6 +286,7 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
     views = sorted({int(r["rotation_deg"]) for r in rs.rows})
     complete = {q for q, g in groups.items() if len(g) == len(views)}
     scene_cache: dict[str, Scene] = {}
+    several_cache: dict[str, frozenset[str]] = {}
     unmatched: collections.Counter = collections.Counter()
     items = []
     for q, g in tqdm(groups.items(), desc="checking rotations", unit="group",
@@ -256,84 +299,138 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
             if k == 0:
                 continue
             turn, source = turn_of(yaw[(q, 0)], yaw[(q, k)], k)
-            scene = several = None
+            scene = None
+            several: frozenset[str] = frozenset()
             if rs.scenes is not None:
                 sid = r["scene_id"]
                 if sid not in scene_cache:
                     scene_cache[sid] = rs.scenes(sid)
-                scene = scene_cache[sid]
-                several = several_named(scene)
-            hits = check_text(r0["situation"], r["situation"], turn,
-                              several=several or frozenset())
+                    several_cache[sid] = several_named(scene_cache[sid])
+                scene, several = scene_cache[sid], several_cache[sid]
+            scene_hits: list[Hit] = []
+            confirms = False
             if scene is not None:
                 pose0 = Pose.from_sqa3d(r0["position"], r0["rotation"], scene.origin,
                                         item=where(r0))
-                pose = pose0.turned(turn)
-                item = SceneCheck(r["situation"], r["question"], list(r["answers"]), pose,
-                                  r.get("semantics") or None, margin_deg)
-                hits += check_scene(item, scene)
-                unmatched.update(item.unmatched)
-            either = any(h.rule == "direction_wrong" for h in hits) and any(
-                h.rule == "direction_wrong"
-                for h in check_text(r0["situation"], r["situation"], (-turn) % 360,
-                                    several=several or frozenset()))
-            items.append(ItemCheck(q, k, turn, source, hits, r.get("source_question_id"),
-                                   either))
+                sc = SceneCheck(r["situation"], r["question"], list(r["answers"]),
+                                pose0.turned(turn), r.get("semantics") or None, margin_deg)
+                scene_hits = check_scene(sc, scene)
+                confirms = sc.confirmed
+                unmatched.update(sc.unmatched)
+            item = TurnedItem(
+                r0["situation"], r["situation"], r["question"], list(r0["answers"]),
+                list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
+                {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"])
+            verdict = judge(item, several=several, scene_hits=scene_hits,
+                            scene_confirms=confirms)
+            items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))
     return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched)
 
 
-def flagged_groups(items: Iterable[dict[str, Any]]) -> set[Any]:
-    """Group ids with a flagged item, from ``rotation_checks`` rows or flags.jsonl lines."""
-    return {r["question_id"] for r in items if r.get("rules")}
+def flagged_groups(items: Iterable[dict[str, Any]], verdicts: tuple[str, ...] = ("defect",)
+                   ) -> set[Any]:
+    """Group ids with an item of one of ``verdicts``, from ``rotation_checks`` rows or
+    verdicts.jsonl lines."""
+    return {r["question_id"] for r in items if r.get("verdict") in verdicts}
+
+
+def _texts(rs: RotationSet) -> Callable[[ItemCheck], dict[str, Any]]:
+    groups = rs.groups()
+
+    def texts(it: ItemCheck) -> dict[str, Any]:
+        g = groups[it.question_id]
+        r0, r = g[0], g[it.rotation_deg]
+        return {"situation_0": r0["situation"], "question_0": r0["question"],
+                "answers_0": list(r0["answers"]), "situation": r["situation"],
+                "question": r["question"], "answers": list(r["answers"])}
+
+    return texts
+
+
+def repairs(result: CheckResult, rs: RotationSet) -> list[dict[str, Any]]:
+    """Proposed fixes of the mechanical defects, never applied here: a direction answer
+    turned as the situation (or, failing that, the quaternions) says; a heading-free answer
+    restored to viewpoint 0's; a copied or duplicated situation marked for rewriting."""
+    texts = _texts(rs)
+    out = []
+    for it in result.items:
+        if it.verdict.verdict != "defect":
+            continue
+        rules = {h.rule for h in it.hits if not h.needs_scene}
+        t = texts(it)
+        base = {"question_id": _plain(it.question_id), "rotation_deg": it.rotation_deg}
+        if rules & {"text_not_turned", "duplicate_view"}:
+            rule = "text_not_turned" if "text_not_turned" in rules else "duplicate_view"
+            out.append({**base, "rule": rule, "field": "situation", "action": "rewrite",
+                        "from": t["situation"], "to": None,
+                        "why": "the situation does not describe the turned view; write one "
+                               "that does"})
+        if rules & {"text_not_turned", "duplicate_view", "direction_wrong",
+                     "same_object_faced"}:
+            continue  # the situation itself is wrong: no answer follows from it
+        for h in it.hits:
+            if h.repair is not None and not h.needs_scene:
+                out.append({**base, "rule": h.rule, "field": "answers", "action": "replace",
+                            "from": t["answers"], "to": list(h.repair), "why": h.detail})
+    return out
 
 
 def _examples(result: CheckResult, rs: RotationSet, per_rule: int = 3) -> dict[str, list]:
-    groups = rs.groups()
+    texts = _texts(rs)
     out: dict[str, list] = {}
     for it in result.items:
         for h in it.hits:
             ex = out.setdefault(h.rule, [])
             if len(ex) < per_rule:
-                g = groups[it.question_id]
                 ex.append({"question_id": _plain(it.question_id),
-                           "rotation_deg": it.rotation_deg,
-                           "situation_0": g[0]["situation"],
-                           "situation": g[it.rotation_deg]["situation"],
-                           "answers_0": list(g[0]["answers"]),
-                           "answers": list(g[it.rotation_deg]["answers"]),
-                           "detail": h.detail})
+                           "rotation_deg": it.rotation_deg, "verdict": it.verdict.verdict,
+                           **texts(it), "detail": h.detail})
     return out
 
 
 def report_section(summary: dict[str, Any], examples: dict[str, list]) -> str:
-    """Markdown: the counts by rule and up to three examples of each."""
+    """Markdown: the verdicts (items and groups), the rules (an item may break several), the
+    senses per viewpoint, and up to three examples of each rule."""
+    v, gv = summary["verdicts"], summary["group_verdicts"]
     lines = [f"{summary['items']} rotated items in {summary['groups']} groups checked"
-             + (" (text and scene rules)" if summary["scenes"] else " (text rules; give "
-                "--scenes for the scene rules)") + f": {summary['flagged']} items flagged, in "
-             f"{summary['groups_flagged']} groups; {summary['groups_passing']} groups pass "
-             f"({summary['complete_groups_passing']} of the {summary['complete_groups']} "
-             "complete ones).", "",
-             markdown_table(["rule", "items", "groups", "what it means"],
-                            [[f"`{r}`", summary["per_rule"][r], summary["groups_per_rule"][r],
-                              d] for r, d in summary["rules"].items()])]
+             + (" (text, answer and scene rules)" if summary["scenes"] else
+                " (text and answer rules; give --scenes for the scene rules)") + ".", "",
+             markdown_table(["verdict", "items", "groups"],
+                            [[f"`{k}`", v[k], gv[k]] for k in VERDICTS]), "",
+             "A group's verdict is its worst item's (`defect`, then `needs_scene`, then "
+             "`pass`). `needs_scene`: the text alone cannot decide (objects of one name, a "
+             "choice of two sides after a quarter turn, an answer that rests on where unnamed "
+             "things are).", "",
+             f"{summary['items_with_a_rule']} items break at least one rule, "
+             f"{summary['items_with_several_rules']} of them more than one, so the rule counts "
+             "below overlap and sum to more than the items.", "",
+             markdown_table(["rule", "items", "as defect", "as needs_scene", "groups",
+                             "what it means"],
+                            [[f"`{r}`", c["items"], c["as_defect"], c["as_needs_scene"],
+                              c["groups"], summary["rule_text"].get(r, "")]
+                             for r, c in summary["rules"].items()]), "",
+             "The sense each turned item's texts follow (a quarter turn's may follow its "
+             "quaternions or the opposite turn; `either`: a half turn, or nothing tells them "
+             "apart; `none`: no rigid turn):", "",
+             markdown_table(["viewpoint", *SENSES],
+                            [[k, *(c[s] for s in SENSES)] for k, c in summary["senses"].items()])]
     turns = ", ".join(f"{n} from the {s}" for s, n in summary["turn_source"].items())
     lines += ["", f"The turn of each item: {turns} (a viewpoint k turned k degrees clockwise, "
-              "where the item's quaternions were left unturned). Of the "
-              f"{summary['per_rule']['direction_wrong']} `direction_wrong` items, "
-              f"{summary['direction_wrong_either_sense']} are wrong whichever way round the "
-              "turn is read."]
+              "where the item's quaternions were left unturned)."]
     for rule, ex in examples.items():
         lines += ["", f"### `{rule}`", ""]
         for e in ex:
-            lines += [f"- {e['question_id']} at {e['rotation_deg']}: \"{e['situation_0']}\" "
-                      f"(answer {', '.join(e['answers_0'])}) -> \"{e['situation']}\" (answer "
-                      f"{', '.join(e['answers'])}). {e['detail']}."]
+            lines += [f"- {e['question_id']} at {e['rotation_deg']} ({e['verdict']}): "
+                      f"\"{e['situation_0']}\" (answer {', '.join(e['answers_0'])}) -> "
+                      f"\"{e['situation']}\" (answer {', '.join(e['answers'])}). "
+                      f"{e['detail']}."]
     return "\n".join(lines)
 
 
 def _config_rows(result: CheckResult) -> list[dict[str, Any]]:
     return [{"question_id": int(it.question_id), "rotation_deg": int(it.rotation_deg),
-             "flagged": bool(it.hits), "rules": [h.rule for h in it.hits],
+             "verdict": it.verdict.verdict, "sense": it.verdict.sense,
+             "flagged": it.verdict.verdict == "defect", "rules": [h.rule for h in it.hits],
              "details": [h.detail for h in it.hits], "turn_deg": float(it.turn),
              "turn_source": it.turn_source} for it in result.items]
 
@@ -346,28 +443,31 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any]) -> 
 
     feats = datasets.Features({
         "question_id": datasets.Value("int64"), "rotation_deg": datasets.Value("int32"),
+        "verdict": datasets.Value("string"), "sense": datasets.Value("string"),
         "flagged": datasets.Value("bool"), "rules": datasets.Sequence(datasets.Value("string")),
         "details": datasets.Sequence(datasets.Value("string")),
         "turn_deg": datasets.Value("float64"), "turn_source": datasets.Value("string")})
-    note = (f"{summary['flagged']} of {summary['items']} rotated items flagged, "
-            f"{summary['groups_flagged']} of {summary['groups']} groups")
+    v, gv = summary["verdicts"], summary["group_verdicts"]
+    note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
+            f"{summary['items']} rotated items")
     add_config(folder, ConfigData(CHECKS_CONFIG, {"test": _config_rows(result)}, feats,
-                                  "hf-real3d check-rotations: the rules each rotated item "
-                                  f"breaks ({note})"))
+                                  "hf-real3d check-rotations: each rotated item's verdict and "
+                                  f"the rules it breaks ({note})"))
     rot = load_local(folder, "rotations")
     bad = result.flagged_ids()
     keep = rot.filter(lambda q: q not in bad, input_columns="question_id")
     add_config(folder, ConfigData(CHECKED_CONFIG, {"test": keep}, rot.features,
-                                  "the rotation groups hf-real3d check-rotations flags nothing "
-                                  f"in ({summary['groups_passing']} of {summary['groups']})"))
+                                  "the rotation groups in which hf-real3d check-rotations "
+                                  f"finds no defect ({summary['groups'] - gv['defect']} of "
+                                  f"{summary['groups']} groups)"))
 
 
 def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
                     scenes: str | os.PathLike | None = None, margin_deg: float = 15.0,
                     write_configs: bool = True, progress: bool = True) -> dict[str, Any]:
-    """``hf-real3d check-rotations``: check, write ``OUT`` (atomically) and, for a dataset
-    folder, its ``rotation_checks`` and ``rotations_checked`` configs. Returns the summary
-    written to ``check.json``."""
+    """``hf-real3d check-rotations``: a verdict per rotated item, written (atomically) to
+    ``OUT``; for a dataset folder also its ``rotation_checks`` and ``rotations_checked``
+    configs. Returns the summary written to ``check.json``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out}: exists and is not a folder; give another --out")
@@ -375,18 +475,26 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
     result = check_set(rs, margin_deg=margin_deg, progress=progress)
     summary = {"dataset": str(dataset), "source": rs.source,
                "scenes_from": rs.scenes_from or None, **result.summary()}
+    proposed = repairs(result, rs)
+    summary["repairs"] = dict(collections.Counter(r["rule"] for r in proposed))
     examples = _examples(result, rs)
     summary["examples"] = examples
+    texts = _texts(rs)
     with atomic_dir(out) as tmp:
         write_json(tmp / "check.json", summary, indent=2)
+        with open(tmp / "verdicts.jsonl", "w", encoding="utf-8") as f:
+            for it in result.items:
+                f.write(json.dumps({**it.to_dict(), **texts(it)}, ensure_ascii=False) + "\n")
         with open(tmp / "flags.jsonl", "w", encoding="utf-8") as f:
             for it in result.items:
                 if it.hits:
-                    f.write(json.dumps(it.to_dict()) + "\n")
+                    f.write(json.dumps(it.to_dict(), ensure_ascii=False) + "\n")
+        with open(tmp / "repairs.jsonl", "w", encoding="utf-8") as f:
+            for r in proposed:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
         (tmp / "report.md").write_text("# Rotation checks\n\n" + report_section(summary, examples)
                                        + "\n", encoding="utf-8")
     if write_configs and rs.source == "folder":
         _add_configs(rs.path, result, summary)
         summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
     return summary
-

@@ -1,84 +1,100 @@
-"""Is a rotated item consistent with its turn? Named rules over its text and, given the
-scene, over its geometry (Real-3DQA App. D.2).
+"""Is a rotated item consistent with its turn? Named rules over its texts and answers, and,
+given the scene, over its geometry (Real-3DQA App. D.2); and the verdict they give.
 
-A rotated item says where things are after the agent turned ``turn`` degrees clockwise in
-place. Its text is read into *mentions*: an object and its egocentric bearing, clockwise
-from the front (``in front of me`` 0, ``on my right`` 90, ``behind me`` 180, ``on my left``
-270, ``in my N o'clock direction`` 30 N, ``facing X`` 0, ``with my back to X`` 180).
-Comparing the mentions of viewpoint 0 with those of the turned viewpoint, through the one
-turn rule of :func:`hf_real3d.geometry.bearing_after_turn`, gives the text rules:
+A rotated item says where things are after the agent turned in place. The English reader
+(:mod:`hf_real3d.real3dqa.mentions`) reads each text into objects with an egocentric bearing;
+the one turn rule (:func:`hf_real3d.geometry.bearing_after_turn`) says where the turn sends
+each. The release's quarter-turn texts follow the quaternions' sense and the opposite sense
+about equally, so each quarter-turn item is read under both **senses**: ``quaternion`` (the
+turn its pose makes, or viewpoint k turned k degrees clockwise where the pose was left
+unturned) and ``opposite``. An item whose situation and answer agree on one rigid turn of the
+right size passes in that sense; one whose situation follows one sense and whose answer the
+other is a defect.
 
-* ``text_not_turned``: the situation is viewpoint 0's word for word (case and spaces aside);
-  the other text rules are not applied to it.
-* ``same_object_faced``: the turned situation faces the object viewpoint 0 faces.
-* ``mirror``: the same object faced, with an object moved from one side to the other
-  (left and right swapped): a mirror image, which no turn produces.
-* ``direction_wrong``: an object named with a direction at both viewpoints is not where the
-  turn sends it (it did not move, or moved the wrong way).
-
-With the scene (its objects' bounding-box centres) and the turned pose:
-
-* ``quadrant_situation``: an object the turned situation names with a direction has no
-  instance in that direction from the turned pose.
-* ``quadrant_answer``: the question asks about a direction ("what is on my left?") and the
-  answer names an object with no instance there.
-* ``answer_geometry``: the question's meaning is known (a synthetic question's recorded
-  semantics, or a real question that matches a directional template) and the scene gives
-  an unambiguous answer from the turned pose that is not among the item's answers (a
-  question about what the agent faces is answered from the object the turned situation
-  faces).
-
-Objects are matched by name (the head noun, singular). Without the scene, a text that names
-another object of the same name (a second chair) reads as the same object; with the scene,
-names the scene holds several objects of are left to the scene rules (walls, floors and
-ceilings always are: "facing the wall" may name another wall). Walls, floors and ceilings,
-whose box centres say nothing of their direction, are left out of the scene rules. A text naming one
-object in two
-directions is ambiguous and that object is left out. A direction is "where it should be"
-within half its phrase's width (45 degrees for front/right/behind/left, 15 for a clock
-hour); in the scene rules an object within ``margin_deg`` of that range still passes.
-Everything here is pure: :mod:`hf_real3d.real3dqa.check_run` reads the files and writes
-the outputs.
+Rules over the text (:data:`TEXT_RULES`) and the answers (:data:`ANSWER_RULES`); with the
+scene, :data:`SCENE_RULES`. Each hit is a defect, or says the text cannot decide
+(``needs_scene``: objects of one name, a left-or-right answer near an axis, an answer that
+rests on where unnamed things are). :func:`judge` gives each item its
+:class:`Verdict`: ``pass``, ``defect`` or ``needs_scene``, with the sense it follows.
+Everything here is pure: :mod:`hf_real3d.real3dqa.check_run` reads the files and writes the
+outputs.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from hf_real3d.answers import normalize_answer
+from hf_real3d.answers import match_one, normalize_answer
 from hf_real3d.geometry import Pose, bearing_after_turn, wrap_degrees
-from hf_real3d.real3dqa.format import same_text
+from hf_real3d.real3dqa.mentions import (
+    ALWAYS_SEVERAL,
+    GENERIC,
+    HOUR_WORDS,
+    Mention,
+    Reading,
+    answer_direction,
+    bearing_name,
+    mentions,
+    plain_words,
+    question_kind,
+    read,
+)
 from hf_real3d.scene import STRUCTURAL_LABELS, Scene
 from hf_real3d.spatial import Unanswerable, View, answer_from_geometry, parse_question, singular
 
 __all__ = [
+    "ANSWER_RULES",
     "HOUR_WORDS",
     "RULES",
-    "several_named",
-    "TEXT_RULES",
     "SCENE_RULES",
-    "Mention",
+    "SENSES",
+    "TEXT_RULES",
+    "VERDICTS",
     "Hit",
-    "mentions",
-    "check_text",
+    "Mention",
+    "SceneCheck",
+    "TurnedItem",
+    "Verdict",
     "check_scene",
+    "check_text",
+    "judge",
+    "mentions",
+    "several_named",
     "turn_of",
+    "turned_answer",
 ]
 
 TEXT_RULES: dict[str, str] = {
-    "text_not_turned": "the situation at a turned viewpoint is viewpoint 0's, word for word",
+    "empty_text": "the turned item's situation or answers are empty",
+    "text_not_turned": "the situation at a turned viewpoint is viewpoint 0's (up to case, "
+                       "spaces, punctuation and contractions)",
+    "duplicate_view": "the situation is another turned viewpoint's of the group, or one of "
+                      "viewpoint 0's alternative situations (a view of viewpoint 0)",
     "same_object_faced": "the situation at a turned viewpoint faces the object viewpoint 0 "
                          "faces",
     "mirror": "the same object faced with an object moved to the other side (left and right "
               "swapped): a mirror image, not a turn",
-    "direction_wrong": "an object named with a direction at both viewpoints is not where the "
-                       "turn sends it (it did not move, or moved the wrong way)",
+    "direction_wrong": "an object named with a direction at viewpoint 0 and at the turn is "
+                       "where no turn of this size sends it, in either sense",
+    "sense_mismatch": "the situation follows one sense of the quarter turn and the answer the "
+                      "other",
+    "allocentric_changed": "a relation to a named thing changed side (\"left of the bed\" -> "
+                           "\"right of the bed\"); a turn moves nothing in the room, but the "
+                           "text's left may be the viewer's (needs the scene)",
+}
+ANSWER_RULES: dict[str, str] = {
+    "answer_direction": "the answer is a direction and is not viewpoint 0's answer turned (in "
+                        "the sense the situation follows)",
+    "answer_invariant": "the question does not depend on the agent's heading and the answer "
+                        "changed",
+    "answer_from_situation": "the question asks what is in a direction, the turned situation "
+                             "names an object there, and the answer is another",
 }
 SCENE_RULES: dict[str, str] = {
     "quadrant_situation": "an object the turned situation names with a direction has no "
@@ -88,244 +104,466 @@ SCENE_RULES: dict[str, str] = {
     "answer_geometry": "the scene answers the question unambiguously from the turned pose, "
                        "and that answer is not among the item's answers",
 }
-RULES: dict[str, str] = {**TEXT_RULES, **SCENE_RULES}
-
-#: clock hours as words, 12 o'clock first
-HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-              "ten", "eleven")
-_HOURS = {w: i for i, w in enumerate(HOUR_WORDS)}
-_SIDE = r"(?:immediate\s+|direct\s+|far\s+)?"
-_NOT_OF = r"(?!\s+of\s+(?!me\b))"  # "to the left of the door" is not egocentric
-# (pattern, clockwise bearing or None for a clock hour, the phrase's width in degrees)
-_DIRECTION_PATTERNS: tuple[tuple[str, float | None, float], ...] = (
-    (r"in\s+front\s+of\s+me|ahead\s+of\s+me|(?:to|on|at|in)\s+my\s+front|straight\s+ahead|"
-     r"directly\s+ahead", 0.0, 90.0),
-    (r"behind\s+me|(?:to|on|at|in)\s+my\s+(?:back|rear)(?:\s+side)?", 180.0, 90.0),
-    (rf"(?:on|to|at)\s+(?:my|the)\s+{_SIDE}left(?:[-\s]hand)?(?:\s+side)?(?:\s+of\s+me)?{_NOT_OF}",
-     270.0, 90.0),
-    (rf"(?:on|to|at)\s+(?:my|the)\s+{_SIDE}right(?:[-\s]hand)?(?:\s+side)?(?:\s+of\s+me)?"
-     rf"{_NOT_OF}", 90.0, 90.0),
-    (r"(?:(?:in|at|on|to|towards?)\s+)?(?:my\s+)?(?P<hour>1[0-2]|[1-9]|" + "|".join(_HOURS)
-     + r")\s*o'?\s?clock(?:\s+direction)?", None, 30.0),
-)
-_DIRECTION_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _, _) in
-                                    enumerate(_DIRECTION_PATTERNS)))
-_FACING_RE = re.compile(r"\b(?P<verb>facing\s+away\s+from|(?:with\s+)?my\s+back\s+(?:is\s+)?"
-                        r"(?:to|towards?|facing|against)|facing(?:\s+towards?)?|"
-                        r"looking\s+(?:at|towards?)|staring\s+at|(?:i\s+)?face)\s+")
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*|[,.;:!?()]")
-_DETERMINERS = frozenset(
-    "a an the some another two three four five six several many few couple pair this that "
-    "these those my its their both other".split())
-# words that end a noun phrase read outwards from a direction or a verb
-_STOPS = frozenset(
-    "with while having have has had there i am is are was were be and or but so as by beside "
-    "near next of on in at to from into onto under over above below behind between against "
-    "toward towards facing looking standing sitting lying leaning holding where when which "
-    "who whom that me my it them you we he she they "
-    "also then than if not no just right left front back ahead directly closest nearest "
-    "furthest farthest further farther far close within around across along through up down "
-    "out off about after before past like for during without inside outside beneath "
-    "underneath beyond while whilst".split()) | frozenset(",.;:!?()")
-# what may stand between a noun phrase and the direction it is given ("a chair is on ...")
-_LINKS = frozenset("is are was were sits sit stands stand lies lie located placed positioned "
-                   "situated directly right just immediately straight which that who on all "
-                   "also".split())
-_PRONOUNS = frozenset("it them this that these those one ones".split())
-_PART_OF = frozenset("end side foot edge corner middle center centre top bottom front back "
-                     "part".split())
-_AFTER_DIRECTION = re.compile(r"^\s*(?:side\s+)?(?:,\s*)?(?:there\s+(?:is|are)|there's|is|are|"
-                              r"sits|stands|lies|i\s+(?:can\s+)?see|i\s+have)\s+")
-
-
-@dataclass(frozen=True)
-class Mention:
-    """An object named in a text with an egocentric bearing (clockwise degrees)."""
-
-    head: str  # the head noun, singular: what identifies the object across texts
-    words: tuple[str, ...]  # the noun phrase, each word singular (matched to scene labels)
-    bearing: float
-    width: float  # 90 for front/right/behind/left, 30 for a clock hour
-    phrase: str  # the text that said it
-    facing: bool = False  # said as "facing X"
+RULES: dict[str, str] = {**TEXT_RULES, **ANSWER_RULES, **SCENE_RULES}
+VERDICTS = ("pass", "defect", "needs_scene")
+#: the sense a quarter-turn item follows: its quaternions', the opposite, both (a half turn,
+#: or nothing tells them apart), or none (no rigid turn)
+SENSES = ("quaternion", "opposite", "either", "none")
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A rule an item breaks, with the phrases that triggered it."""
+    """A rule an item breaks, with the phrases that triggered it. ``needs_scene``: the text
+    cannot settle it (the rule fired on an object of which there may be several, or on a
+    question the text does not answer)."""
 
     rule: str
     phrases: tuple[str, ...]
     detail: str = ""
+    needs_scene: bool = False
+    repair: tuple[str, ...] | None = None  # proposed answers, where the fix is mechanical
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "phrases": list(self.phrases), "detail": self.detail}
+        out = {"rule": self.rule, "phrases": list(self.phrases), "detail": self.detail,
+               "needs_scene": self.needs_scene}
+        if self.repair is not None:
+            out["repair"] = list(self.repair)
+        return out
 
 
-def _tokens(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+@dataclass
+class TurnedItem:
+    """One turned viewpoint of a question, with what it is checked against."""
+
+    situation_0: str
+    situation: str
+    question: str
+    answers_0: Sequence[str]
+    answers: Sequence[str]
+    turn: float  # clockwise degrees, in the quaternion sense
+    alternatives_0: Sequence[str] = ()  # viewpoint 0's alternative situations
+    siblings: Mapping[int, str] = field(default_factory=dict)  # other turned viewpoints' situations
+    question_0: str = ""
 
 
-def _phrase(words: list[str]) -> tuple[str, ...] | None:
-    """A noun phrase's words, singular, or None when it is empty or a pronoun."""
-    words = [w for w in words if w not in _DETERMINERS and not w.isdigit()]
-    if not words or words[-1] in _PRONOUNS:
-        return None
-    return tuple(singular(w) for w in words[-3:])
+@dataclass
+class Verdict:
+    """An item's verdict, the sense its texts follow, and the hits behind it."""
 
+    verdict: str  # one of VERDICTS
+    sense: str  # one of SENSES
+    hits: list[Hit]
+    why: str = ""  # for needs_scene without a hit: what the text leaves open
 
-def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[str, ...]]:
-    """Noun phrases ending just before token ``end`` ("a mini fridge and a trash can")."""
-    i = end - 1
-    coordinate = True
-    while i >= 0 and toks[i][0] in _LINKS:
-        if toks[i][0] in ("is", "sits", "stands", "lies"):
-            coordinate = False  # a singular verb: one subject
-        i -= 1
-    out = []
-    while i >= 0 and len(out) < 3:
-        words = []
-        while i >= 0 and toks[i][0] not in _STOPS and toks[i][0] not in _DETERMINERS:
-            words.insert(0, toks[i][0])
-            i -= 1
-        while i >= 0 and toks[i][0] in _DETERMINERS:
-            i -= 1
-        np_ = _phrase(words)
-        if np_ is None:
-            break
-        out.append(np_)
-        if not (coordinate and i >= 1 and toks[i][0] in ("and", ",")
-                and toks[i - 1][0] not in _STOPS):
-            break
-        i -= 1
-    return out
-
-
-def _after(toks: list[tuple[str, int, int]], start: int) -> tuple[str, ...] | None:
-    """The noun phrase starting at token ``start`` ("the end of the bed" is the bed)."""
-    i = start
-    while i < len(toks) and toks[i][0] in _DETERMINERS | {"towards", "toward", "directly"}:
-        i += 1
-    words = []
-    while i < len(toks) and toks[i][0] not in _STOPS and toks[i][0] not in _DETERMINERS:
-        words.append(toks[i][0])
-        i += 1
-    if words and words[-1] in _PART_OF and i < len(toks) and toks[i][0] == "of":
-        return _after(toks, i + 1)
-    return _phrase(words)
-
-
-def _bearing(m: re.Match) -> tuple[float, float]:
-    """(clockwise bearing, width) of a direction phrase :data:`_DIRECTION_RE` matched."""
-    k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
-    _, bearing, width = _DIRECTION_PATTERNS[k]
-    if bearing is None:
-        hour = m.group("hour")
-        bearing = (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
-    return float(bearing), width
-
-
-def _first_token_at(toks: list[tuple[str, int, int]], pos: int) -> int:
-    return next((i for i, t in enumerate(toks) if t[1] >= pos), len(toks))
-
-
-def mentions(text: str) -> list[Mention]:
-    """Every object ``text`` names with an egocentric direction, in order of appearance."""
-    low = text.lower().replace("\u2019", "'")
-    toks = _tokens(low)
-    out: list[Mention] = []
-    for m in _FACING_RE.finditer(low):
-        verb = m.group("verb")
-        np_ = _after(toks, _first_token_at(toks, m.end()))
-        if np_ is None:
-            continue
-        behind = verb.startswith(("facing away", "with my back", "my back"))
-        out.append(Mention(np_[-1], np_, 180.0 if behind else 0.0, 90.0,
-                           low[m.start():m.end()].strip() + " " + " ".join(np_),
-                           facing=not behind))
-    for m in _DIRECTION_RE.finditer(low):
-        bearing, width = _bearing(m)
-        first = _first_token_at(toks, m.start())
-        phrases = _before(toks, first)
-        if not phrases:  # "on my right is a box", "to my left there are two chairs"
-            rest = _AFTER_DIRECTION.match(low[m.end():])
-            if rest:
-                after = _after(toks, _first_token_at(toks, m.end() + rest.end()))
-                phrases = [after] if after else []
-        for np_ in phrases:
-            out.append(Mention(np_[-1], np_, bearing, width,
-                               f"{' '.join(np_)} {low[m.start():m.end()].strip()}"))
-    return out
-
-
-def _unambiguous(found: Sequence[Mention]) -> dict[str, Mention]:
-    """head -> its mention, leaving out heads named in two directions."""
-    by: dict[str, list[Mention]] = {}
-    for m in found:
-        by.setdefault(m.head, []).append(m)
-    return {h: ms[0] for h, ms in by.items()
-            if all(_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms)}
+    @property
+    def rules(self) -> list[str]:
+        return [h.rule for h in self.hits]
 
 
 def _gap(a: float, b: float) -> float:
     return abs(float(wrap_degrees(a - b)))
 
 
-def _name(bearing: float, width: float) -> str:
-    if width >= 90:
-        return {0: "front", 90: "right", 180: "behind", 270: "left"}.get(int(bearing) % 360,
-                                                                           f"{bearing:g} deg")
-    hour = int(round(bearing / 30)) % 12
-    return f"{12 if hour == 0 else hour} o'clock"
+def _compatible(a: Mention, b: Mention) -> bool:
+    """Whether two mentions may name one object: one head, and no two different modifiers
+    ("office chair" and "chair" may; "coffee table" and "dining table" do not)."""
+    return a.head == b.head and (a.modifier is None or b.modifier is None
+                                 or a.modifier == b.modifier)
+
+
+def _unique(found: Iterable[Mention]) -> list[Mention]:
+    """One mention per object a text places once: a head placed in two directions is left
+    out, unless modifiers tell its mentions apart."""
+    by: dict[str, list[Mention]] = {}
+    for m in found:
+        by.setdefault(m.head, []).append(m)
+    out = []
+    for ms in by.values():
+        if all(_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms):
+            out.append(next((m for m in ms if m.modifier), ms[0]))
+            continue
+        mods: dict[str | None, list[Mention]] = {}
+        for m in ms:
+            mods.setdefault(m.modifier, []).append(m)
+        if None in mods:
+            continue
+        out += [g[0] for g in mods.values() if all(_gap(g[0].bearing, x.bearing) < 1e-6
+                                                    for x in g)]
+    return out
+
+
+def _pairs(m0: Sequence[Mention], mk: Sequence[Mention]) -> list[tuple[Mention, Mention]]:
+    """(viewpoint 0's mention, the turned one) of each object both place, where viewpoint 0
+    places it in one direction."""
+    out = []
+    for b in _unique(mk):
+        cands = [a for a in m0 if _compatible(a, b)]
+        if cands and all(_gap(c.bearing, cands[0].bearing) < 1e-6 for c in cands):
+            out.append((cands[0], b))
+    return out
+
+
+def _several(readings: Sequence[Reading], extra: Iterable[str] = ()) -> set[str]:
+    """Heads of which there may be several: rooms hold several of them, a text names several
+    or "another", or one text names them as one and another as several."""
+    out = set(ALWAYS_SEVERAL) | set(STRUCTURAL_LABELS) | set(GENERIC) | set(extra)
+    numbers: dict[str, set[str]] = {}
+    for r in readings:
+        out |= r.several
+        for m in r.mentions:
+            numbers.setdefault(m.head, set()).add(m.number)
+    return out | {h for h, n in numbers.items() if "other" in n or n >= {"", "plural"}}
+
+
+@dataclass
+class _Side:
+    """What the situation says under one sense: the heads the turn sends where the text puts
+    them, and those it does not (certain, and of names there may be several of)."""
+
+    agree: list[str] = field(default_factory=list)
+    wrong: list[tuple[Mention, Mention, float]] = field(default_factory=list)
+    unsure: list[tuple[Mention, Mention, float]] = field(default_factory=list)
+
+
+def _directions(pairs: Sequence[tuple[Mention, Mention]], turn: float,
+                several: set[str]) -> _Side:
+    side = _Side()
+    for a, b in pairs:
+        expected = bearing_after_turn(a.bearing, turn)
+        if _gap(b.bearing, expected) < max(a.width, b.width) / 2:
+            side.agree.append(b.head)
+        elif b.head in several:
+            side.unsure.append((a, b, expected))
+        else:
+            side.wrong.append((a, b, expected))
+    return side
+
+
+def _moved(a: Mention, b: Mention, expected: float) -> str:
+    width = max(a.width, b.width)
+    how = "did not move" if _gap(a.bearing, b.bearing) < width / 2 else \
+        f"expected {bearing_name(expected, width)}"
+    return (f"the {' '.join(b.words)}: {bearing_name(a.bearing, a.width)} -> "
+            f"{bearing_name(b.bearing, b.width)} ({how})")
+
+
+def _kept_faced(r0: Sequence[Reading], rk: Reading) -> list[tuple[Mention, Mention]]:
+    """(viewpoint 0's, the turned) mentions of an object faced at both."""
+    all0 = [m for r in r0 for m in r.mentions]
+    faced0 = [a for a in all0 if a.facing and not any(
+        _compatible(a, x) and _gap(a.bearing, x.bearing) > 1e-6 for x in all0)]
+    return [(a, b) for b in rk.mentions if b.facing for a in faced0 if _compatible(a, b)][:1]
+
+
+def _faced_hit(kept: Sequence[tuple[Mention, Mention]], turn: float, many: set[str]) -> Hit:
+    return Hit("same_object_faced", tuple(p for a, b in kept for p in (a.phrase, b.phrase)),
+               f"still facing the {' '.join(kept[0][1].words)} after a {turn:g}-degree turn",
+               needs_scene=all(b.head in many for _, b in kept))
+
+
+def _situation_pairs(r0: Sequence[Reading], rk: Reading,
+                     kept: Sequence[tuple[Mention, Mention]]) -> list[tuple[Mention, Mention]]:
+    faced = {b.head for _, b in kept}
+    return _pairs([m for r in r0 for m in r.mentions if m.head not in faced],
+                  [m for m in rk.mentions if m.head not in faced])
+
+
+def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
+    """A relation to a named thing that changed side ("to the left of the bed" -> "to the
+    right of the bed"): a turn in place moves no furniture, but which side a text calls left
+    may be the viewer's, so the scene decides."""
+    opposite = {"left": "right", "right": "left", "front": "behind", "behind": "front"}
+    before = {(r.anchor, r.side): r for x in r0 for r in x.relations if r.anchor}
+    after = {(r.anchor, r.side): r for r in rk.relations if r.anchor}
+    moved = [(before[(a, opposite[s])], r) for (a, s), r in after.items()
+             if (a, opposite[s]) in before and (a, s) not in before
+             and (a, opposite[s]) not in after]
+    if not moved:
+        return None
+    return Hit("allocentric_changed", tuple(p for a, b in moved for p in (a.phrase, b.phrase)),
+               "; ".join(f"{a.side} of the {a.anchor} -> {b.side} of the {b.anchor}"
+                         for a, b in moved) + " (a turn in place moves nothing in the room)",
+               needs_scene=True)
 
 
 def check_text(original: str, rotated: str, turn: float, *,
-               several: frozenset[str] = frozenset()) -> list[Hit]:
-    """The text rules an item at a turn of ``turn`` degrees clockwise breaks, given the
-    situation at viewpoint 0 (``original``) and at the turned viewpoint (``rotated``).
-    ``several``: names (head nouns) the scene holds more than one object of; the text cannot
-    tell whether it names the same one, so they are left to the scene rules."""
+               several: frozenset[str] = frozenset(),
+               alternatives: Sequence[str] = ()) -> list[Hit]:
+    """The situation rules an item at a turn of ``turn`` degrees clockwise breaks in that
+    sense, given the situation at viewpoint 0 (``original``, with its ``alternatives``) and
+    at the turned viewpoint (``rotated``). ``several``: names the scene holds more than one
+    object of; a rule that fires only on them is a ``needs_scene`` hit."""
     if float(turn) % 360 == 0:
         return []
-    if same_text(original, rotated):
+    if plain_words(original) == plain_words(rotated):
         return [Hit("text_not_turned", (rotated,), f"a {turn:g}-degree turn left the text as "
                                                     "it was")]
+    r0 = [read(t) for t in (original, *alternatives)]
+    rk = read(rotated)
+    many = _several([*r0, rk], several)
     hits = []
-    several = several | STRUCTURAL_LABELS  # a room has several walls
-    m0 = [m for m in mentions(original) if m.head not in several]
-    mk = [m for m in mentions(rotated) if m.head not in several]
-    u0, uk = _unambiguous(m0), _unambiguous(mk)
-    faced0 = {m.head: m for m in m0 if m.facing}
-    facedk = {m.head: m for m in mk if m.facing}
-    kept = sorted(set(faced0) & set(facedk))
+    kept = _kept_faced(r0, rk)
     if kept:
-        hits.append(Hit("same_object_faced",
-                        tuple(p for h in kept for p in (faced0[h].phrase, facedk[h].phrase)),
-                        f"still facing the {' '.join(facedk[kept[0]].words)} after a "
-                        f"{turn:g}-degree turn"))
-    wrong, swapped = [], []
-    for head in sorted(set(u0) & set(uk)):
-        a, b = u0[head], uk[head]
-        expected = bearing_after_turn(a.bearing, turn)
-        tolerance = max(a.width, b.width) / 2
-        if _gap(b.bearing, expected) < tolerance:
-            continue
-        how = "did not move" if _gap(a.bearing, b.bearing) < tolerance else \
-            f"expected {_name(expected, max(a.width, b.width))}"
-        wrong.append((a, b, f"the {' '.join(b.words)}: {_name(a.bearing, a.width)} -> "
-                            f"{_name(b.bearing, b.width)} ({how})"))
-        if _gap(b.bearing, -a.bearing) < tolerance and _gap(a.bearing, b.bearing) >= tolerance:
-            swapped.append((a, b))
-    if wrong:
-        hits.append(Hit("direction_wrong", tuple(p for a, b, _ in wrong
-                                                 for p in (a.phrase, b.phrase)),
-                        "; ".join(d for _, _, d in wrong)))
+        hits.append(_faced_hit(kept, turn, many))
+    side = _directions(_situation_pairs(r0, rk, kept), turn, many)
+    for wrong, unsure in ((side.wrong, False), (side.unsure, True)):
+        if wrong:
+            hits.append(Hit("direction_wrong", tuple(p for a, b, _ in wrong
+                                                     for p in (a.phrase, b.phrase)),
+                            "; ".join(_moved(a, b, e) for a, b, e in wrong), needs_scene=unsure))
+    swapped = [(a, b) for a, b, _ in side.wrong + side.unsure
+               if _gap(b.bearing, -a.bearing) < 45 and _gap(a.bearing, b.bearing) >= 45]
     if kept and swapped:
         hits.append(Hit("mirror", tuple(p for a, b in swapped for p in (a.phrase, b.phrase)),
-                        f"facing the {' '.join(facedk[kept[0]].words)} with "
-                        + ", ".join(f"the {' '.join(b.words)} moved {_name(a.bearing, a.width)} -> "
-                                    f"{_name(b.bearing, b.width)}" for a, b in swapped)))
+                        f"facing the {' '.join(kept[0][1].words)} with "
+                        + ", ".join(f"the {' '.join(b.words)} moved "
+                                    f"{bearing_name(a.bearing, a.width)} -> "
+                                    f"{bearing_name(b.bearing, b.width)}" for a, b in swapped),
+                        needs_scene=all(h.needs_scene for h in hits)))
     return hits
+
+
+# ---- answers ---------------------------------------------------------------------------
+
+_SYNONYMS = [frozenset(s.split("|")) for s in (
+    "couch|sofa", "trash can|trash bin|garbage can|garbage bin|bin|wastebasket|trashcan",
+    "tv|television|monitor", "zero|none|0|no", "gray|grey", "fridge|refrigerator",
+    "closet|wardrobe", "nightstand|night stand|end table", "bookshelf|bookcase|shelf",
+    "table|desk", "cabinet|cupboard", "rectangle|rectangular", "square|squared",
+    "circle|circular|round", "picture|painting|poster|frame", "rug|mat|carpet",
+    "backpack|bag", "office chair|chair", "lamp|light")]
+
+
+def _answer_words(a: str) -> str:
+    return " ".join(singular(w) for w in normalize_answer(a).split())
+
+
+def same_answer(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two answer lists mean the same: a refined match (case, articles, number words
+    and containment aside) or synonyms."""
+    na = [_answer_words(x) for x in a if str(x).strip()]
+    nb = [_answer_words(x) for x in b if str(x).strip()]
+    for x in na:
+        if match_one(x, nb)[1]:
+            return True
+        for y in nb:
+            if any(x in s and y in s for s in _SYNONYMS):
+                return True
+    return False
+
+
+_FAMILIES: tuple[dict[int, str], ...] = (
+    {0: "forward", 90: "right", 180: "backward", 270: "left"},
+    {0: "front", 90: "right", 180: "behind", 270: "left"},
+    {0: "straight", 90: "right", 180: "back", 270: "left"},
+    {0: "ahead", 90: "right", 180: "behind", 270: "left"},
+)
+
+
+def turned_answer(answer: str, turn: float) -> str | None:
+    """``answer`` (a direction) as it reads after a turn of ``turn`` degrees clockwise, in
+    the answer's own words where they have a counterpart ("forward" -> "left" at 90; "turn
+    right" -> "turn around" is written "turn back"); None when it is not a direction."""
+    got = answer_direction(answer)
+    if got is None:
+        return None
+    bearing, width = got
+    after = bearing_after_turn(bearing, turn)
+    low = " ".join(str(answer).lower().split())
+    if width < 90:
+        hour = int(round(after / 30)) % 12 or 12
+        return re.sub(r"\b(1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")\b",
+                      str(hour) if re.search(r"\d", low) else HOUR_WORDS[hour % 12], low, 1)
+    for fam in _FAMILIES:
+        word = fam[int(round(bearing)) % 360]
+        if re.search(rf"\b{word}s?\b", low):
+            return re.sub(rf"\b{word}(s?)\b", lambda m: fam[int(round(after)) % 360] + m.group(1),
+                          low, 1)
+    return _FAMILIES[0][int(round(after)) % 360]
+
+
+def _answer_names(answers: Sequence[str], heads: Iterable[str]) -> bool:
+    words = {singular(w) for a in answers for w in normalize_answer(a).split()}
+    return any(h in words for h in heads)
+
+
+@dataclass
+class _Answer:
+    """What the answer rules say under each sense: ``supports`` / ``contradicts`` / None,
+    plus hits that need no sense."""
+
+    by_sense: dict[float, str | None]
+    hits: list[Hit] = field(default_factory=list)
+    free: bool = False  # the answer is confirmed whatever the sense
+
+
+def _check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
+                  rk: Reading) -> _Answer:
+    kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
+    out = _Answer({t: None for t in turns})
+    if kind == "heading_free":
+        if same_answer(item.answers_0, item.answers):
+            out.free = True
+        else:
+            out.hits.append(Hit("answer_invariant", (item.question, ", ".join(item.answers)),
+                                f"{what.replace('_', ' ')}: the turn cannot change the answer "
+                                f"{', '.join(item.answers_0)!r} -> {', '.join(item.answers)!r}",
+                                repair=tuple(item.answers_0)))
+        return out
+    if kind == "direction":
+        before = next((d for a in item.answers_0 if (d := answer_direction(a))), None)
+        if before is None:
+            return out
+        after = [d for a in item.answers if (d := answer_direction(a))]
+        if not after:
+            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
+                                f"viewpoint 0 answers a direction ({item.answers_0[0]!r}); the "
+                                f"turned answer {', '.join(item.answers)!r} is none",
+                                needs_scene=True))
+            return out
+        near_axis = False
+        for t in turns:
+            expected = bearing_after_turn(before[0], t)
+            ok = any(_gap(b, expected) < max(w, before[1]) / 2 for b, w in after)
+            if ok:
+                out.by_sense[t] = "supports"
+            elif what and before[1] >= 90 and t % 180 != 0 and all(
+                    _gap(b, before[0]) < 1 or _gap(b, before[0] + 180) < 1 for b, _ in after):
+                # two opposite directions to choose from, after a quarter turn: what was on
+                # one of them is now near the axis between them
+                near_axis = True
+            else:
+                out.by_sense[t] = "contradicts"
+        if near_axis and not any(v == "supports" for v in out.by_sense.values()):
+            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
+                                "a choice of two opposite directions after a quarter turn: "
+                                "what was on one of them is now near the axis between them",
+                                needs_scene=True))
+        return out
+    if kind == "at":
+        bearing, width, phrase = what
+        there = {m.head for m in rk.mentions
+                 if _gap(m.bearing, bearing) < max(width, m.width) / 2 and m.head not in GENERIC}
+        if there:
+            if _answer_names(item.answers, there):
+                out.free = True
+            else:
+                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
+                                    f"the turned situation puts the "
+                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
+                                    f"{', '.join(item.answers)!r}", needs_scene=True))
+            return out
+        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
+            brought = {m.head for r in r0 for m in r.mentions if m.head not in GENERIC and
+                       _gap(bearing_after_turn(m.bearing, t), bearing) < max(width, m.width) / 2}
+            if brought and _answer_names(item.answers, brought):
+                out.by_sense[t] = "supports"
+    return out
+
+
+def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
+          scene_hits: Sequence[Hit] = (), scene_confirms: bool = False) -> Verdict:
+    """The verdict on one turned item from its texts (and, given them, the scene rules' hits
+    and whether the scene confirms its answer)."""
+    turn = float(item.turn) % 360
+    if not str(item.situation).strip() or not [a for a in item.answers if str(a).strip()]:
+        what = "situation" if not str(item.situation).strip() else "answers"
+        return Verdict("defect", "none", [Hit("empty_text", (what,), f"the {what} is empty")])
+    turns = [turn] if turn % 180 == 0 else [turn, (-turn) % 360]
+    hits: list[Hit] = []
+    same = plain_words(item.situation)
+    if same == plain_words(item.situation_0):
+        hits.append(Hit("text_not_turned", (item.situation,),
+                        f"a {turn:g}-degree turn left the text as it was"))
+    else:
+        dup = [f"viewpoint 0's alternative situation {i + 1}"
+               for i, a in enumerate(item.alternatives_0) if plain_words(a) == same]
+        dup += [f"viewpoint {k}'s situation" for k, s in sorted(item.siblings.items())
+                if plain_words(s) == same]
+        if dup:
+            hits.append(Hit("duplicate_view", (item.situation,), "the same text as "
+                            + " and ".join(dup)))
+    r0 = [read(t) for t in (item.situation_0, *item.alternatives_0)]
+    rk = read(item.situation)
+    many = _several([*r0, rk], several)
+    copied = bool(hits)  # a copied text is judged as a copy, not read for directions
+    kept = [] if copied else _kept_faced(r0, rk)
+    if kept:
+        hits.append(_faced_hit(kept, turn, many))
+    pairs = [] if copied else _situation_pairs(r0, rk, kept)
+    sides = {t: _directions(pairs, t, many) for t in turns}
+    moved = None if copied else _allocentric(r0, rk)
+    if moved is not None:
+        hits.append(moved)
+    answer = _check_answer(item, turns, r0, rk)
+    hits += answer.hits
+    # the senses in which neither the situation nor the answer is certainly wrong
+    viable = [t for t in turns if not sides[t].wrong and answer.by_sense[t] != "contradicts"]
+    sense_of = {turns[0]: "quaternion"} | ({turns[1]: "opposite"} if len(turns) > 1 else {})
+    if not viable:
+        sit_ok = [t for t in turns if not sides[t].wrong]
+        ans_ok = [t for t in turns if answer.by_sense[t] != "contradicts"]
+        if not sit_ok:
+            a, b, e = sides[turns[0]].wrong[0]
+            both = " in either sense" if len(turns) > 1 else ""
+            hits.append(Hit("direction_wrong", tuple(p for a, b, _ in sides[turns[0]].wrong
+                                                     for p in (a.phrase, b.phrase)),
+                            "; ".join(_moved(a, b, e) for a, b, e in sides[turns[0]].wrong)
+                            + f" (no {turn:g}-degree turn{both} puts it there)"))
+            swapped = [(a, b) for a, b, _ in sides[turns[0]].wrong
+                       if _gap(b.bearing, -a.bearing) < 45 and _gap(a.bearing, b.bearing) >= 45]
+            if kept and swapped:
+                hits.append(Hit("mirror", tuple(p for a, b in swapped
+                                                for p in (a.phrase, b.phrase)),
+                                "the same object faced with sides swapped"))
+        if not ans_ok:
+            hits.append(_direction_hit(item, turns, sit_ok))
+        elif sit_ok and set(sit_ok) != set(ans_ok) and not any(
+                h.rule == "direction_wrong" for h in hits):
+            s, a = sit_ok[0], ans_ok[0]
+            hits.append(Hit("sense_mismatch", (item.situation, ", ".join(item.answers)),
+                            f"the situation follows the {sense_of[s]} sense, the answer "
+                            f"{', '.join(item.answers)!r} the {sense_of[a]} sense"))
+        return Verdict("defect", "none", hits + list(scene_hits))
+    # which sense: one the texts support, among the viable ones
+    supported = [t for t in viable if sides[t].agree or answer.by_sense[t] == "supports"]
+    if len(turns) == 1 or len(supported) != 1 and len(viable) > 1:
+        sense = "either"
+    else:
+        sense = sense_of[supported[0] if supported else viable[0]]
+    for t in viable[:1]:
+        if sides[t].unsure:
+            hits.append(Hit("direction_wrong", tuple(p for a, b, _ in sides[t].unsure
+                                                     for p in (a.phrase, b.phrase)),
+                            "; ".join(_moved(a, b, e) for a, b, e in sides[t].unsure)
+                            + " (there may be several of it)", needs_scene=True))
+    hits += list(scene_hits)
+    if any(not h.needs_scene for h in hits):
+        return Verdict("defect", sense, hits)
+    confirmed = answer.free or any(answer.by_sense[t] == "supports" for t in viable) \
+        or scene_confirms
+    if scene_confirms:
+        hits = [h for h in hits if not h.needs_scene]
+    if hits:
+        return Verdict("needs_scene", sense, hits)
+    if not confirmed:
+        return Verdict("needs_scene", sense, hits, "the answer rests on where things are that "
+                                                   "the texts do not say")
+    return Verdict("pass", sense, hits)
+
+
+def _direction_hit(item: TurnedItem, turns: Sequence[float], sit_ok: Sequence[float]) -> Hit:
+    before = next(a for a in item.answers_0 if answer_direction(a))
+    expect = {t: turned_answer(before, t) for t in turns}
+    if sit_ok and len(sit_ok) < len(turns):
+        said = f"expected {expect[sit_ok[0]]!r} in the sense the situation follows"
+        repair = expect[sit_ok[0]]
+    else:
+        said = "expected " + " or ".join(repr(expect[t]) for t in turns)
+        repair = expect[turns[0]]  # the quaternions' sense, when nothing says otherwise
+    return Hit("answer_direction", (item.question, ", ".join(item.answers)),
+               f"{before!r} at viewpoint 0 -> {', '.join(item.answers)!r}; {said}",
+               repair=(repair,) if repair else None)
 
 
 def turn_of(yaw0: float, yaw: float, nominal: int, atol: float = 1.0) -> tuple[float, str]:
@@ -338,6 +576,8 @@ def turn_of(yaw0: float, yaw: float, nominal: int, atol: float = 1.0) -> tuple[f
     return float(round(turn) % 360), "quaternion"
 
 
+# ---- the scene -------------------------------------------------------------------------
+
 @dataclass
 class SceneCheck:
     """What the scene rules need of one turned item."""
@@ -349,16 +589,18 @@ class SceneCheck:
     semantics: Mapping[str, Any] | None = None  # a synthetic question's kind and params
     margin_deg: float = 15.0
     unmatched: list[str] = field(default_factory=list)  # names no scene object carries
+    confirmed: bool = False  # set by check_scene: the scene gives the item's answer
 
 
 def _label_words(scene: Scene) -> dict[str, tuple[str, ...]]:
     return {o.label: tuple(singular(w) for w in o.label.lower().split()) for o in scene.objects}
 
 
-def _objects_named(scene: Scene, words: tuple[str, ...]) -> list[int]:
+def _objects_named(scene: Scene, words: tuple[str, ...],
+                   labels: dict[str, tuple[str, ...]] | None = None) -> list[int]:
     """Indices into ``scene.objects`` whose label is the phrase's tail ("trash can" for
     "blue trash can"), the longest such label winning."""
-    labels = _label_words(scene)
+    labels = labels if labels is not None else _label_words(scene)
     best = 0
     for lw in labels.values():
         if len(lw) <= len(words) and words[len(words) - len(lw):] == lw:
@@ -384,18 +626,24 @@ def _placed(scene: Scene, pose: Pose, idx: list[int], bearing: float, width: flo
 
 def several_named(scene: Scene) -> frozenset[str]:
     """Head nouns that name more than one object of ``scene``."""
-    heads = [_label_words(scene)[o.label][-1] for o in scene.objects]
-    return frozenset(h for h in set(heads) if heads.count(h) > 1)
+    labels = _label_words(scene)
+    heads = [labels[o.label][-1] for o in scene.objects]
+    counts: dict[str, int] = {}
+    for h in heads:
+        counts[h] = counts.get(h, 0) + 1
+    return frozenset(h for h, n in counts.items() if n > 1)
 
 
 def check_scene(item: SceneCheck, scene: Scene) -> list[Hit]:
-    """The scene rules a turned item breaks, seen from its turned pose."""
+    """The scene rules a turned item breaks, seen from its turned pose (sets
+    ``item.confirmed`` when the scene gives the item's answer)."""
     hits = []
     bad = []
-    for m in _unambiguous(mentions(item.situation)).values():
+    labels = _label_words(scene)
+    for m in _unique(mentions(item.situation)):
         if m.head in STRUCTURAL_LABELS:  # a wall's box centre says nothing of its direction
             continue
-        idx = _objects_named(scene, m.words)
+        idx = _objects_named(scene, m.words, labels)
         if not idx:
             item.unmatched.append(" ".join(m.words))
             continue
@@ -403,39 +651,28 @@ def check_scene(item: SceneCheck, scene: Scene) -> list[Hit]:
             bad.append(m)
     if bad:
         hits.append(Hit("quadrant_situation", tuple(m.phrase for m in bad),
-                        "; ".join(f"no {m.head} {_name(m.bearing, m.width)} of the turned pose"
-                                  for m in bad)))
-    asked = [m for m in _question_directions(item.question)]
-    if asked:
-        bearing, width, phrase = asked[0]
+                        "; ".join(f"no {m.head} {bearing_name(m.bearing, m.width)} of the "
+                                  "turned pose" for m in bad)))
+    kind, what = question_kind(item.question)
+    if kind == "at":
+        bearing, width, phrase = what
         named = [(a, idx) for a in item.answers
                  if (idx := _objects_named(scene, tuple(singular(w) for w in
-                                                        normalize_answer(a).split())))]
+                                                        normalize_answer(a).split()), labels))]
         if named and not any(_placed(scene, item.pose, idx, bearing, width, item.margin_deg)
                              is not False for _, idx in named):
             hits.append(Hit("quadrant_answer", (phrase, named[0][0]),
-                            f"no {named[0][0]} {_name(bearing, width)} of the turned pose"))
+                            f"no {named[0][0]} {bearing_name(bearing, width)} of the turned "
+                            "pose"))
     expected = _geometry_answer(item, scene)
     if expected is not None:
         norm = {normalize_answer(a) for a in item.answers}
         if normalize_answer(expected) not in norm:
             hits.append(Hit("answer_geometry", (item.question, ", ".join(item.answers)),
                             f"the scene gives {expected!r} from the turned pose"))
+        else:
+            item.confirmed = True
     return hits
-
-
-def _question_directions(question: str) -> list[tuple[float, float, str]]:
-    """Directions a question asks about with no object named before them ("what is on my
-    left?"): (bearing, width, phrase)."""
-    low = question.lower()
-    toks = _tokens(low)
-    out = []
-    for m in _DIRECTION_RE.finditer(low):
-        if _before(toks, _first_token_at(toks, m.start())):
-            continue
-        bearing, width = _bearing(m)
-        out.append((bearing, width, low[m.start():m.end()]))
-    return out
 
 
 def _geometry_answer(item: SceneCheck, scene: Scene) -> str | None:
