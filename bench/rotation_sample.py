@@ -8,14 +8,13 @@ their own against the reading rules in ``tests/data/rotation_sample/README.md`` 
 looks at the checker's verdicts on it.
 
     python bench/rotation_sample.py draw [--release ../shared/real/real3dqa]
-    python bench/rotation_sample.py agreement      # kappa between the readers, the consensus
+    python bench/rotation_sample.py agreement      # kappa between readers, the consensus
 
 ``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
 group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
 so a reader sees what the item is turned from and what its sibling viewpoints say.
-``agreement`` reads ``labels_reader1.jsonl`` and ``labels_reader2.jsonl`` (and
-``labels_adjudicated.jsonl`` for the items the two readers labelled differently) and writes
-``consensus.jsonl`` and ``agreement.json``.
+``agreement`` reads ``labels_reader{1,2,3}.jsonl`` (and ``labels_adjudicated.jsonl`` for
+items all three label differently) and writes ``consensus.jsonl`` and ``agreement.json``.
 """
 
 from __future__ import annotations
@@ -95,24 +94,42 @@ def kappa(a: list[str], b: list[str]) -> float:
     return (observed - expected) / (1 - expected) if expected < 1 else 1.0
 
 
+READERS = ("reader1", "reader2", "reader3")
+
+
 def agreement() -> dict:
-    """Kappa between the two readers (all items, and on items both decided), and the
-    consensus: the shared label, or the adjudicated one where they differ."""
+    """Cohen's kappa for each pair of readers (on all items, and on the items both decided)
+    and the consensus: the label at least two of the three readers gave, or the adjudicated
+    one where all three differ."""
     keys = [json.loads(x)["key"] for x in (FOLDER / "items.jsonl").read_text().splitlines()]
-    r1, r2 = _read(FOLDER / "labels_reader1.jsonl"), _read(FOLDER / "labels_reader2.jsonl")
-    missing = [k for k in keys if k not in r1 or k not in r2]
-    if missing:
-        sys.exit(f"{len(missing)} items lack a reading, first {missing[0]}")
+    readings = {r: _read(FOLDER / f"labels_{r}.jsonl") for r in READERS}
+    for r, got in readings.items():
+        missing = [k for k in keys if k not in got]
+        if missing:
+            sys.exit(f"labels_{r}.jsonl lacks {len(missing)} items, first {missing[0]}")
     adj_path = FOLDER / "labels_adjudicated.jsonl"
     adj = _read(adj_path) if adj_path.is_file() else {}
-    a = [r1[k]["label"] for k in keys]
-    b = [r2[k]["label"] for k in keys]
-    both = [(x, y) for x, y in zip(a, b) if x != "ambiguous" and y != "ambiguous"]
+    labels = {r: [readings[r][k]["label"] for k in keys] for r in READERS}
+    pairs = {}
+    for i, a in enumerate(READERS):
+        for b in READERS[i + 1:]:
+            both = [(x, y) for x, y in zip(labels[a], labels[b])
+                    if "ambiguous" not in (x, y)]
+            pairs[f"{a}/{b}"] = {
+                "agreement": round(sum(x == y for x, y in zip(labels[a], labels[b]))
+                                   / len(keys), 4),
+                "kappa": round(kappa(labels[a], labels[b]), 4),
+                "both_decided": len(both),
+                "kappa_both_decided": round(kappa([x for x, _ in both], [y for _, y in both]),
+                                            4)}
     consensus, undecided = [], []
-    for k, x, y in zip(keys, a, b):
-        if x == y:
-            label, kinds, how = x, sorted(set(r1[k].get("kinds") or [])
-                                          | set(r2[k].get("kinds") or [])), "agreed"
+    for n, k in enumerate(keys):
+        votes = collections.Counter(labels[r][n] for r in READERS)
+        label, count = votes.most_common(1)[0]
+        if count >= 2:
+            kinds = sorted({x for r in READERS if readings[r][k]["label"] == label
+                            for x in readings[r][k].get("kinds") or []})
+            how = "unanimous" if count == 3 else "majority"
         elif k in adj:
             label, kinds, how = adj[k]["label"], adj[k].get("kinds") or [], "adjudicated"
         else:
@@ -120,19 +137,17 @@ def agreement() -> dict:
             continue
         consensus.append({"key": k, "label": label, "kinds": kinds, "how": how})
     if undecided:
-        sys.exit(f"{len(undecided)} disagreements lack an adjudicated label "
-                 f"(labels_adjudicated.jsonl), first {undecided[0]}")
+        (FOLDER / "to_adjudicate.txt").write_text("\n".join(undecided) + "\n")
+        sys.exit(f"{len(undecided)} items have three different labels and no adjudicated one "
+                 f"(labels_adjudicated.jsonl); their keys are in to_adjudicate.txt")
     with open(FOLDER / "consensus.jsonl", "w", encoding="utf-8") as f:
         for r in consensus:
             f.write(json.dumps(r) + "\n")
     stats = {
         "items": len(keys), "seed": SEED,
-        "reader1": dict(collections.Counter(a)), "reader2": dict(collections.Counter(b)),
-        "agreement": round(sum(x == y for x, y in zip(a, b)) / len(keys), 4),
-        "kappa_all": round(kappa(a, b), 4),
-        "both_decided": len(both),
-        "kappa_both_decided": round(kappa([x for x, _ in both], [y for _, y in both]), 4),
-        "adjudicated": sum(r["how"] == "adjudicated" for r in consensus),
+        "labels": {r: dict(collections.Counter(labels[r])) for r in READERS},
+        "pairs": pairs,
+        "how": dict(collections.Counter(r["how"] for r in consensus)),
         "consensus": dict(collections.Counter(r["label"] for r in consensus)),
     }
     (FOLDER / "agreement.json").write_text(json.dumps(stats, indent=1) + "\n")
