@@ -109,10 +109,14 @@ class EvaluateOptions:
     pruned: bool = help_field("Score on the questions iterative bias pruning kept (configs "
                               "real3dqa_tst and rotations_tst of hf-real3d stress-test --prune) "
                               "in place of real3dqa and rotations.", default=False)
-    exclude_flagged: bool = help_field("Leave out of P_k and VRS the rotation groups hf-real3d "
-                                       "check-rotations flags (a folder's rotation_checks "
-                                       "config; a release folder is checked on the fly by the "
-                                       "text rules).", default=False)
+    exclude_flagged: bool = help_field("Leave out of P_k and VRS the rotation groups in which "
+                                       "hf-real3d check-rotations finds a defect (a folder's "
+                                       "rotation_checks config; a release folder is checked on "
+                                       "the fly by the text rules).", default=False)
+    exclude_needs_scene: bool = help_field("Also leave out of P_k and VRS the groups with an "
+                                           "item whose text alone cannot decide (verdict "
+                                           "needs_scene), besides those --exclude-flagged "
+                                           "leaves out.", default=False)
 
 
 def _push_to_hub() -> Any:
@@ -495,7 +499,8 @@ def cmd_evaluate(o: EvaluateOptions) -> None:
         report = r3_eval.evaluate_files(o.dataset, o.predictions, o.out,
                                         leo_compatible=o.reproduce_official,
                                         allow_missing=o.allow_missing, pruned=o.pruned,
-                                        exclude_flagged=o.exclude_flagged)
+                                        exclude_flagged=o.exclude_flagged,
+                                        exclude_needs_scene=o.exclude_needs_scene)
     print(report.table)
     for r in report.results:
         for w in r.get("warnings", []):

@@ -224,6 +224,25 @@ class CheckResult:
                 out[it.question_id] = v
         return out
 
+    def ceiling(self) -> dict[str, Any]:
+        """The best P_k and VRS a model that follows every turn exactly can reach here: an
+        item whose text contradicts its turn scores such a model wrong. Over the complete
+        groups; viewpoint 0 counts as right; ``needs_scene`` counted right and counted
+        wrong."""
+        views = 1 + len({it.rotation_deg for it in self.items})
+        out: dict[str, Any] = {"groups": len(self.complete), "viewpoints": views}
+        for name, ok in (("needs_scene_right", ("pass", "needs_scene")),
+                         ("needs_scene_wrong", ("pass",))):
+            right = collections.Counter({q: 1 for q in self.complete})
+            for it in self.items:
+                if it.question_id in self.complete and it.verdict.verdict in ok:
+                    right[it.question_id] += 1
+            n = max(len(self.complete), 1)
+            p = [round(100 * sum(c >= k for c in right.values()) / n, 2)
+                 for k in range(1, views + 1)]
+            out[name] = {"p": p, "vrs": round(sum(p) / len(p), 2)}
+        return out
+
     def summary(self) -> dict[str, Any]:
         rules = {**TEXT_RULES, **ANSWER_RULES, **(SCENE_RULES if self.scenes else {})}
         per_rule = {r: {"items": 0, "as_defect": 0, "as_needs_scene": 0, "groups": set()}
@@ -255,6 +274,7 @@ class CheckResult:
                                             for it in self.items),
             "senses": {k: {s: c.get(s, 0) for s in SENSES} for k, c in sorted(senses.items())},
             "turn_source": dict(collections.Counter(it.turn_source for it in self.items)),
+            "ceiling": self.ceiling(),
             "scenes": self.scenes,
             "rule_text": rules,
             "unmatched_names": dict(self.unmatched.most_common(20)),
@@ -417,6 +437,17 @@ def report_section(summary: dict[str, Any], examples: dict[str, list]) -> str:
     turns = ", ".join(f"{n} from the {s}" for s, n in summary["turn_source"].items())
     lines += ["", f"The turn of each item: {turns} (a viewpoint k turned k degrees clockwise, "
               "where the item's quaternions were left unturned)."]
+    c = summary["ceiling"]
+    ks = [f"P_{k}" for k in range(1, c["viewpoints"] + 1)]
+    lines += ["", "## The ceiling these verdicts put on P_k and VRS", "",
+              "An item whose gold answer contradicts its turn scores a model that follows the "
+              "turn exactly as wrong. The best such a model can reach, over the "
+              f"{c['groups']} complete groups (viewpoint 0 counted right):", "",
+              markdown_table(["`needs_scene` items counted", *ks, "VRS"],
+                             [["right", *c["needs_scene_right"]["p"],
+                               c["needs_scene_right"]["vrs"]],
+                              ["wrong", *c["needs_scene_wrong"]["p"],
+                               c["needs_scene_wrong"]["vrs"]]])]
     for rule, ex in examples.items():
         lines += ["", f"### `{rule}`", ""]
         for e in ex:

@@ -268,6 +268,13 @@ def _situation_pairs(r0: Sequence[Reading], rk: Reading,
                   [m for m in rk.mentions if m.head not in faced])
 
 
+def _vertical(r0: Sequence[Reading], rk: Reading) -> list[tuple[tuple, tuple]]:
+    """Objects viewpoint 0 puts above (below) the agent that the turned text puts below
+    (above)."""
+    before = {h: v for r in r0 for v in r.vertical for h in [v[0]]}
+    return [(before[v[0]], v) for v in rk.vertical if v[0] in before and before[v[0]][1] != v[1]]
+
+
 def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
     """A relation to a named thing that changed side ("to the left of the bed" -> "to the
     right of the bed"): a turn in place moves no furniture, but which side a text calls left
@@ -373,12 +380,12 @@ def turned_answer(answer: str, turn: float) -> str | None:
     if width < 90:
         hour = int(round(after / 30)) % 12 or 12
         return re.sub(r"\b(1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")\b",
-                      str(hour) if re.search(r"\d", low) else HOUR_WORDS[hour % 12], low, 1)
+                      str(hour) if re.search(r"\d", low) else HOUR_WORDS[hour % 12], low,
+                      count=1)
     for fam in _FAMILIES:
-        word = fam[int(round(bearing)) % 360]
+        word, new = fam[int(round(bearing)) % 360], fam[int(round(after)) % 360]
         if re.search(rf"\b{word}s?\b", low):
-            return re.sub(rf"\b{word}(s?)\b", lambda m: fam[int(round(after)) % 360] + m.group(1),
-                          low, 1)
+            return re.sub(rf"\b{word}(s?)\b", lambda m, new=new: new + m.group(1), low, count=1)
     return _FAMILIES[0][int(round(after)) % 360]
 
 
@@ -495,6 +502,12 @@ def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     moved = None if copied else _allocentric(r0, rk)
     if moved is not None:
         hits.append(moved)
+    flipped = [] if copied else _vertical(r0, rk)
+    if flipped:
+        hits.append(Hit("direction_wrong", tuple(p for a, b in flipped for p in (a[2], b[2])),
+                        "; ".join(f"the {b[0]}: {a[1]} -> {b[1]}" for a, b in flipped)
+                        + " (a turn moves nothing up or down)",
+                        needs_scene=all(b[0] in many for _, b in flipped)))
     answer = _check_answer(item, turns, r0, rk)
     hits += answer.hits
     # the senses in which neither the situation nor the answer is certainly wrong

@@ -223,7 +223,8 @@ def _release_references(src: Path, cache: bool) -> ReferenceColumns:
 
 def reference_columns(source: str | os.PathLike, split: str = "test", *,
                       cache: bool = True, pruned: bool = False,
-                      exclude_flagged: bool = False) -> ReferenceColumns:
+                      exclude_flagged: bool = False,
+                      exclude_needs_scene: bool = False) -> ReferenceColumns:
     """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses); ``pruned``
     (a built folder): the configs iterative bias pruning kept; ``exclude_flagged``: without
     the turned viewpoints of the rotation groups ``hf-real3d check-rotations`` flags (a
@@ -249,12 +250,15 @@ def reference_columns(source: str | os.PathLike, split: str = "test", *,
         raise FileNotFoundError(
             f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
             f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
-    return _without_flagged(refs, src) if exclude_flagged else refs
+    if exclude_flagged or exclude_needs_scene:
+        return _without_flagged(refs, src, needs_scene=exclude_needs_scene)
+    return refs
 
 
-def _flagged_groups(src: Path) -> set[Any]:
-    """The group ids ``hf-real3d check-rotations`` flags for ``src``."""
-    # the checker only when flagged groups are left out
+def _group_verdicts(src: Path) -> dict[str, set[Any]]:
+    """The group ids with a ``defect`` item and those with a ``needs_scene`` item, as
+    ``hf-real3d check-rotations`` judges ``src``."""
+    # the checker only when groups are left out by its verdicts
     from hf_real3d.real3dqa.check_run import (
         CHECKS_CONFIG,
         check_set,
@@ -263,35 +267,52 @@ def _flagged_groups(src: Path) -> set[Any]:
     )
 
     if (src / "rotation_0.json").is_file():  # the text rules, on the fly (about a second)
-        return check_set(read_rotation_set(src)).flagged_ids()
+        res = check_set(read_rotation_set(src))
+        return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
     from hf_real3d.hub import card_configs, load_local  # datasets only for a built folder
 
     if CHECKS_CONFIG not in card_configs(src):
-        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave flagged groups out "
-                                f"by; write it with hf-real3d check-rotations --dataset {src} "
+        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
+                                f"write it with hf-real3d check-rotations --dataset {src} "
                                 "--out DIR")
-    return flagged_groups(load_local(src, CHECKS_CONFIG).select_columns(
-        ["question_id", "rules"]).to_list())
+    ds = load_local(src, CHECKS_CONFIG)
+    if "verdict" not in ds.column_names:
+        raise FileNotFoundError(f"{src}: its {CHECKS_CONFIG} config predates the verdicts "
+                                f"(no verdict column); write it again with hf-real3d "
+                                f"check-rotations --dataset {src} --out DIR")
+    rows = ds.select_columns(["question_id", "verdict"]).to_list()
+    return {v: flagged_groups(rows, (v,)) for v in ("defect", "needs_scene")}
 
 
-def _without_flagged(refs: ReferenceColumns, src: Path) -> ReferenceColumns:
-    """``refs`` without the turned viewpoints of flagged rotation groups; their 0-degree rows
-    stay for EM but leave the rotation groups."""
+def _without_flagged(refs: ReferenceColumns, src: Path,
+                     needs_scene: bool = False) -> ReferenceColumns:
+    """``refs`` without the turned viewpoints of the rotation groups with a ``defect`` item
+    (and, with ``needs_scene``, a ``needs_scene`` item); their 0-degree rows stay for EM but
+    leave the rotation groups."""
     if not refs.in_rotation.any():
-        raise ValueError(f"{src}: no rotation groups, so no flagged ones to leave out "
-                         "(--exclude-flagged needs a rotation set)")
-    flagged = np.isin(refs.question_id, np.asarray(sorted(_flagged_groups(src)),
+        raise ValueError(f"{src}: no rotation groups, so none to leave out (excluding flagged "
+                         "groups needs a rotation set)")
+    verdicts = _group_verdicts(src)
+    left_out = verdicts["defect"] | (verdicts["needs_scene"] if needs_scene else set())
+    flagged = np.isin(refs.question_id, np.asarray(sorted(left_out),
                                                    dtype=refs.question_id.dtype))
     keep = ~(flagged & (refs.rotation_deg != 0))
-    groups = len(pd.unique(refs.question_id[refs.in_rotation]))
+    in_groups = pd.unique(refs.question_id[refs.in_rotation])
+    groups = len(in_groups)
     gone = len(pd.unique(refs.question_id[refs.in_rotation & flagged]))
     report = dict(refs.report or {})
-    report["excluded_flagged"] = {"groups": gone, "of": groups}
+    defect = set(verdicts["defect"]) & set(in_groups.tolist())
+    unsure = (set(verdicts["needs_scene"]) & set(in_groups.tolist())) - defect
+    report["excluded_flagged"] = {
+        "groups": gone, "of": groups, "needs_scene_too": needs_scene,
+        "rests_on": {"all": groups, "no defect": groups - len(defect),
+                     "no defect or needs_scene": groups - len(defect) - len(unsure)}}
     out = ReferenceColumns(
         refs.question_id[keep], refs.rotation_deg[keep], refs.answer_code[keep],
         refs.answer_vocab, refs.type_code[keep], refs.type_vocab, refs.in_debiased[keep],
         refs.in_rotation[keep] & ~flagged[keep], report, subset=True,
-        left_out_what="rotation groups that check-rotations flags (their turned viewpoints)")
+        left_out_what="rotation groups in which check-rotations finds a defect"
+        + (" or needs the scene" if needs_scene else "") + " (their turned viewpoints)")
     return out
 
 
@@ -581,13 +602,16 @@ class EvaluationReport:
 
 def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str | os.PathLike,
                    *, leo_compatible: bool = False, allow_missing: bool = False,
-                   pruned: bool = False, exclude_flagged: bool = False) -> EvaluationReport:
+                   pruned: bool = False, exclude_flagged: bool = False,
+                   exclude_needs_scene: bool = False) -> EvaluationReport:
     """``hf-real3d evaluate``: score every ``NAME=FILE[,FILE...]`` against ``dataset`` and
     write ``metrics.json``, ``report.md`` and the plots under ``out``. ``pruned``: score on
     the ``real3dqa_tst`` / ``rotations_tst`` configs of ``hf-real3d stress-test --prune``;
-    ``exclude_flagged``: P_k and VRS over the rotation groups ``check-rotations`` passes."""
+    ``exclude_flagged``: P_k and VRS over the rotation groups in which ``check-rotations``
+    finds no ``defect``; ``exclude_needs_scene``: and no ``needs_scene`` item either."""
     check_unique_names(predictions)
-    refs = reference_columns(dataset, pruned=pruned, exclude_flagged=exclude_flagged)
+    refs = reference_columns(dataset, pruned=pruned, exclude_flagged=exclude_flagged,
+                             exclude_needs_scene=exclude_needs_scene)
     results = []
     for spec in predictions:
         preds = read_model_prediction_columns(spec)
@@ -595,9 +619,15 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
     notes = []
     if refs.report and "excluded_flagged" in refs.report:
         ex = refs.report["excluded_flagged"]
-        notes.append(f"--exclude-flagged: {ex['groups']} of {ex['of']} rotation groups are "
-                     "flagged by hf-real3d check-rotations and left out of P_k/VRS (their "
-                     "0-degree questions still count for EM)")
+        what = "a defect or an item that needs the scene" if ex["needs_scene_too"] else \
+            "a defect"
+        notes.append(f"--exclude-flagged{' --exclude-needs-scene' if ex['needs_scene_too'] else ''}"
+                     f": {ex['groups']} of {ex['of']} rotation groups hold {what} by hf-real3d "
+                     "check-rotations and are left out of P_k/VRS (their 0-degree questions "
+                     f"still count for EM): VRS rests on {ex['of'] - ex['groups']} groups (of "
+                     f"{ex['rests_on']['all']} in all, {ex['rests_on']['no defect']} hold no "
+                     f"defect and {ex['rests_on']['no defect or needs_scene']} neither a defect "
+                     "nor an item that needs the scene)")
     orig = refs.rotation_deg == 0
     if refs.in_debiased.any():
         outside = int((orig & ~refs.in_debiased).sum())

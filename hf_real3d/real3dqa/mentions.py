@@ -133,23 +133,26 @@ _ADVERBIALS = re.compile(r"\b(?:within\s+(?:arm'?s?\s+|my\s+)?reach|in\s+reach|c
 _SIDE_WORDS = r"(?:immediate|direct|far|very|extreme|exact)"
 _HOUR = r"(?P<hour>1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")"
 # a left/right phrase that goes on to name what it is the side of is allocentric
-_OF_OTHER = r"(?!\s+(?:(?:hand\s+)?side\s+|hand\s+|end\s+|corner\s+|part\s+|half\s+|edge\s+)?of\s+(?!me\b|myself\b))"
+_OF_OTHER = (r"(?!\s+(?:(?:hand\s+)?side\s+|hand\s+|end\s+|corner\s+|part\s+|half\s+|edge\s+)?"
+             r"of\s+(?!me\b|myself\b))")
 _NOT_PART = r"(?!\s*-?\s*(?:hand\b(?!\s*side)|foot|arm|leg|shoulder|knee|elbow|ear|eye|wall|" \
             r"corner|end|half|edge|part\b))"
 # (pattern, clockwise bearing or None for a clock hour, the phrase's width in degrees)
 _EGO_PATTERNS: tuple[tuple[str, float | None, float], ...] = (
-    (r"(?:(?:right|directly|just|straight|immediately)\s+)?in\s+front\s+of\s+me\b|ahead\s+of\s+me\b|"
-     r"(?:to|on|at|in)\s+my\s+front\b|(?:straight|directly|right|just)\s+ahead\b|"
-     r"in\s+front(?=\s*(?:[,.;:!?]|$|and\b|while\b|with\b|where\b))", 0.0, 90.0),
+    (r"(?:(?:right|directly|just|straight|immediately)\s+)?in\s+front\s+of\s+me\b|"
+     r"ahead\s+of\s+me\b|(?:to|on|at|in)\s+my\s+front\b|(?:straight|directly|right|just)\s+ahead\b|"
+     r"in\s+front(?!\s+of\b)", 0.0, 90.0),
     (r"(?:(?:right|directly|just|immediately)\s+)?behind\s+me\b|(?:to|at|in)\s+my\s+"
      r"(?:back|rear|backside)(?:\s+side)?\b(?!\s+(?:pocket|of))|in\s+back\s+of\s+me\b|"
      r"to\s+the\s+(?:rear|back)\b(?=\s*(?:[,.;:!?]|$|and\b))", 180.0, 90.0),
     (rf"(?:(?:on|to|at|towards?|by|in)\s+)?(?:my|the)\s+(?:{_SIDE_WORDS}\s+)?left"
-     rf"(?:\s*-?\s*hand\s*-?\s*side|\s*-?\s*side)?(?:\s+of\s+me\b)?{_OF_OTHER}{_NOT_PART}|\bleft\s+of\s+me\b", 270.0, 90.0),
+     rf"(?:\s*-?\s*hand\s*-?\s*side|\s*-?\s*side)?(?:\s+of\s+me\b)?{_OF_OTHER}{_NOT_PART}|"
+     rf"\bleft\s+of\s+me\b", 270.0, 90.0),
     (rf"(?:(?:on|to|at|towards?|by|in)\s+)?(?:my|the)\s+(?:{_SIDE_WORDS}\s+)?right"
-     rf"(?:\s*-?\s*hand\s*-?\s*side|\s*-?\s*side)?(?:\s+of\s+me\b)?{_OF_OTHER}{_NOT_PART}|\bright\s+of\s+me\b", 90.0, 90.0),
-    (rf"(?:(?:in|at|on|to|towards?)\s+)?(?:my\s+|the\s+)?{_HOUR}\s*o'clock(?:\s+(?:direction|position))?",
-     None, 30.0),
+     rf"(?:\s*-?\s*hand\s*-?\s*side|\s*-?\s*side)?(?:\s+of\s+me\b)?{_OF_OTHER}{_NOT_PART}|"
+     rf"\bright\s+of\s+me\b", 90.0, 90.0),
+    (rf"(?:(?:in|at|on|to|towards?)\s+)?(?:my\s+|the\s+)?{_HOUR}\s*o'clock"
+     r"(?:\s+(?:direction|position))?", None, 30.0),
 )
 _EGO_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _, _) in enumerate(_EGO_PATTERNS)))
 # both sides at once: which side an object is on is not said
@@ -181,6 +184,7 @@ _AFTER_DIRECTION = re.compile(r"^\s*(?:side\s+)?(?:,\s*)?(?:there\s+(?:is|are|wa
 _SUPERLATIVE = re.compile(r"closest|nearest|farthest|furthest|closer|farther|further|"
                           r"(?:left|right)-?most")
 _ORDINAL = re.compile(r"(?:left|right|front|back)-?most|middle|first|second|last")
+_VERTICAL_RE = re.compile(r"\b(above|over|below|beneath|under|underneath)\s+me\b")
 _CLAUSE_START = frozenset(",.;:!? and while but so where".split())
 
 
@@ -221,6 +225,8 @@ class Reading:
     relations: list[Relation] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # direction phrases with no object
     several: set[str] = field(default_factory=set)  # heads the text names several ones of
+    # objects placed above or below the agent ("above me was my bed"): no turn moves them
+    vertical: list[tuple[str, str, str]] = field(default_factory=list)  # (head, up/down, phrase)
 
 
 _ING_NOUNS = frozenset("ceiling painting drawing building clothing railing ring string "
@@ -262,13 +268,16 @@ def _np_back(toks: list[tuple[str, int, int]], i: int) -> tuple[tuple[str, ...],
     while i >= 0 and toks[i][0] in _DETERMINERS:
         dets.insert(0, toks[i][0])
         i -= 1
+    if words and words[-1].endswith("ing") and words[-1] not in _ING_NOUNS:
+        return None  # "the room turning on the lamp": a verb ends it, not a noun
     got = _phrase(dets + words)
     if got is None:
         return None
     return got[0], got[1], i
 
 
-def _np_forward(toks: list[tuple[str, int, int]], i: int) -> tuple[tuple[str, ...], str, int] | None:
+def _np_forward(toks: list[tuple[str, int, int]],
+                i: int) -> tuple[tuple[str, ...], str, int] | None:
     """The noun phrase starting at token ``i`` ("the end of the bed" is the bed): (words,
     number, index after it)."""
     words = []
@@ -299,7 +308,8 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
     carries ("my backpack on the floor to my right": the backpack)."""
     i = end - 1
     singular_verb = False
-    while i >= 0 and toks[i][0] in _LINKS:
+    while i >= 0 and (toks[i][0] in _LINKS or toks[i][0] == "," and i + 1 < end
+                      and toks[i + 1][0] in ("which", "that", "who")):
         if toks[i][0] in ("is", "was", "sits", "stands", "lies"):
             singular_verb = True  # one subject
         i -= 1
@@ -443,6 +453,14 @@ def read(text: str) -> Reading:
             out.unresolved.append(phrase)
             continue
         add(found, bearing, width, phrase)
+    for m in _VERTICAL_RE.finditer(scan):
+        first = _first_token_at(toks, m.start())
+        rest = _AFTER_DIRECTION.match(scan[m.end():])
+        opens = first == 0 or toks[first - 1][0] in _CLAUSE_START
+        found = _after(toks, _first_token_at(toks, m.end() + rest.end())) if rest and opens \
+            else _before(toks, first)
+        way = "up" if m.group(1) in ("above", "over", "overhead") else "down"
+        out.vertical += [(w[-1], way, scan[m.start():m.end()]) for w, _ in found]
     # a text naming a thing as one and as several, or as "another": there are several of it
     words = [t[0] for t in toks]
     for i, w in enumerate(words):
@@ -531,16 +549,19 @@ HEADING_FREE: dict[str, str] = {
                       r"(?:the|my|this|that)\b",
     "between_named": r"\b(?:between|on\s+top\s+of|next\s+to|beside|under|above|inside)\s+"
                      r"(?:the|a|my)\s+\w+(?:\s+\w+)?\s+and\s+(?:the|a|my)\b",
-    "doing_holding": r"\bwhat\s+am\s+i\s+(?:sitting|standing|lying|leaning|holding|doing|"
-                     r"using|touching|wearing)\b|\bwhat\s+(?:did|do)\s+i\s+(?:put|place|sit)\b",
-    "odd_even_in_room": r"\bodd\s+or\s+even\b.*\b(?:in\s+the\s+room)\b",
+    "doing_holding": r"\bwhat\s+am\s+i\s+(?:(?:sitting|standing|lying|leaning)\s+(?:on|in|at|"
+                     r"against|inside|under)\b|holding|doing|using|touching|wearing)\b|"
+                     r"\bwhat\s+(?:did|do)\s+i\s+(?:put|place|sit)\b",
+    "odd_even_in_room": r"\bodd\s+or\s+even\b.*\bin\s+the\s+room\b|"
+                        r"\bin\s+the\s+room\b.*\bodd\s+or\s+even\b",
 }
 _HEADING_FREE_RE = {k: re.compile(v) for k, v in HEADING_FREE.items()}
 # what makes a question depend on the heading, whatever else it says
 _HEADING_CUES = re.compile(
     r"\b(?:see|seen|visible|view|look|looking|face|facing|faced|turn|turned|turning|go|walk|"
     r"head|move|direction|way|sides?|ahead|left|right|o'clock|north|south|east|west|across|"
-    r"opposite|first|run\s+into|straight)\b")
+    r"opposite|first|run\s+into|straight)\b|\bbehind\b(?!\s+(?:the|a|an|my|this|that|some|"
+    r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?")
 
 
 _SIDE_OF_OBJECT = re.compile(r"\b(?:which|what)\s+(?:side|end|part)\s+of\s+(?!me\b)")
@@ -548,6 +569,8 @@ _ASKS_DIRECTION = re.compile(
     r"\b(?:which|what)\s+(?:direction|way|side)\b|\bwhere\s+(?:should|do|can|would|must|"
     r"will|is|are)\b|\bhow\s+(?:should|do|can|would|must)\s+i\s+(?:turn|move|go)\b|"
     r"\b(?:go|turn|look|walk|head)\s+(?:left|right)\s+or\b|\bto\s+what\s+direction\b|"
+    r"\bleft\s+or\s+(?:my\s+|the\s+|to\s+the\s+)?right\b|\bright\s+or\s+(?:my\s+|the\s+|to\s+the\s+)?left\b|"
+    r"\bin\s+front\b[^?]*\bor\b[^?]*\bbehind\b|\bbehind\b[^?]*\bor\b[^?]*\bin\s+front\b|"
     r"\bwhich\s+way\b|\bwhat\s+side\b")
 _BINARY = re.compile(
     r"\bleft\b.*\bright\b|\bright\b.*\bleft\b|\b(?:which|what)\s+side\b|"
