@@ -1,7 +1,8 @@
 """How much of each kind of rotation mistake `check-rotations` finds: recall per corruption
 kind (hf_real3d.real3dqa.corrupt) on synthetic rooms rotated from geometry, with the scene
-rules (the folder's scenes config) and with the text rules alone, and the flags on the
-uncorrupted rotations. The README quotes this study's output.
+rules (the folder's scenes config) and with the text rules alone (the share called
+``defect``, and ``defect`` or ``needs_scene``), and the defects on the uncorrupted
+rotations. docs/rotations.md quotes this study's output.
 
     python bench/study_check_recall.py [--scenes 6] [--questions 60] [--seed 0]
 """
@@ -22,9 +23,13 @@ from hf_real3d.synth import SynthConfig, build_benchmark
 from hf_real3d.tables import markdown_table
 
 
-def _flagged(rs, rows, scenes: bool) -> set:
+def _verdicts(rs, rows, scenes: bool) -> dict:
     res = check_set(type(rs)(rs.source, rs.path, rows, rs.scenes if scenes else None))
-    return {(it.question_id, it.rotation_deg) for it in res.items if it.hits}
+    return {(it.question_id, it.rotation_deg): it.verdict.verdict for it in res.items}
+
+
+def _share(keys, verdicts, ok) -> float:
+    return 100 * sum(verdicts[k] in ok for k in keys) / max(len(keys), 1)
 
 
 def main() -> None:
@@ -48,29 +53,34 @@ def main() -> None:
                        pairs=[("all", str(full), str(blind))], progress=False)
         rs = read_rotation_set(root / "r3")
         items = sum(1 for r in rs.rows if r["rotation_deg"])
-        clean = {True: _flagged(rs, rs.rows, True), False: _flagged(rs, rs.rows, False)}
-        rows = [["none (geometry)", items, f"{len(clean[True])} flagged",
-                 f"{len(clean[False])} flagged"]]
-        out = {"items": items, "clean_flags": {"scenes": len(clean[True]),
-                                               "text": len(clean[False])}}
+        clean = {True: _verdicts(rs, rs.rows, True), False: _verdicts(rs, rs.rows, False)}
+        defects = {k: sum(v == "defect" for v in c.values()) for k, c in clean.items()}
+        rows = [["none (geometry)", items, f"{defects[True]} defect",
+                 f"{defects[False]} defect", "-"]]
+        out = {"items": items, "clean_defects": {"scenes": defects[True],
+                                                 "text": defects[False]}}
         for kind in KINDS:
             # only names that pick out one object of the room: the mistake is then a mistake
             bad, changed = corrupt(rs.rows, kind, seed=args.seed, scenes=rs.scenes)
             rec = {"changed": len(changed)}
             for with_scenes, key in ((True, "scenes"), (False, "text")):
-                # recall over the changed items the clean rotation did not already flag
-                new = _flagged(rs, bad, with_scenes) - clean[with_scenes]
-                base = changed - clean[with_scenes]
-                rec[f"recall_{key}"] = len(new & base) / len(base) * 100
-                rec[f"false_flags_{key}"] = len(new - changed)
+                got = _verdicts(rs, bad, with_scenes)
+                rec[f"defect_{key}"] = _share(changed, got, ("defect",))
+                rec[f"defect_or_needs_scene_{key}"] = _share(changed, got,
+                                                             ("defect", "needs_scene"))
+                # beyond those of the uncorrupted rotations
+                rec[f"false_defects_{key}"] = sum(
+                    v == "defect" and clean[with_scenes][k] != "defect"
+                    for k, v in got.items() if k not in changed)
             out[kind] = rec
-            rows.append([kind, len(changed), f"{rec['recall_scenes']:.1f}%",
-                         f"{rec['recall_text']:.1f}%"])
-            assert not rec["false_flags_scenes"] and not rec["false_flags_text"], rec
+            rows.append([kind, len(changed), f"{rec['defect_scenes']:.1f}%",
+                         f"{rec['defect_text']:.1f}%",
+                         f"{rec['defect_or_needs_scene_text']:.1f}%"])
+            assert not rec["false_defects_scenes"] and not rec["false_defects_text"], rec
     print(f"synthetic rooms: {args.scenes} scenes x {args.questions} questions, seed "
           f"{args.seed}; {items} rotated items from geometry")
-    print(markdown_table(["corruption", "items changed", "found with the scene",
-                          "found by the text rules"], rows))
+    print(markdown_table(["corruption", "items changed", "defect with the scene",
+                          "defect by the text", "defect or needs_scene by the text"], rows))
     print("JSON " + json.dumps(out))
 
 

@@ -359,34 +359,40 @@ def same_answer(a: Sequence[str], b: Sequence[str]) -> bool:
     return False
 
 
-_FAMILIES: tuple[dict[int, str], ...] = (
-    {0: "forward", 90: "right", 180: "backward", 270: "left"},
-    {0: "front", 90: "right", 180: "behind", 270: "left"},
-    {0: "straight", 90: "right", 180: "back", 270: "left"},
-    {0: "ahead", 90: "right", 180: "behind", 270: "left"},
-)
+_WORDS = {
+    "forward": {0: "forward", 90: "right", 180: "backward", 270: "left"},
+    "front": {0: "front", 90: "right", 180: "behind", 270: "left"},
+    "me": {0: "in front of me", 90: "to my right", 180: "behind me", 270: "to my left"},
+}
 
 
 def turned_answer(answer: str, turn: float) -> str | None:
     """``answer`` (a direction) as it reads after a turn of ``turn`` degrees clockwise, in
-    the answer's own words where they have a counterpart ("forward" -> "left" at 90; "turn
-    right" -> "turn around" is written "turn back"); None when it is not a direction."""
+    the answer's own style ("forward" -> "left" at 90, "behind me" -> "to my right",
+    "turn left" -> "turn around" at 270, "3 o'clock" -> "12 o'clock"); None when it is
+    not a direction."""
     got = answer_direction(answer)
     if got is None:
         return None
     bearing, width = got
-    after = bearing_after_turn(bearing, turn)
+    after = int(round(bearing_after_turn(bearing, turn))) % 360
     low = " ".join(str(answer).lower().split())
     if width < 90:
-        hour = int(round(after / 30)) % 12 or 12
+        hour = after // 30 % 12 or 12
         return re.sub(r"\b(1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")\b",
                       str(hour) if re.search(r"\d", low) else HOUR_WORDS[hour % 12], low,
                       count=1)
-    for fam in _FAMILIES:
-        word, new = fam[int(round(bearing)) % 360], fam[int(round(after)) % 360]
-        if re.search(rf"\b{word}s?\b", low):
-            return re.sub(rf"\b{word}(s?)\b", lambda m, new=new: new + m.group(1), low, count=1)
-    return _FAMILIES[0][int(round(after)) % 360]
+    verb = re.match(r"(turn|go|walk|move|look)\s", low)
+    if re.search(r"\b(?:me|my)\b", low):
+        style = "me"
+    elif re.search(r"\b(?:front|behind|back|rear)\b", low) and not verb:
+        style = "front"
+    else:
+        style = "forward"
+    word = _WORDS[style][after]
+    if verb and verb.group(1) == "turn" and after in (0, 180):
+        return "go straight" if after == 0 else "turn around"
+    return f"{verb.group(1)} {word}" if verb else word
 
 
 def _answer_names(answers: Sequence[str], heads: Iterable[str]) -> bool:
@@ -493,7 +499,8 @@ def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     r0 = [read(t) for t in (item.situation_0, *item.alternatives_0)]
     rk = read(item.situation)
     many = _several([*r0, rk], several)
-    copied = bool(hits)  # a copied text is judged as a copy, not read for directions
+    # a copy of viewpoint 0 is judged as a copy, not read for directions
+    copied = any(h.rule == "text_not_turned" for h in hits)
     kept = [] if copied else _kept_faced(r0, rk)
     if kept:
         hits.append(_faced_hit(kept, turn, many))
