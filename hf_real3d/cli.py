@@ -635,8 +635,10 @@ def cmd_rotate(o: RotateOptions) -> None:
           f"{s['excluded']} turned items excluded: {s['reasons']}")
     if s["check"]:
         c = s["check"]
-        print(f"check-rotations: {c['flagged']} of {c['items']} turned items flagged, "
-              f"{c['groups_passing']} groups pass (review them: hf-real3d explore --dataset "
+        v = c["verdicts"]
+        print(f"check-rotations: of {c['items']} turned items {v['defect']} defect, "
+              f"{v['needs_scene']} need the scene, {v['pass']} pass (review them: hf-real3d "
+              "explore --dataset "
               f"{o.out} --review REVIEW_FOLDER)")
     print(f"wrote {o.out}")
 

@@ -388,3 +388,32 @@ def test_the_docs_quote_the_recorded_release_verdicts():
     for row, key in (("right", "needs_scene_right"), ("wrong", "needs_scene_wrong")):
         cells = " | ".join(f"{x:.1f}" for x in [*ceil[key]["p"], ceil[key]["vrs"]])
         assert f"| {row} | {cells} |" in block, row
+
+
+def test_evaluate_leaves_out_groups_by_verdict_on_the_release(real_dir, tmp_path):
+    """--exclude-flagged leaves out the groups with a defect, --exclude-needs-scene also
+    those with an item the text cannot decide; the note says what VRS rests on."""
+    from hf_real3d.real3dqa.evaluate import evaluate_files
+
+    rows = []
+    for k in (0, 90, 180, 270):
+        for it in json.loads((real_dir / f"real3dqa/rotation_{k}.json").read_text())["questions"]:
+            q = it["question_id"] // 100 if k in (90, 270) else it["question_id"]
+            rows.append({"question_id": q, "rotation_deg": k,
+                         "prediction": it["answers"][0]["answer"]})
+    preds = tmp_path / "gold.jsonl"
+    preds.write_text("\n".join(json.dumps(r) for r in rows))
+    rec = json.loads(RECORD.read_text())
+    complete_ok = rec["complete_groups"] - rec["complete_group_verdicts"]["defect"]
+    g = rec["group_verdicts"]
+    for flag, groups, rests in (({"exclude_flagged": True}, complete_ok,
+                                 rec["groups"] - g["defect"]),
+                                ({"exclude_needs_scene": True},
+                                 rec["complete_group_verdicts"]["pass"], g["pass"])):
+        out = tmp_path / ("ev" + "".join(flag))
+        r = evaluate_files(real_dir / "real3dqa", [f"gold={preds}"], out, allow_missing=True,
+                           **flag).results[0]
+        assert r["rotation"]["groups"] == groups and r["rotation"]["vrs"] == 100.0
+        note = " ".join((out / "report.md").read_text().split())
+        assert f"VRS rests on {rests} groups (of {rec['groups']} in all, " \
+               f"{rec['groups'] - g['defect']} hold no defect and {g['pass']} neither" in note

@@ -272,4 +272,4 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
             "asked": len(prompts), "cached": sum(g.cached for g in results),
             "excluded": len(excluded), "reasons": dict(reasons),
             "requests": client.stats.requests, "check": None if check is None else
-            {k: check[k] for k in ("items", "flagged", "groups_flagged", "groups_passing")}}
+            {k: check[k] for k in ("items", "verdicts", "group_verdicts")}}
