@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d._runtime import check_stop, no_gc
+from hf_real3d.errors import FormatError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -26,10 +27,6 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries", "save_png",
            "write_jsonl", "cache_root", "read_jsonl"]
-
-
-class FormatError(ValueError):
-    """An input file or record that does not follow its documented format."""
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:

@@ -261,3 +261,44 @@ def test_each_recipe_reads_as_the_flow_and_trains_what_the_library_trains(synth_
     cards = [(outs[h] / "README.md").read_text() for h in outs]
     wording = [line for line in cards[1].splitlines() if line.startswith("- ") and "(" in line]
     assert wording and wording[0] in cards[0]
+
+
+def test_rotation_refusals_are_one_line_from_the_recipe(synth_folder, tmp_path, capsys):
+    """The refusals a user's rotation options meet inside a recipe's main end the run with
+    one line on stderr and exit code 2, no traceback (issue 49)."""
+    from hf_real3d.hub import load_local
+    from hf_real3d.training.augment import rotation_augment
+    from hf_real3d.training.pipeline import run_recipe
+
+    sft = recipe_module("sft")
+    train = load_local(synth_folder, "sqa3d", "train")
+    aug = rotation_augment(train, load_local(synth_folder, "scenes", "train"))
+    short = tmp_path / "short"
+    short.mkdir()
+    for k in (0, 90, 180, 270):
+        rows = [r for r in aug if r["rotation_deg"] == k]
+        if k == 180:
+            rows = rows[1:]  # one question loses its 180-degree viewpoint
+        (short / f"rotation_{k}.json").write_text(json.dumps({"questions": [
+            {"question_id": r["question_id"], "scene_id": r["scene_id"],
+             "situation": r["situation"], "alternative_situation": [],
+             "question": r["question"], "answers": [{"answer": a, "answer_confidence": "yes",
+                                                     "answer_id": 1} for a in r["answers"]],
+             "position": r["position"], "rotation": r["rotation"]} for r in rows]}))
+    base = ["--dataset_name", str(synth_folder), "--max_steps", "1", "--report_to", "none",
+            *TINY]
+    cases = {
+        "incomplete rotation set": (["--rotation_augment", "all", "--rotation_set", str(short)],
+                                    "lack"),
+        "unknown kind": (["--rotation_augment", "all", "--rotation_kinds", "nope"],
+                         "no question of kind"),
+        "viewpoint_dro without groups": (["--reweighting", "viewpoint_dro"], "viewpoint"),
+    }
+    for name, (extra, said) in cases.items():
+        argv = [*base, "--output_dir", str(tmp_path / name.replace(" ", "_")), *extra]
+        with pytest.raises(SystemExit) as exit_:
+            run_recipe(sft.main, sft.parse, argv=argv)
+        err = capsys.readouterr().err  # progress bars aside, one line says what is wrong
+        errors = [x for x in err.splitlines() if "error:" in x]
+        assert exit_.value.code == 2, name
+        assert len(errors) == 1 and "Traceback" not in err and said in errors[0], (name, err)

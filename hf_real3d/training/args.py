@@ -13,6 +13,7 @@ from transformers import HfArgumentParser
 
 from hf_real3d._argparse import check_values
 from hf_real3d._yaml import read_yaml
+from hf_real3d.errors import InputError
 from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.training.trainer import ReweightedConfig
 
@@ -89,7 +90,7 @@ def recipe_defaults(config: str | os.PathLike) -> dict[str, Any]:
     that the recipe run without arguments trains as documented and ``--help`` shows them."""
     loaded = read_yaml(config) or {}
     if not isinstance(loaded, dict):
-        raise ValueError(f"{config}: expected a mapping of argument names to values")
+        raise InputError(f"{config}: expected a mapping of argument names to values")
     return loaded
 
 
@@ -121,20 +122,20 @@ def parse_recipe_args(argv=None, defaults: dict | None = None,
         del argv[i:i + 2]
         loaded = read_yaml(path) or {}
         if not isinstance(loaded, dict):
-            raise ValueError(f"{path}: expected a mapping of argument names to values")
+            raise InputError(f"{path}: expected a mapping of argument names to values")
         cfg.update(loaded)
     check_config(cfg, path, classes)
     parser.set_defaults(**cfg)
     parsed = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
     script_args, train_args, rest = parsed[0], parsed[1], parsed[-1]
     if rest:
-        raise ValueError(f"unknown command-line argument(s): {rest}")
+        raise InputError(f"unknown command-line argument(s): {rest}")
     for key, want in (fixed or {}).items():
         got = getattr(script_args, key, getattr(train_args, key, want))
         if got != want:
             flags = {a.split("=", 1)[0].replace("-", "_") for a in argv if a.startswith("--")}
             where = f"--{key}" if f"__{key}" in flags else path
-            raise ValueError(f"{where}: {key}={got!r}, but {recipe} trains with {key}={want!r}"
+            raise InputError(f"{where}: {key}={got!r}, but {recipe} trains with {key}={want!r}"
                              + (f"; use {instead}" if instead else "")
                              + f" (or leave {key} out)")
     return script_args, train_args

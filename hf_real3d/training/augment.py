@@ -22,6 +22,7 @@ from typing import Any
 import datasets
 import numpy as np
 
+from hf_real3d.errors import InputError
 from hf_real3d.real3dqa.rotation import rotate_records
 from hf_real3d.scene import Scene
 from hf_real3d.schema import record_from_row, scene_from_row
@@ -71,14 +72,14 @@ def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
     short = {q: sorted(want - set(v)) for q, v in by_q.items() if not want <= set(v)}
     if short:
         ids = sorted(short)
-        raise ValueError(
+        raise InputError(
             f"{where}: {len(ids)} question(s) lack viewpoints of {sorted(want)} (question_id "
             f"{ids[0]} lacks {short[ids[0]]}; also {ids[1:6]}); complete their "
             "rotation_{k}.json items, drop those questions from the set, or set "
             "rotation_viewpoints to the viewpoints the set has")
     shared = sorted(set(by_q) & {int(q) for q in exclude_ids})
     if shared:
-        raise ValueError(
+        raise InputError(
             f"{where}: {len(shared)} question id(s) of the rotation set are in the evaluation "
             f"split ({', '.join(map(str, shared[:8]))}); augmenting with them would train on "
             "what is scored: give a rotation set of training questions only")
@@ -107,21 +108,21 @@ def rotation_augment(dataset: datasets.Dataset,
     touches test rooms); ``exclude_ids``: the evaluation split's question ids, refused in a
     rotation set. Every row gets ``group_column``, the id its question's rows share."""
     if choose not in AUGMENT_CHOICES:
-        raise ValueError(f"rotation_augment: expected choose in {AUGMENT_CHOICES} but got "
+        raise InputError(f"rotation_augment: expected choose in {AUGMENT_CHOICES} but got "
                          f"{choose!r}")
     if viewpoints < 2:
-        raise ValueError(f"rotation_augment: viewpoints={viewpoints}; expected at least 2 "
+        raise InputError(f"rotation_augment: viewpoints={viewpoints}; expected at least 2 "
                          "(the unturned one and a turn)")
     if group_column in dataset.column_names:
-        raise ValueError(f"rotation_augment: the dataset already has a {group_column!r} column "
+        raise InputError(f"rotation_augment: the dataset already has a {group_column!r} column "
                          "(is it augmented already?)")
     if scenes is None and rotations is None:
-        raise ValueError("rotation_augment: no geometry and no rotation set to turn questions "
+        raise InputError("rotation_augment: no geometry and no rotation set to turn questions "
                          "from; give the rooms (scenes=, a dataset's scenes config) or a "
                          "rotation set (rotations=, --rotation_set)")
     shared = sorted(set(dataset["scene_id"]) & set(exclude_scenes))
     if shared:
-        raise ValueError(f"rotation_augment: the training questions share {len(shared)} "
+        raise InputError(f"rotation_augment: the training questions share {len(shared)} "
                          f"room(s) with the evaluation split ({', '.join(shared[:5])}); "
                          "augment a training split whose rooms are not evaluated on")
     rows = dataset.to_list()
@@ -129,12 +130,12 @@ def rotation_augment(dataset: datasets.Dataset,
     if kinds is not None:
         kinds = set(kinds)
         if kind_column not in dataset.column_names:
-            raise ValueError(f"rotation_augment: kinds= given but the dataset has no "
+            raise InputError(f"rotation_augment: kinds= given but the dataset has no "
                              f"{kind_column!r} column (it has {dataset.column_names}); set "
                              "kind_column to the column naming each question's kind")
         unknown = sorted(kinds - set(dataset[kind_column]))
         if unknown:
-            raise ValueError(f"rotation_augment: no question of kind {unknown} in column "
+            raise InputError(f"rotation_augment: no question of kind {unknown} in column "
                              f"{kind_column!r} (its kinds: {sorted(set(dataset[kind_column]))})")
         turnable = [r for r in rows if r[kind_column] in kinds]
     if rotations is not None:
@@ -142,7 +143,7 @@ def rotation_augment(dataset: datasets.Dataset,
         wanted = {int(r["question_id"]) for r in turnable}
         by_q = {q: v for q, v in from_set.items() if q in wanted}
         if not by_q:
-            raise ValueError(f"rotation_augment: none of the {len(from_set)} questions of the "
+            raise InputError(f"rotation_augment: none of the {len(from_set)} questions of the "
                              "rotation set is a training question (matched on question_id); "
                              "give the rotation set of this training split")
         source = "the rotation set"
@@ -154,7 +155,7 @@ def rotation_augment(dataset: datasets.Dataset,
             by_q[int(r["question_id"])].append(r)
         if not by_q:
             reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
-            raise ValueError(f"rotation_augment: no question could be turned from its scene's "
+            raise InputError(f"rotation_augment: no question could be turned from its scene's "
                              f"geometry (most common reasons: {reasons}); give a rotation set "
                              "instead (--rotation_set)")
         source = "geometry"

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from datasets.fingerprint import Hasher
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.routes import HFModelRoute
 
 __all__ = ["precompute_blind_logprobs", "model_digest", "pad_logprobs", "BlindColumnCollator"]
@@ -65,7 +66,7 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
         with torch.no_grad():
             s = route(blind_model, enc, text_only=True)
         if not s.per_token:
-            raise ValueError("precompute_blind_logprobs needs token log-probs; this route "
+            raise InputError("precompute_blind_logprobs needs token log-probs; this route "
                              "gives a per-sample loss (ModuleRoute(per_sample=True))")
         return {column: [lp[m].float().cpu().tolist() for lp, m in zip(s.logp, s.mask)]}
 

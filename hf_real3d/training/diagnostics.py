@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from hf_real3d.errors import InputError
 from hf_real3d.modeling.data import SceneBank, collator_for
 from hf_real3d.modeling.scene_lm import SCENE_INPUT_NAMES
 from hf_real3d.training.losses import (
@@ -46,13 +47,13 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
     ``ReweightedTrainer`` does by default); ``blind_model`` the blind reference.
     """
     if not rows:
-        raise ValueError("token_weights: no rows given")
+        raise InputError("token_weights: no rows given")
     bad = [m for m in family if m not in FAMILY]
     if bad:
-        raise ValueError(f"token_weights: family weighting {bad[0]!r} is not one of {FAMILY}")
+        raise InputError(f"token_weights: family weighting {bad[0]!r} is not one of {FAMILY}")
     missing = [i for i, r in enumerate(rows) if group_field not in r]
     if missing:
-        raise ValueError(f"token_weights: row {missing[0]} has no {group_field!r} field; pass "
+        raise InputError(f"token_weights: row {missing[0]} has no {group_field!r} field; pass "
                          "group_field= one the rows carry")
     collator = collator_for(model, tokenizer, bank)
     eos = tokenizer.eos_token_id
@@ -147,10 +148,10 @@ def viewpoint_weights(model, tokenizer, bank: SceneBank, rows: Sequence[dict], *
     ``temperature``) gives it. Batches of training keep groups whole, so these are the
     weights training at this model's state would use."""
     if not rows:
-        raise ValueError("viewpoint_weights: no rows given")
+        raise InputError("viewpoint_weights: no rows given")
     missing = [i for i, r in enumerate(rows) if group_field not in r]
     if missing:
-        raise ValueError(f"viewpoint_weights: row {missing[0]} has no {group_field!r} field; "
+        raise InputError(f"viewpoint_weights: row {missing[0]} has no {group_field!r} field; "
                          "augment the rows first (hf_real3d.training.augment.rotation_augment)")
     collator = collator_for(model, tokenizer, bank)
     losses = []

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import torch
 
+from hf_real3d.errors import InputError
+
 __all__ = ["token_logprobs", "paper_weights", "paper_loss", "official_loss", "per_sample_nll",
            "paper_loss_from_logprobs", "official_loss_from_logprobs", "NonFiniteLossError",
            "NAN_POLICIES", "mean_one", "weighted_loss_from_logprobs", "cal_weights",
@@ -60,7 +62,7 @@ class NonFiniteLossError(ValueError):
 
 def _check_policy(nan_policy: str) -> None:
     if nan_policy not in NAN_POLICIES:
-        raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {nan_policy!r}")
+        raise InputError(f"Expected nan_policy in {NAN_POLICIES} but got {nan_policy!r}")
 
 
 def _bad(what: str, values: torch.Tensor, mask: torch.Tensor) -> NonFiniteLossError:
@@ -297,7 +299,7 @@ def excess_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.
     _check_finite_inputs(nan_policy, mask, **{"the full model's log-prob": full,
                                               "blind log-prob": blind_logp})
     if not 0 < excess_ratio <= 1:
-        raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {excess_ratio}")
+        raise InputError(f"Expected 0 < excess_ratio <= 1 but got {excess_ratio}")
     blind = blind_logp.detach().float().clamp(max=0.0)
     excess = torch.nan_to_num(blind - full, nan=-1e9, posinf=1e9, neginf=-1e9)
     flat_mask = mask.flatten()
@@ -351,10 +353,10 @@ def viewpoint_dro_weights(sample_loss: torch.Tensor, groups: torch.Tensor, *,
     tensor([1.0000, 1.0000, 1.6351, 0.3649])
     """
     if not temperature > 0:
-        raise ValueError(f"Expected viewpoint temperature > 0 but got {temperature}")
+        raise InputError(f"Expected viewpoint temperature > 0 but got {temperature}")
     loss = sample_loss.detach().float()
     if loss.shape != groups.shape or loss.dim() != 1:
-        raise ValueError(f"Expected one loss and one group id per sample but got shapes "
+        raise InputError(f"Expected one loss and one group id per sample but got shapes "
                          f"{tuple(loss.shape)} and {tuple(groups.shape)}")
     _, codes = torch.unique(groups, return_inverse=True)
     n = int(codes.max()) + 1 if len(codes) else 0

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.losses import (
     cal_weights,
     excess_weights,
@@ -94,7 +95,7 @@ MODES: dict[str, Mode] = {}
 def register(entry: Mode) -> Mode:
     """Add ``entry`` to :data:`MODES` (a name may be registered once)."""
     if entry.name in MODES:
-        raise ValueError(f"reweighting mode {entry.name!r} is already registered")
+        raise InputError(f"reweighting mode {entry.name!r} is already registered")
     MODES[entry.name] = entry
     return entry
 
@@ -102,7 +103,7 @@ def register(entry: Mode) -> Mode:
 def mode(name: str) -> Mode:
     """The registered mode ``name``; a ValueError naming the choices otherwise."""
     if name not in MODES:
-        raise ValueError(f"Expected reweighting in {tuple(MODES)} but got {name!r}")
+        raise InputError(f"Expected reweighting in {tuple(MODES)} but got {name!r}")
     return MODES[name]
 
 
@@ -134,11 +135,11 @@ def family_weights(name: str, logp: torch.Tensor, mask: torch.Tensor, *,
     """
     entry = MODES.get(name)
     if entry is None or entry.weights is None:
-        raise ValueError(f"Expected a weighting in {FAMILY} but got {name!r}")
+        raise InputError(f"Expected a weighting in {FAMILY} but got {name!r}")
     if entry.needs_text_only and text_logp is None:
-        raise ValueError(f"reweighting={name!r} needs the policy's text-only log-probs")
+        raise InputError(f"reweighting={name!r} needs the policy's text-only log-probs")
     if entry.needs_blind and blind_logp is None:
-        raise ValueError(f"reweighting={name!r} needs the blind reference's log-probs")
+        raise InputError(f"reweighting={name!r} needs the blind reference's log-probs")
     return entry.weights(logp, mask, text_logp=text_logp, blind_logp=blind_logp, eps=eps,
                          clip=clip, cal_min=cal_min, cal_max=cal_max, prior_cap=prior_cap,
                          excess_ratio=excess_ratio, nan_policy=nan_policy)
@@ -221,7 +222,7 @@ register(Mode(
 def check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
     """The batch's viewpoint group ids, refused when the batch carries none."""
     if groups is None:
-        raise ValueError(f"reweighting={name!r} needs viewpoint groups in the batch: give the "
+        raise InputError(f"reweighting={name!r} needs viewpoint groups in the batch: give the "
                          f"dataset a {column!r} column (one id per question, shared by its "
                          "viewpoints; rotation_augment writes it) and train with the trainer's "
                          "group-aware sampler, which keeps a question's viewpoints in one batch")

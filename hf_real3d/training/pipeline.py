@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
 from hf_real3d.training.data import TrainingData
 from hf_real3d.training.modes import mode
@@ -28,7 +29,7 @@ __all__ = ["StaleModelError", "ensure_blind_model", "train_3drft",
            "end_distributed", "run_recipe"]
 
 
-class StaleModelError(ValueError):
+class StaleModelError(InputError):
     """A saved model was trained with other settings than the ones asked for."""
 
 
@@ -98,12 +99,12 @@ def run_recipe(main, parse=parse_recipe_args, argv=None) -> None:
     with one line on stderr and exit code 2 (no traceback)."""
     try:
         script_args, training_args = parse(argv)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, FileNotFoundError) as err:
         print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
         main(script_args, training_args)
-    except (StaleModelError, FileNotFoundError) as err:
+    except (InputError, FileNotFoundError) as err:  # a user's input: one line, no traceback
         print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     end_distributed()

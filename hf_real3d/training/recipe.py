@@ -18,6 +18,7 @@ from typing import Any
 from transformers import set_seed
 
 from hf_real3d._io import write_json
+from hf_real3d.errors import InputError
 from hf_real3d.modeling import (
     SceneLM,
     SceneLMConfig,
@@ -96,7 +97,7 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     missing = sorted({s for ds in (train, ev) if ds is not None for s in ds["scene_id"]}
                      - set(bank.points))
     if missing:
-        raise ValueError(f"{args.dataset_name}: questions refer to scene {missing[0]!r} (and "
+        raise InputError(f"{args.dataset_name}: questions refer to scene {missing[0]!r} (and "
                          f"{len(missing) - 1} more) absent from config {args.scenes_config!r}")
     if tokenizer is None:
         tokenizer = build_tokenizer(train, args.tokenizer_path)
@@ -126,13 +127,13 @@ def check_augment_args(args: ScriptArguments) -> None:
         given = [f"--{k}" for k in ("rotation_set", "rotation_kinds")
                  if getattr(args, k) is not None]
         if given:
-            raise ValueError(f"{', '.join(given)} without --rotation_augment: nothing would be "
+            raise InputError(f"{', '.join(given)} without --rotation_augment: nothing would be "
                              "augmented; add --rotation_augment all (or one)")
         return
     if args.rotation_viewpoints < 2:
-        raise ValueError(f"--rotation_viewpoints {args.rotation_viewpoints}: expected at least 2")
+        raise InputError(f"--rotation_viewpoints {args.rotation_viewpoints}: expected at least 2")
     if args.rotation_kinds is not None and not _kinds(args):
-        raise ValueError("--rotation_kinds is empty; name the kinds to turn, comma-separated")
+        raise InputError("--rotation_kinds is empty; name the kinds to turn, comma-separated")
 
 
 def _augment(args: ScriptArguments, train, ev):
@@ -144,7 +145,7 @@ def _augment(args: ScriptArguments, train, ev):
         try:
             scenes = load_split(args.dataset_name, args.scenes_config, args.dataset_train_split)
         except (ValueError, FileNotFoundError) as err:
-            raise ValueError(
+            raise InputError(
                 f"--rotation_augment: {args.dataset_name} has no {args.scenes_config!r} config "
                 f"for its {args.dataset_train_split!r} split (the rooms' geometry the turns are "
                 f"rewritten from: {err}); give --rotation_set (a release folder or what "

@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from hf_real3d.errors import InputError
 from hf_real3d.modeling.scene_lm import causal_lm_loss
 from hf_real3d.training.losses import token_logprobs
 
@@ -161,10 +162,10 @@ class HFModelRoute:
     def __init__(self, text_only_mode: str = "auto", scene_input_names: Sequence[str] | None = None,
                  aux_loss: str = "auto"):
         if text_only_mode not in TEXT_ONLY_MODES:
-            raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
+            raise InputError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
                              f"{text_only_mode!r}")
         if aux_loss not in AUX_LOSS_MODES:
-            raise ValueError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {aux_loss!r}")
+            raise InputError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {aux_loss!r}")
         self.text_only_mode = text_only_mode
         self.scene_input_names = None if scene_input_names is None else tuple(scene_input_names)
         self.aux_loss = aux_loss
@@ -197,7 +198,7 @@ class HFModelRoute:
     def full_inputs(self, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], torch.Tensor]:
         base = {k: v for k, v in inputs.items() if not k.startswith(TEXT_ONLY_PREFIX)}
         if "labels" not in base:
-            raise ValueError("the batch has no 'labels': 3DR-FT scores the labelled answer "
+            raise InputError("the batch has no 'labels': 3DR-FT scores the labelled answer "
                              "tokens (-100 elsewhere)")
         labels = base.pop("labels")
         return base, labels
@@ -241,7 +242,7 @@ class HFModelRoute:
              ) -> torch.Tensor | None:
         if self.aux_loss == "from_model_loss":
             if getattr(outputs, "loss", None) is None:
-                raise ValueError("aux_loss='from_model_loss' but the model returned no loss")
+                raise InputError("aux_loss='from_model_loss' but the model returned no loss")
             return outputs.loss - causal_lm_loss(logits, labels)
         return _router_loss(model, outputs) if self.aux_loss == "auto" else None
 
@@ -308,13 +309,13 @@ class ModuleRoute:
         if self.per_sample:
             loss = torch.as_tensor(out)
             if loss.dim() != 1:
-                raise ValueError(f"ModuleRoute(per_sample=True): expected a per-sample loss of "
+                raise InputError(f"ModuleRoute(per_sample=True): expected a per-sample loss of "
                                  f"shape (B,) but got {tuple(loss.shape)}")
             mask = torch.ones(loss.shape[0], 1, dtype=torch.bool, device=loss.device)
             return TokenScores(-loss[:, None], mask, None, None, False, None)
         logp, mask = out
         if logp.shape != mask.shape or logp.dim() != 2:
-            raise ValueError(f"ModuleRoute: expected (log-probs, mask) of one shape (B, L) but "
+            raise InputError(f"ModuleRoute: expected (log-probs, mask) of one shape (B, L) but "
                              f"got {tuple(logp.shape)} and {tuple(mask.shape)}")
         mask = mask.bool()
         return TokenScores(logp.masked_fill(~mask, 0.0), mask, None, None, True, None)

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from hf_real3d.errors import InputError
+
 __all__ = ["ViewpointGroupSampler", "WithGroupIds"]
 
 
@@ -40,18 +42,18 @@ class ViewpointGroupSampler(torch.utils.data.Sampler):
             order.setdefault(str(g), []).append(i)
         multi = [v for v in order.values() if len(v) > 1]
         if not multi:
-            raise ValueError(f"{column}: no question has two viewpoints (every id differs); "
+            raise InputError(f"{column}: no question has two viewpoints (every id differs); "
                              "augment the training split with its turned viewpoints "
                              "(rotation_augment='all')")
         sizes = sorted({len(v) for v in multi})
         if len(sizes) > 1:
             small = min((g for g in order if len(order[g]) > 1), key=lambda g: len(order[g]))
-            raise ValueError(f"{column}: questions hold {sizes} viewpoints (e.g. {small!r} has "
+            raise InputError(f"{column}: questions hold {sizes} viewpoints (e.g. {small!r} has "
                              f"{len(order[small])}); keep every viewpoint of a question, or drop "
                              "the incomplete ones")
         size = sizes[0]
         if batch_size % size:
-            raise ValueError(f"batch size {batch_size} is not a multiple of the {size} "
+            raise InputError(f"batch size {batch_size} is not a multiple of the {size} "
                              f"viewpoints per question; use per_device_train_batch_size "
                              f"{max(size, batch_size // size * size)} (or a multiple of {size})")
         alone = [v[0] for v in order.values() if len(v) == 1]
@@ -87,7 +89,7 @@ class WithGroupIds:
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         missing = [i for i, r in enumerate(rows) if self.column not in r]
         if missing:
-            raise ValueError(f"batch row {missing[0]} has no {self.column!r} column (the id its "
+            raise InputError(f"batch row {missing[0]} has no {self.column!r} column (the id its "
                              "question's viewpoints share)")
         codes: dict[str, int] = {}
         ids = [codes.setdefault(str(r[self.column]), len(codes)) for r in rows]

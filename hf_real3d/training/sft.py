@@ -15,6 +15,7 @@ import torch
 from trl import SFTConfig, SFTTrainer
 from trl.trainer.utils import add_fused_lm_head
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.routes import FusedHeadRoute, unwrap_model
 from hf_real3d.training.trainer import ReweightingArguments, ReweightingMixin
 
@@ -30,7 +31,7 @@ class ReweightedSFTConfig(SFTConfig, ReweightingArguments):
     def __post_init__(self):
         self._check_reweighting()
         if self.text_only_mode == "blind_batch":
-            raise ValueError("text_only_mode='blind_batch' needs a collator that builds the "
+            raise InputError("text_only_mode='blind_batch' needs a collator that builds the "
                              "text_only_* batch (hf_real3d.training.vlm.VLMCollator with "
                              "ReweightedTrainer); trl's collators do not: use 'zeroed' or "
                              "'drop'")

@@ -23,6 +23,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
 from hf_real3d.training.losses import NAN_POLICIES
 from hf_real3d.training.modes import MODES, LossInputs, help_text, mode
@@ -105,25 +106,25 @@ class ReweightingArguments:
     def _check_reweighting(self) -> None:
         mode(self.reweighting)  # a ValueError naming the registered modes
         if self.text_only_mode not in TEXT_ONLY_MODES:
-            raise ValueError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
+            raise InputError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
                              f"{self.text_only_mode!r}")
         if self.nan_policy not in NAN_POLICIES:
-            raise ValueError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
+            raise InputError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
         if self.aux_loss not in AUX_LOSS_MODES:
-            raise ValueError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
+            raise InputError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
         if self.epsilon <= 0:
-            raise ValueError(f"Expected epsilon > 0 but got {self.epsilon}")
+            raise InputError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":
-            raise ValueError("weight_grad applies to reweighting='paper' only")
+            raise InputError("weight_grad applies to reweighting='paper' only")
         if not self.cal_min <= self.cal_max:
-            raise ValueError(f"Expected cal_min <= cal_max but got {self.cal_min}, {self.cal_max}")
+            raise InputError(f"Expected cal_min <= cal_max but got {self.cal_min}, {self.cal_max}")
         if not 0 < self.excess_ratio <= 1:
-            raise ValueError(f"Expected 0 < excess_ratio <= 1 but got {self.excess_ratio}")
+            raise InputError(f"Expected 0 < excess_ratio <= 1 but got {self.excess_ratio}")
         if not self.viewpoint_temperature > 0:
-            raise ValueError(f"Expected viewpoint_temperature > 0 but got "
+            raise InputError(f"Expected viewpoint_temperature > 0 but got "
                              f"{self.viewpoint_temperature}")
         if self.prior_cap < 1:
-            raise ValueError(f"Expected prior_cap >= 1 (weights have mean 1) but got "
+            raise InputError(f"Expected prior_cap >= 1 (weights have mean 1) but got "
                              f"{self.prior_cap}")
 
 
@@ -177,14 +178,14 @@ class ReweightingMixin:
         """Checks made before the parent ``__init__``; returns the model (a PeftModel when
         ``peft_config`` is given)."""
         if ref_model is not None and ref_model is model:
-            raise ValueError("ref_model is the policy itself; pass a separate frozen copy of "
+            raise InputError("ref_model is the policy itself; pass a separate frozen copy of "
                              "the blind model (e.g. SceneLM.from_pretrained(blind_path))")
         tok = _tokenizer_of(processing_class)
         emb = getattr(unwrap_model(model), "get_input_embeddings", None)
         if tok is not None and callable(emb) and hasattr(tok, "__len__"):
             n_emb = emb().num_embeddings
             if len(tok) > n_emb:
-                raise ValueError(f"tokenizer has {len(tok)} tokens but the model's embedding has "
+                raise InputError(f"tokenizer has {len(tok)} tokens but the model's embedding has "
                                  f"{n_emb} rows; resize the embeddings or use the model's "
                                  "tokenizer")
         if args.init_from_blind:
@@ -194,7 +195,7 @@ class ReweightingMixin:
             from peft import PeftModel, get_peft_model
 
             if isinstance(model, PeftModel):
-                raise ValueError("model is already a PeftModel and a peft_config was passed too; "
+                raise InputError("model is already a PeftModel and a peft_config was passed too; "
                                  "merge the adapter first (model.merge_and_unload()) or pass one "
                                  "of the two")
             model = get_peft_model(model, peft_config)
@@ -218,7 +219,7 @@ class ReweightingMixin:
         if mode(args.reweighting).needs_blind and self.ref_model is None:
             cols = getattr(self.train_dataset, "column_names", None) or []
             if args.blind_logprob_column not in cols:
-                raise ValueError(
+                raise InputError(
                     f"reweighting={args.reweighting!r} needs the blind model's log-probs: add "
                     f"the column "
                     f"{args.blind_logprob_column!r} with precompute_blind_logprobs, or pass "
@@ -267,7 +268,7 @@ class ReweightingMixin:
             state.update(load_file(f))
         missing, unexpected = model.load_state_dict(state, strict=False)
         if unexpected or [k for k in missing if "lm." in k and "lm_head" not in k]:
-            raise ValueError(f"init_from_blind: {path} does not match the model "
+            raise InputError(f"init_from_blind: {path} does not match the model "
                              f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
 
     # --- batches ----------------------------------------------------------------------
@@ -300,7 +301,7 @@ class ReweightingMixin:
         full = route(model, inputs, text_only=False)
         entry = mode(args.reweighting)
         if entry.token_level and not full.per_token:
-            raise ValueError(f"reweighting={entry.name!r} needs token log-probs; this route "
+            raise InputError(f"reweighting={entry.name!r} needs token log-probs; this route "
                              "gives a per-sample loss (use reweighting='official', or a "
                              "ModuleRoute returning (log-probs, mask))")
         mask = full.mask
@@ -373,7 +374,7 @@ class ReweightingMixin:
         col = self.args.blind_logprob_column
         if blind_col is not None:
             if blind_col_mask is None:
-                raise ValueError(f"batch has {col!r} without {col + '_mask'!r}; collate "
+                raise InputError(f"batch has {col!r} without {col + '_mask'!r}; collate "
                                  "the column with BlindColumnCollator")
             return align_scores(blind_col.to(mask.device),
                                 blind_col_mask.to(mask.device).bool(), mask,
@@ -382,7 +383,7 @@ class ReweightingMixin:
             with torch.no_grad():
                 ref = route(self.ref_model, inputs, text_only=True)
             return align_scores(ref.logp, ref.mask, mask, what="reference model")
-        raise ValueError(f"batch lacks {col!r} and no ref_model was given")
+        raise InputError(f"batch lacks {col!r} and no ref_model was given")
 
     def _merge_stats(self, logs: dict[str, float]) -> None:
         if self._stats and "loss" in logs:
@@ -424,7 +425,7 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
         col = args.viewpoint_group_column
         cols = getattr(train_dataset, "column_names", None)
         if mode(args.reweighting).needs_groups and cols is not None and col not in cols:
-            raise ValueError(
+            raise InputError(
                 f"reweighting={args.reweighting!r} needs a {col!r} column in the training set "
                 "(one id per question, shared by its viewpoints) and it has none; augment the "
                 "split with its turned viewpoints (--rotation_augment all, or "
@@ -448,7 +449,7 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
         col = self.args.viewpoint_group_column
         cols = getattr(dataset, "column_names", None) or []
         if col not in cols:
-            raise ValueError(f"reweighting={self.args.reweighting!r} needs a {col!r} column in "
+            raise InputError(f"reweighting={self.args.reweighting!r} needs a {col!r} column in "
                              "the training set (one id per question, shared by its viewpoints)")
         return ViewpointGroupSampler(dataset[col], self.args.per_device_train_batch_size,
                                      seed=self.args.seed, column=col)

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from hf_real3d.errors import InputError
 from hf_real3d.training.routes import TEXT_ONLY_PREFIX
 
 __all__ = ["VLMCollator"]
@@ -57,7 +58,7 @@ class VLMCollator:
                 add_generation_prompt=True)
         token = getattr(self.processor, "image_token", None)
         if n_images and token is None:
-            raise ValueError(f"{type(self.processor).__name__} has neither a chat template nor "
+            raise InputError(f"{type(self.processor).__name__} has neither a chat template nor "
                              "an image_token; set processor.chat_template")
         return " ".join([token] * n_images + [prompt])
 
@@ -71,7 +72,7 @@ class VLMCollator:
         if not self.for_generation:
             ans = row.get(self.answer_column)
             if ans is None or (isinstance(ans, list) and not ans):
-                raise ValueError(f"{where}: no {self.answer_column!r} to train on")
+                raise InputError(f"{where}: no {self.answer_column!r} to train on")
             ans = ans[0] if isinstance(ans, list) else ans
             answer = self.tok(str(ans), add_special_tokens=False)["input_ids"] + \
                 [self.tok.eos_token_id]
@@ -82,7 +83,7 @@ class VLMCollator:
         vision = {k: v for k, v in enc.items()
                   if k not in per_token and k not in ("input_ids", "attention_mask")}
         if self.max_length is not None and n + len(answer) > self.max_length:
-            raise ValueError(f"{where}: prompt ({n} tokens with its image placeholders) and "
+            raise InputError(f"{where}: prompt ({n} tokens with its image placeholders) and "
                              f"answer ({len(answer)}) exceed max_length {self.max_length}; "
                              "raise max_length or use fewer / smaller images")
         return {"ids": ids + answer, "labels": [-100] * n + answer,

@@ -31,6 +31,7 @@ from transformers import (
     LlavaProcessor,
 )
 
+from hf_real3d.errors import InputError
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
 from hf_real3d.schema import scene_from_row
@@ -114,7 +115,7 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
         else:
             picks[i] = k
     if missing and scenes is None:
-        raise ValueError(f"{dataset_name}: question_id {qs['question_id'][missing[0]]} (and "
+        raise InputError(f"{dataset_name}: question_id {qs['question_id'][missing[0]]} (and "
                          f"{len(missing) - 1} more) has no rendered view; rerun hf-real3d "
                          "render-views")
     imgs: list = [None] * len(qs)
