@@ -12,8 +12,10 @@ exits with 130 and SIGTERM with 143, after the library has removed its temporari
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
+import os
 import signal
 import sys
 import textwrap
@@ -30,6 +32,7 @@ bound_openmp_spinning()  # before anything imports torch (the demo, training, VL
 from hf_real3d._argparse import DataclassParser  # noqa: E402
 from hf_real3d._fields import help_field  # noqa: E402
 from hf_real3d._runtime import Terminated, check_stop, clear_stop, no_gc, request_stop  # noqa: E402
+from hf_real3d.errors import InputError  # noqa: E402
 from hf_real3d.specs import named_files, prediction_pairs  # noqa: E402
 from hf_real3d.synth.config import SRBenchConfig, SynthConfig  # noqa: E402
 
@@ -931,6 +934,53 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
     return name, parser.parse_into_dataclass(rest)
 
 
+# options that are not inputs: what is written, and the language model's reply cache
+_NOT_INPUTS = frozenset({"out", "llm_cache", "push_to_hub", "host", "llm_url", "namespace"})
+# commands whose --out is one file (only an input of the same path is refused)
+_FILE_OUT = frozenset({"judge", "draw"})
+
+
+def _input_paths(options: Any) -> list[tuple[str, Path]]:
+    """(option, path) of every option value that names an existing file or folder."""
+    out = []
+    for f in dataclasses.fields(options):
+        if f.name in _NOT_INPUTS:
+            continue
+        value = getattr(options, f.name)
+        values = value if isinstance(value, list | tuple) else [value]
+        for v in values:
+            if not isinstance(v, str | os.PathLike) or not str(v):
+                continue
+            # NAME=FILE[,FILE...] names files after the "="
+            parts = str(v).split("=", 1)[-1].split(",") if "=" in str(v) else [str(v)]
+            out += [(f.name, Path(x)) for x in parts if x and Path(x).exists()]
+    return out
+
+
+def refuse_out_in_inputs(name: str, options: Any) -> None:
+    """``--out`` is never an input, never inside one, and never holds one: checked before any
+    work, for every command that writes."""
+    out = getattr(options, "out", None)
+    if not out:
+        return
+    target = Path(out).resolve()
+    for option, path in _input_paths(options):
+        src = path.resolve()
+        flag = "--" + option
+        if target == src:
+            how = "is"
+        elif name in _FILE_OUT:
+            continue
+        elif src in target.parents:
+            how = "lies inside"
+        elif target in src.parents:
+            how = "holds"
+        else:
+            continue
+        raise InputError(f"--out {out} {how} the input {flag} {path}: writing there would "
+                         "replace or mix with what is read; give --out a folder of its own")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hf-real3d`` with ``argv``; returns the exit code (2 for an input error, one line on
     stderr; 130 / 143 for Ctrl-C / SIGTERM)."""
@@ -949,6 +999,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = argv[0]
     try:
         name, options = parse(argv)
+        refuse_out_in_inputs(name, options)
         COMMANDS[name].run(options)
         check_stop()  # a signal whose exception a finaliser swallowed
         return 0

@@ -238,6 +238,15 @@ def card_configs(folder: str | os.PathLike) -> list[str]:
     return [c["config_name"] for c in card_header(folder)[0].get("configs", [])]
 
 
+def card_splits(folder: str | os.PathLike, config: str) -> list[str]:
+    """The split names the card lists for one config."""
+    for c in card_header(folder)[0].get("configs", []):
+        if c.get("config_name") == config:
+            files = c.get("data_files", [])
+            return [f["split"] for f in files if isinstance(f, dict) and "split" in f]
+    return []
+
+
 def add_config(folder: str | os.PathLike, cfg: ConfigData, section: str = "") -> Path:
     """Add (or replace) one config of an existing dataset folder: its shards, its entry in
     the card's YAML ``configs:`` and a card section. The card is rewritten last and

@@ -417,3 +417,48 @@ def test_evaluate_leaves_out_groups_by_verdict_on_the_release(real_dir, tmp_path
         note = " ".join((out / "report.md").read_text().split())
         assert f"VRS rests on {rests} groups (of {rec['groups']} in all, " \
                f"{rec['groups'] - g['defect']} hold no defect and {g['pass']} neither" in note
+
+
+def test_what_check_rotations_is_given_is_checked(real_dir, tmp_path):
+    """Issue 49: a file of one viewpoint holding another's items is refused; an empty turned
+    situation is a defect; a file given as a rotation set is named as a file."""
+    rel = _release_copy(real_dir, tmp_path)
+    (rel / "rotation_90.json").rename(rel / "x.json")
+    (rel / "rotation_270.json").rename(rel / "rotation_90.json")
+    (rel / "x.json").rename(rel / "rotation_270.json")
+    p = _cli("check-rotations", "--dataset", str(rel), "--out", str(tmp_path / "o1"))
+    line = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == 2 and "rotation_90.json" in line and "ends in 03" in line
+    assert "rotation_270.json" in line and not (tmp_path / "o1").exists()
+    rel = _release_copy(real_dir, tmp_path / "b")
+    data = json.loads((rel / "rotation_90.json").read_text())
+    data["questions"][5]["situation"] = ""
+    qid = data["questions"][5]["question_id"] // 100
+    (rel / "rotation_90.json").write_text(json.dumps(data))
+    check_rotations(rel, tmp_path / "o2", progress=False)
+    lines = [json.loads(x) for x in (tmp_path / "o2/verdicts.jsonl").read_text().splitlines()]
+    got = next(x for x in lines if x["question_id"] == qid and x["rotation_deg"] == 90)
+    assert got["verdict"] == "defect" and got["rules"] == ["empty_text"]
+    (tmp_path / "set.jsonl").write_text("{}")
+    with pytest.raises(ValueError, match="set.jsonl: a file; a rotation set is a folder"):
+        read_rotation_set(tmp_path / "set.jsonl")
+
+
+def test_a_rotation_set_of_another_split(built, tmp_path):
+    """A dataset folder whose rotations config holds one split other than test (rotate
+    --split train) is read from that split, and its checks are written to it."""
+    from hf_real3d.hub import ConfigData, add_config, card_splits
+
+    folder = tmp_path / "r3"
+    shutil.copytree(built / "r3", folder)
+    rot = load_local(folder, "rotations")
+    add_config(folder, ConfigData("rotations", {"train": rot}, rot.features, "train rows"))
+    assert card_splits(folder, "rotations") == ["train"]
+    rs = read_rotation_set(folder)
+    assert rs.split == "train" and len(rs.rows) == rot.num_rows
+    s = check_rotations(folder, tmp_path / "chk", progress=False)
+    assert s["items"] == sum(1 for r in rs.rows if r["rotation_deg"])
+    assert card_splits(folder, "rotation_checks") == ["train"]
+    assert load_local(folder, "rotations_checked", "train").num_rows == rot.num_rows
+    with pytest.raises(ValueError, match="not 'test'"):
+        read_rotation_set(folder, split="test")

@@ -1,6 +1,7 @@
 """The command line on bad input: one line on stderr with exit code 2, nothing half-written,
 signals that exit cleanly, OpenMP spinning bounded before torch loads."""
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -88,3 +89,62 @@ def test_lmms_tasks_for_a_folder_that_does_not_exist(tmp_path, capsys):
                     str(tmp_path / "nowhere")]) == 2
         one_line_error(capsys, "nowhere: no such dataset folder")
         assert not (tmp_path / "tasks").exists()
+
+
+# commands that write but read no file or folder: nothing to protect
+_NO_INPUT = {"synth", "demo"}
+
+
+def _writing_commands():
+    """Every command whose options have an --out and an input, with its options dataclass."""
+    from hf_real3d.cli import COMMANDS
+
+    out = []
+    for name, cmd in COMMANDS.items():
+        cls = cmd.options()
+        if "out" in {f.name for f in dataclasses.fields(cls)} and name not in _NO_INPUT:
+            out.append((name, cls))
+    return out
+
+
+def _argv(cls, inputs: Path, out: str) -> list[str]:
+    """Arguments that fill every required option of ``cls`` with ``inputs`` (a folder that
+    exists) and give ``--out``."""
+    argv = ["--out", out]
+    for f in dataclasses.fields(cls):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if f.name == "out" or not required:
+            continue
+        if "str" not in str(f.type):
+            value = "1"  # a number the command needs (draw's question id)
+        else:
+            value = f"m={inputs}" if "list" in str(f.type) else str(inputs)
+        argv += [f"--{f.name}", value]
+    return argv
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _writing_commands()])
+def test_out_is_never_an_input_nor_inside_one(name, tmp_path, capsys):
+    """Every command that writes refuses an --out that is one of its inputs, lies inside one
+    or holds one, before any work: the input is left as it was."""
+    cls = dict(_writing_commands())[name]
+    src = tmp_path / "input"
+    src.mkdir()
+    (src / "keep.txt").write_text("x")
+    required = [f for f in dataclasses.fields(cls) if f.name != "out"
+                and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    extra = []
+    if not [f for f in required if "str" in str(f.type)]:  # no required input: give one
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        opt = next(n for n in ("dataset", "sqa3d", "release", "tsv", "srbench")
+                   if n in names and "str" in str(names[n].type))
+        extra = [f"--{opt}", str(src)]
+    cases = [str(src), str(src / "inner")]
+    if name not in ("judge", "draw"):  # one file written: only the same path is refused
+        cases.append(str(tmp_path))
+    for out in cases if name not in ("judge", "draw") else cases[:1]:
+        argv = [name, *_argv(cls, src, out), *extra]
+        assert cli(argv) == 2, (name, out)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err and "--out" in err[-1] and "input" in err[-1], (name, err)
+        assert sorted(p.name for p in src.iterdir()) == ["keep.txt"], name

@@ -29,6 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, write_json
+from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import (
     ANSWER_RULES,
@@ -71,6 +72,7 @@ class RotationSet:
     scenes: Callable[[str], Scene] | None = None  # scene_id -> Scene, when geometry is known
     scenes_from: str = ""  # where the scenes come from, for the report
     files: dict[int, str] = field(default_factory=dict)  # viewpoint -> file, for messages
+    split: str = "test"  # a dataset folder's split the rows come from
 
     def groups(self) -> dict[Any, dict[int, dict[str, Any]]]:
         out: dict[Any, dict[int, dict[str, Any]]] = {}
@@ -100,7 +102,7 @@ def _folder_scenes(folder: Path) -> Callable[[str], Scene] | None:
 
 def _scannet_scenes(root: Path) -> Callable[[str], Scene]:
     if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such folder of ScanNet-format scenes (--scenes)")
+        raise FileNotFoundError(f"{root}: no such folder of ScanNet-format scenes")
 
     def get(scene_id: str) -> Scene:
         if not scannet_paths(root, scene_id)["ply"].is_file():
@@ -112,11 +114,13 @@ def _scannet_scenes(root: Path) -> Callable[[str], Scene]:
 
 
 def read_rotation_set(dataset: str | os.PathLike,
-                      scenes: str | os.PathLike | None = None) -> RotationSet:
+                      scenes: str | os.PathLike | None = None,
+                      split: str | None = None) -> RotationSet:
     """A rotation set from ``dataset``: a release folder (``rotation_0.json`` + the de-biased
     file), a folder of ``rotation_{k}.json`` files, or a dataset folder with a ``rotations``
-    config. ``scenes``: a folder of ScanNet-format scenes; without it a dataset folder's
-    ``scenes`` config gives the geometry when it has one."""
+    config (its ``split``; by default ``test``, or the one split it has, as ``rotate --split
+    train`` writes). ``scenes``: a folder of ScanNet-format scenes; without it a dataset
+    folder's ``scenes`` config gives the geometry when it has one."""
     path = Path(dataset)
     if (path / "rotation_0.json").is_file():
         if (path / DEBIASED_FILE).is_file():
@@ -128,20 +132,30 @@ def read_rotation_set(dataset: str | os.PathLike,
         rs = RotationSet(source, path, rows, files=files)
     elif (path / "README.md").is_file():
         # datasets (through hub) only for dataset folders
-        from hf_real3d.hub import card_configs, load_frame
+        from hf_real3d.hub import card_configs, card_splits, load_frame
 
         configs = card_configs(path)
         if "rotations" not in configs:
             raise FileNotFoundError(f"{path}: the card lists configs {configs}, no `rotations`; "
                                     "build it with hf-real3d build-real3dqa, import-real3dqa or "
                                     "rotate first")
-        rows = load_frame(path, "rotations", columns=(*_ROW_KEYS, *_OPTIONAL_KEYS)
+        splits = card_splits(path, "rotations")
+        if split is None:
+            split = "test" if "test" in splits or not splits else \
+                splits[0] if len(splits) == 1 else None
+            if split is None:
+                raise InputError(f"{path}: its rotations config has splits {splits} and no "
+                                 "test split; name the split to read")
+        elif splits and split not in splits:
+            raise InputError(f"{path}: its rotations config has splits {splits}, not "
+                             f"{split!r}")
+        rows = load_frame(path, "rotations", split, columns=(*_ROW_KEYS, *_OPTIONAL_KEYS)
                           ).to_dict("records")
         for r in rows:
             r["answers"] = list(r["answers"])
             if r.get("alternative_situation") is not None:
                 r["alternative_situation"] = list(r["alternative_situation"])
-        rs = RotationSet("folder", path, rows, files={})
+        rs = RotationSet("folder", path, rows, files={}, split=split)
         if scenes is None:
             rs.scenes = _folder_scenes(path)
             rs.scenes_from = "the folder's scenes config" if rs.scenes else ""
@@ -149,9 +163,13 @@ def read_rotation_set(dataset: str | os.PathLike,
         raise FileNotFoundError(f"{path}: neither a folder of rotation_{{0,90,...}}.json files "
                                 "(the Real-3DQA release format) nor a dataset folder "
                                 "(README.md card with a rotations config)")
+    elif path.is_file():
+        raise InputError(f"{path}: a file; a rotation set is a folder: a release folder, a "
+                         "folder of rotation_{k}.json files or a dataset folder with a "
+                         "rotations config")
     else:
-        raise FileNotFoundError(f"{path}: no such folder (--dataset takes a release folder, a "
-                                "folder of rotation_{k}.json files or a dataset folder)")
+        raise FileNotFoundError(f"{path}: no such folder; a rotation set is a release folder, "
+                                "a folder of rotation_{k}.json files or a dataset folder")
     if scenes is not None:
         rs.scenes = _scannet_scenes(Path(scenes))
         rs.scenes_from = str(scenes)
@@ -466,7 +484,8 @@ def _config_rows(result: CheckResult) -> list[dict[str, Any]]:
              "turn_source": it.turn_source} for it in result.items]
 
 
-def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any]) -> None:
+def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
+                 split: str = "test") -> None:
     # datasets only to write a dataset folder's configs
     import datasets
 
@@ -481,13 +500,13 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any]) -> 
     v, gv = summary["verdicts"], summary["group_verdicts"]
     note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
             f"{summary['items']} rotated items")
-    add_config(folder, ConfigData(CHECKS_CONFIG, {"test": _config_rows(result)}, feats,
+    add_config(folder, ConfigData(CHECKS_CONFIG, {split: _config_rows(result)}, feats,
                                   "hf-real3d check-rotations: each rotated item's verdict and "
                                   f"the rules it breaks ({note})"))
-    rot = load_local(folder, "rotations")
+    rot = load_local(folder, "rotations", split)
     bad = result.flagged_ids()
     keep = rot.filter(lambda q: q not in bad, input_columns="question_id")
-    add_config(folder, ConfigData(CHECKED_CONFIG, {"test": keep}, rot.features,
+    add_config(folder, ConfigData(CHECKED_CONFIG, {split: keep}, rot.features,
                                   "the rotation groups in which hf-real3d check-rotations "
                                   f"finds no defect ({summary['groups'] - gv['defect']} of "
                                   f"{summary['groups']} groups)"))
@@ -526,6 +545,6 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
         (tmp / "report.md").write_text("# Rotation checks\n\n" + report_section(summary, examples)
                                        + "\n", encoding="utf-8")
     if write_configs and rs.source == "folder":
-        _add_configs(rs.path, result, summary)
+        _add_configs(rs.path, result, summary, rs.split)
         summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
     return summary

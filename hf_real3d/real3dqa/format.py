@@ -156,6 +156,20 @@ def resolve_base_ids(ids: list[int], base_ids: set[int], file_name: str) -> tupl
     return out, "x100+" + "/".join(f"{s:02d}" for s in sorted(set(tail[sfx].tolist())))
 
 
+def _check_suffixes(ids: list[int], bases: list[int], k: int, file_name: str) -> None:
+    """A suffixed id's two digits name its viewpoint (01: 90, 02: 180, 03: 270): a file of
+    viewpoint k holding another viewpoint's items is refused."""
+    for i, b in zip(ids, bases):
+        if i == b:
+            continue
+        deg = SUFFIX_DEG.get(i - b * 100)
+        if deg is not None and deg != k:
+            raise FormatError(
+                f"{file_name}: question_id {i} ends in {i - b * 100:02d}, the suffix of "
+                f"viewpoint {deg}, but the file holds viewpoint {k}; put each viewpoint's items "
+                f"in its own rotation_{{k}}.json (this one looks like rotation_{deg}.json)")
+
+
 def rotation_files(folder: str | os.PathLike) -> dict[int, Path]:
     """The ``rotation_{k}.json`` files of a folder by viewpoint ``k`` (degrees)."""
     found = {}
@@ -197,6 +211,7 @@ def read_rotation_files(folder: str | os.PathLike, *,
         if base0 is None:
             base0 = set(ids)
         bases, scheme = resolve_base_ids(ids, base0, path.name)
+        _check_suffixes(ids, bases, k, path.name)
         for r, b in zip(rows, bases):
             r["question_id"] = b
             r["rotation_deg"] = k
