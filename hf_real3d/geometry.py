@@ -37,6 +37,10 @@ def _rotation() -> type[Rotation]:
     return Rotation
 
 __all__ = [
+    "DIRECTION_MIN_DISTANCE",
+    "EQUALLY_NEAR",
+    "FACING_HALF_ANGLE",
+    "FACING_MIN_DISTANCE",
     "DIRECTIONS_4",
     "DIRECTIONS_8",
     "PoseError",
@@ -59,6 +63,18 @@ __all__ = [
 
 # Clockwise from the front, as the bins are numbered.
 DIRECTIONS_4: tuple[str, ...] = ("front", "right", "back", "left")
+
+# Where an object is from a pose, in named distances (metres, horizontal) that every step
+# uses alike: the rotation from geometry (spatial), the checker's scene rules, the renders
+# and the synthetic generator.
+#: nearer than this, an object has no direction: it is where the agent stands
+DIRECTION_MIN_DISTANCE = 0.4
+#: the object the agent faces is at least this far ...
+FACING_MIN_DISTANCE = 0.6
+#: ... and within this many degrees of straight ahead
+FACING_HALF_ANGLE = 25.0
+#: two objects whose distances differ by less than this are "about as near"
+EQUALLY_NEAR = 0.3
 DIRECTIONS_8: tuple[str, ...] = (
     "front",
     "front-right",

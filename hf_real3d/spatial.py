@@ -19,7 +19,15 @@ import re
 
 import numpy as np
 
-from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTIONS_4, Pose
+from hf_real3d.geometry import (
+    DIRECTION_MIN_DISTANCE,
+    DIRECTION_PHRASES,
+    DIRECTIONS_4,
+    EQUALLY_NEAR,
+    FACING_HALF_ANGLE,
+    FACING_MIN_DISTANCE,
+    Pose,
+)
 from hf_real3d.scene import Scene, SceneObject
 
 __all__ = [
@@ -69,7 +77,7 @@ class View:
         ego = scene.egocentric(pose, self.objs, 4)
         self.angle, self.bin = ego["angle"], ego["bin"]
         self.margin, self.dist = ego["margin"], ego["distance"]
-        self.clear = (self.margin >= margin_deg) & (self.dist >= 0.4)
+        self.clear = (self.margin >= margin_deg) & (self.dist >= DIRECTION_MIN_DISTANCE)
         self.labels = np.array([o.label for o in self.objs])
         self.counts = scene.counts()
 
@@ -86,10 +94,12 @@ class View:
 
 
 def facing_object(view: View, exclude_label: str | None = None) -> SceneObject | None:
-    """The object the agent faces: the most central one within 25 degrees of straight
-    ahead and at least 0.6 m away (``exclude_label``: never this label)."""
+    """The object the agent faces: the most central one within ``FACING_HALF_ANGLE``
+    degrees of straight ahead and at least ``FACING_MIN_DISTANCE`` away (``exclude_label``:
+    never this label)."""
     ahead = [(abs(a), i) for i, (a, d) in enumerate(zip(view.angle, view.dist))
-             if abs(a) <= 25 and d >= 0.6 and view.objs[i].label != exclude_label]
+             if abs(a) <= FACING_HALF_ANGLE and d >= FACING_MIN_DISTANCE
+             and view.objs[i].label != exclude_label]
     return view.objs[min(ahead)[1]] if ahead else None
 
 
@@ -157,7 +167,7 @@ def nearest_in(view: View, d: str) -> int:
     if not view.clear[best]:
         raise Unanswerable(f"the nearest object {DIRECTION_PHRASES[d]} is near a direction "
                            "boundary")
-    if len(idx) > 1 and view.dist[idx[1]] - view.dist[best] < 0.3 and \
+    if len(idx) > 1 and view.dist[idx[1]] - view.dist[best] < EQUALLY_NEAR and \
             view.labels[idx[1]] != view.labels[best]:
         raise Unanswerable(f"two objects {DIRECTION_PHRASES[d]} are almost equally near")
     # an object near the bin boundary and nearer than the answer makes it ambiguous

@@ -462,3 +462,33 @@ def test_a_rotation_set_of_another_split(built, tmp_path):
     assert load_local(folder, "rotations_checked", "train").num_rows == rot.num_rows
     with pytest.raises(ValueError, match="not 'test'"):
         read_rotation_set(folder, split="test")
+
+
+@pytest.mark.parametrize("distance", [0.35, 0.45, 0.55])
+def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(distance):
+    """One set of distances (hf_real3d.geometry): an object between 0.3 and 0.6 m from the
+    agent has a direction for the rotation from geometry exactly when it has one for the
+    checker's scene rules."""
+    import numpy as np
+
+    from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, Pose
+    from hf_real3d.real3dqa.checks import _placed
+    from hf_real3d.scene import Scene, SceneObject
+    from hf_real3d.spatial import View
+
+    pose = Pose(np.zeros(3), 0.0)  # at yaw 0 the agent faces -x (SQA3D's convention)
+    scene = Scene("scene0001_00", [
+        SceneObject(1, "chair", np.array([0.0, 0.0, 0.4]), np.ones(3) * 0.3),
+        SceneObject(2, "table", np.array([-2.0, 0.0, 0.4]), np.ones(3) * 0.5)])
+    for bearing in (0.0, 90.0, 180.0, 270.0):
+        theta = np.radians(-bearing)  # egocentric angles are counter-clockwise
+        ahead = np.array([-1.0, 0.0])
+        side = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]) @ ahead
+        scene.objects[0].center = np.array([*(side * distance), 0.4])
+        view = View(scene, pose)
+        has_direction = bool(view.dist[0] >= DIRECTION_MIN_DISTANCE)
+        placed = _placed(scene, pose, [0], bearing, 90.0, 15.0)
+        assert (placed is not None) == has_direction == (distance >= 0.4), (bearing, distance)
+        if placed is not None:
+            assert placed and view.direction(0) == ("front", "right", "back", "left")[
+                int(bearing // 90)]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d.answers import match_one, normalize_answer
-from hf_real3d.geometry import Pose, bearing_after_turn, wrap_degrees
+from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, Pose, bearing_after_turn, wrap_degrees
 from hf_real3d.real3dqa.mentions import (
     ALWAYS_SEVERAL,
     GENERIC,
@@ -636,7 +636,7 @@ def _placed(scene: Scene, pose: Pose, idx: list[int], bearing: float, width: flo
     """Whether some object of ``idx`` lies within the direction (None: none far enough
     from the agent to have a direction)."""
     centers = np.asarray([scene.objects[i].center for i in idx], dtype=float)
-    far = np.asarray(pose.distance(centers)) >= 0.3
+    far = np.asarray(pose.distance(centers)) >= DIRECTION_MIN_DISTANCE
     if not far.any():
         return None
     said = -bearing  # egocentric angles are counter-clockwise
