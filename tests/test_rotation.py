@@ -95,31 +95,6 @@ def test_real_sqa3d_templates(real_dir):
     assert parse_question("What color is the table?") is None
 
 
-def test_llm_rewrite_accepted_only_when_geometry_agrees(rotated):
-    by_id, records, res = rotated
-    r = next(r for r in records if r.question_id in {x["question_id"] for x in res.rows})
-    scene = by_id[r.scene_id]
-    seen = []
-
-    def liar(text, facts):
-        seen.append(facts)
-        return f"I am near the {facts['anchor']} behind me and the left is {facts['facing']}."
-
-    def honest(text, facts):
-        return (f"Now the {facts['anchor']} is "
-                f"{ {'front': 'in front of me', 'back': 'behind me', 'left': 'on my left', 'right': 'on my right'}[facts['anchor_direction']] }"  # noqa: E501
-                f" and I face the {facts['facing']}.")
-
-    plain = rotate_record(r, scene, [90])[0]["situation"]
-    lied = rotate_record(r, scene, [90], rewriter=liar)[0]["situation"]
-    good = rotate_record(r, scene, [90], rewriter=honest)[0]["situation"]
-    assert seen
-    if seen[0]["anchor_direction"] != "back" and seen[0]["facing"]:
-        assert lied == plain
-    if seen[0]["facing"]:
-        assert good.startswith("Now the")
-
-
 def test_draw_command(tmp_path):
     from hf_real3d.cli import main
     from hf_real3d.synth import SynthConfig, build_benchmark

@@ -9,8 +9,6 @@ viewpoint has an unambiguous answer and its original answer is reproduced at 0 d
 otherwise it is excluded with the reason, never guessed.
 
 * Synthetic questions carry their semantics (``annotation["synth"]``): every kind rotates.
-* A ``rewriter`` (a language model, say) may propose the turned situation's wording; it is
-  kept only when the rotation checker's text rules pass and it names what geometry says.
 * Real SQA3D questions are parsed against common directional templates
   (:func:`hf_real3d.spatial.parse_question`); anything else is excluded as
   ``template not recognised``.
@@ -26,8 +24,6 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from hf_real3d.geometry import direction_bearing
-from hf_real3d.real3dqa.checks import check_text, mentions
 from hf_real3d.scene import Scene
 from hf_real3d.spatial import (
     Unanswerable,
@@ -36,7 +32,6 @@ from hf_real3d.spatial import (
     describe_pose,
     describe_situation,
     parse_question,
-    singular,
     situation_template,
 )
 from hf_real3d.sqa3d import SQA3DRecord
@@ -77,7 +72,6 @@ def rotate_record(
     angles: Sequence[int],
     *,
     margin_deg: float = 15.0,
-    rewriter: Callable[[str, dict], str | None] | None = None,
 ) -> list[dict[str, Any]]:
     """All viewpoints of one question, or :class:`Unanswerable` with the reason."""
     pose0 = rec.pose(scene.origin)
@@ -103,14 +97,6 @@ def rotate_record(
                                    "near a direction boundary")
             situation, _, facing = describe_situation(scene, pose, anchor,
                                                       template=situation_template(rec.situation))
-            if rewriter is not None:
-                facts = {"facing": scene.object(facing).label if facing is not None else None,
-                         "anchor": anchor.label,
-                         "anchor_direction": view.direction(view.index(anchor)),
-                         "original": rec.situation, "degrees": k}
-                proposal = rewriter(rec.situation, facts)
-                if proposal and _agrees(rec.situation, proposal, facts):
-                    situation = proposal
         else:
             situation, facing = describe_pose(scene, view)
         try:
@@ -130,30 +116,12 @@ def rotate_record(
     return rows
 
 
-def _agrees(original: str, text: str, facts: Mapping[str, Any]) -> bool:
-    """A proposed situation is accepted only if it breaks none of the rotation checker's
-    text rules against the original for this turn (:func:`~.checks.check_text`, the same
-    rule every rotated item is checked with) and its mentions say what geometry says: the
-    faced object, and the anchor in the direction geometry puts it."""
-    if check_text(original, text, facts["degrees"]):
-        return False
-    said = mentions(text)
-    if facts["facing"]:
-        head = singular(facts["facing"].split()[-1])
-        if not any(m.facing and m.head == head for m in said):
-            return False
-    anchor = singular(facts["anchor"].split()[-1])
-    where = direction_bearing(facts["anchor_direction"])
-    return all(m.bearing == where for m in said if m.head == anchor and not m.facing)
-
-
 def rotate_records(
     records: Sequence[SQA3DRecord],
     scenes: Mapping[str, Scene] | Callable[[str], Scene],
     *,
     n_viewpoints: int = 4,
     margin_deg: float = 15.0,
-    rewriter: Callable[[str, dict], str | None] | None = None,
     progress: bool = False,
 ) -> RotationResult:
     """Rotate many questions; scenes by id (a mapping or a loader)."""
@@ -170,7 +138,7 @@ def rotate_records(
                                "referenced but absent from the scenes given") from None
         try:
             out.rows.extend(rotate_record(rec, cache[rec.scene_id], angles,
-                                          margin_deg=margin_deg, rewriter=rewriter))
+                                          margin_deg=margin_deg))
         except Unanswerable as err:
             out.excluded.append({"question_id": rec.question_id, "reason": str(err)})
     return out
