@@ -162,7 +162,7 @@ def _empty_reason(names: list[str], all_names: list[str], min_annotators: int,
     if min_annotators > len(names):
         return (f"--min_annotators {min_annotators}, but {len(names)} annotator(s) are counted "
                 f"({', '.join(names)}), so no item counts as reviewed")
-    said = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()) if v not in KEPT)
+    said = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()) if v not in KEPT)
     return f"every rotation group has a turned item that is not kept ({said})"
 
 

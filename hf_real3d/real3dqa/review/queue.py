@@ -700,7 +700,8 @@ def _import_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 def import_decisions(folder: str | os.PathLike, annotator: str, source: str | os.PathLike, *,
                      revise: bool = False) -> dict[str, Any]:
     """``hf-real3d review-import``: append the decisions of a CSV or JSONL file (made in
-    another tool) to ``annotator``'s file, each checked as the Review tab checks it. Every line
+    another tool) to ``annotator``'s file, each checked as the Review tab checks it (a
+    correction that leaves out its situation or its answers keeps the item's own). Every line
     is checked before the first is written; a bad line is a :class:`FormatError` naming the
     file, the line and the item. An item the annotator already judged is refused unless
     ``revise`` (then the line supersedes the standing decision, history kept)."""
@@ -726,7 +727,16 @@ def import_decisions(folder: str | os.PathLike, annotator: str, source: str | os
             if extra:
                 raise FormatError(f"{where}: unknown field(s) {sorted(extra)}; expected "
                                   f"{list(_IMPORT_FIELDS)}")
-            c = rf._check_line(dict(d, reason=d.get("reason") or ""), where)
+            line_d = dict(d, reason=d.get("reason") or "")
+            if line_d.get("decision") == "correct":  # a field left out keeps the item's own
+                try:
+                    key = (rf.item_id(d.get("question_id")), int(d.get("rotation_deg")))
+                except (ValueError, TypeError):
+                    key = None
+                if key in rf.rows:
+                    line_d.setdefault("situation", rf.rows[key]["situation"])
+                    line_d.setdefault("answers", list(rf.rows[key]["answers"]))
+            c = rf._check_line(line_d, where)
             entry = ReviewEntry(c["question_id"], c["rotation_deg"], c["repeat"])
             item = f"question_id {entry.question_id} at {entry.rotation_deg} degrees"
             try:
