@@ -679,3 +679,323 @@ def test_a_read_only_review_folder_is_refused_at_start(flagged_folder, tmp_path,
                                               "could be saved"):
         ExplorerData.load(str(flagged_folder), review=str(tmp_path / "rv"))
     review_stats(tmp_path / "rv")  # reading needs no write
+
+
+# --- the Review tab in a browser -------------------------------------------------------------
+
+
+def _field(page, elem_id):
+    return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(dataset, review, port, **settings):
+    from hf_real3d import app as A
+
+    data = A.ExplorerData.load(str(dataset), review=str(review), review_settings=settings)
+    app = A.build_app(data=data)
+    A.launch(app, port=port, block=False, quiet=True)
+    return app, data.review
+
+
+def _start(page, port, name):
+    page.goto(f"http://127.0.0.1:{port}/")
+    page.wait_for_selector("#rv-name", timeout=60000)
+    _field(page, "rv-name").fill(name)
+    page.locator("#rv-start").click()
+    page.wait_for_selector("#rv-item", timeout=60000)
+
+
+def _saved(page, n):
+    """Wait for the status line of the annotator's n-th decision."""
+    page.wait_for_function(
+        "n => (document.querySelector('#rv-status') || {}).innerText?.includes("
+        "'(decision ' + n + ' in your file)')", arg=n, timeout=30000)
+
+
+def _status(page, text):
+    page.wait_for_function("t => (document.querySelector('#rv-status') || {}).innerText"
+                           "?.includes(t)", arg=text, timeout=30000)
+
+
+@pytest.mark.slow
+def test_review_tab_drawings_turn_in_words_keys_undo_and_refusals(flagged_folder, tmp_path):
+    """Opens on the Review tab; one readable drawing per viewpoint with the one under review
+    framed; the turn's sense in words; rule tooltips; the counter counts items, not repeats;
+    a/c/d, Ctrl+Enter and u work; an accept with an edited text, a name changed after Start
+    and a second tab's duplicate are refused; the proposed repair takes one click; at the end
+    of the queue the buttons are off."""
+    from playwright.sync_api import sync_playwright
+
+    from hf_real3d.real3dqa.checks import RULES
+    from hf_real3d.real3dqa.draw import turn_words
+
+    review = tmp_path / "rv"
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port, repeat_share=0.0)
+    path = review / "ann1.jsonl"
+
+    def lines(name="ann1"):
+        p = review / f"{name}.jsonl"
+        return [json.loads(x) for x in p.read_text().splitlines()] if p.exists() else []
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context().new_page()
+            pg.goto(f"http://127.0.0.1:{port}/")
+            pg.wait_for_selector("#rv-name", timeout=60000)
+            assert pg.locator("#rv-name").is_visible()  # no tab to click: --review opens here
+            _field(pg, "rv-name").fill("ann1")
+            pg.locator("#rv-start").click()
+            pg.wait_for_selector("#rv-item", timeout=60000)
+            _status(pg, "new annotator ann1")
+            q, k = rf.order[0]
+            item = pg.locator("#rv-item")
+            assert item.get_attribute("data-qid") == str(q)
+            assert item.inner_text().startswith(f"item 1 of {len(rf.order)}:")
+            # one panel per viewpoint, 480 px wide, the one under review framed
+            panels = pg.locator("#rv-drawings figure")
+            assert panels.count() == 4
+            for i in range(4):
+                fig = panels.nth(i)
+                w, h = fig.locator("img").evaluate("e => [e.naturalWidth, e.naturalHeight]")
+                assert w >= 480 and h >= 480
+                deg = int(fig.get_attribute("data-deg"))
+                assert ("current" in fig.get_attribute("class")) == (deg == k)
+                assert turn_words(deg) in fig.locator("img").get_attribute("alt")
+            assert f"the agent {turn_words(k)} (seen from above)" in \
+                pg.locator(".rv-turn").inner_text()
+            assert "turned 90° clockwise, to the right" in pg.locator("#rv-group").inner_text()
+            rule = pg.locator(".rv-rule").first
+            assert rule.get_attribute("title") == RULES[rule.get_attribute("data-rule")]
+            assert pg.locator("#rv-legend details").count() == 1
+            assert "Ctrl" in pg.locator(".rv-keys").inner_text()
+            # key a: accept
+            pg.keyboard.press("a")
+            _saved(pg, 1)
+            assert [(d["question_id"], d["decision"]) for d in lines()] == [(q, "accept")]
+            # an accept with an edited text is refused, pointing at Correct
+            q2, k2 = rf.order[1]
+            _field(pg, "rv-situation").fill("I face the window now.")
+            pg.locator("#rv-accept").click()
+            _status(pg, "you edited the situation, so this is a correction, not an accept: "
+                        "press Correct")
+            assert len(lines()) == 1
+            # Ctrl+Enter in a box saves the edit as a correction; the group shows it
+            _field(pg, "rv-reason").fill("the turn faces the window")
+            _field(pg, "rv-reason").press("Control+Enter")
+            _saved(pg, 2)
+            assert lines()[1]["decision"] == "correct"
+            assert lines()[1]["situation"] == "I face the window now."
+            # u: reopen the last decision, d: discard it instead (history kept)
+            _field(pg, "rv-reason").press("Escape")
+            pg.keyboard.press("u")
+            _status(pg, "reopened your last decision")
+            assert "I face the window now." in pg.locator(".rv-corrected").first.inner_text()
+            _field(pg, "rv-reason").fill("a mirror")
+            _field(pg, "rv-reason").press("Escape")
+            pg.keyboard.press("d")
+            _saved(pg, 3)
+            assert [d["decision"] for d in lines()] == ["accept", "correct", "discard"]
+            assert lines()[2]["revises"] == 2
+            # the name box changed after Start: nothing is written for either name
+            _field(pg, "rv-name").fill("ann2")
+            pg.locator("#rv-accept").click()
+            _status(pg, "the name box says 'ann2' but this page shows 'ann1''s queue")
+            assert len(lines()) == 3 and not (review / "ann2.jsonl").exists()
+            _field(pg, "rv-name").fill("ann1")
+            # a second tab of the same annotator: the item judged here is refused there
+            other = browser.new_context().new_page()
+            _start(other, port, "ann1")
+            shown = pg.locator("#rv-item").get_attribute("data-key")
+            assert other.locator("#rv-item").get_attribute("data-key") == shown
+            _field(pg, "rv-name").press("Escape")  # leave the box: keys act on the page
+            pg.keyboard.press("a")
+            _saved(pg, 4)
+            _field(other, "rv-reason").fill("a mirror")
+            other.locator("#rv-discard").click()
+            _status(other, "already judged")
+            assert "in another tab or session" in other.locator("#rv-status").inner_text()
+            assert len(lines()) == 4 and lines()[3]["decision"] == "accept"
+            # the proposed repair: one click records it
+            todo = [e for e in rf.queue("ann3")
+                    if (e.question_id, e.rotation_deg) in rf.proposals and
+                    rf.proposals[(e.question_id, e.rotation_deg)][0]["action"] == "replace"]
+            target = todo[0]
+            before = rf.queue("ann3")[:rf.queue("ann3").index(target)]
+            (tmp_path / "before.jsonl").write_text("".join(json.dumps(
+                {"question_id": e.question_id, "rotation_deg": e.rotation_deg,
+                 "decision": "accept"}) + "\n" for e in before))
+            import_decisions(review, "ann3", tmp_path / "before.jsonl")
+            third = browser.new_context().new_page()
+            _start(third, port, "ann3")
+            assert third.locator("#rv-item").get_attribute("data-qid") == \
+                str(target.question_id)
+            prop = rf.proposals[(target.question_id, target.rotation_deg)][0]
+            assert "Proposed repair" in third.locator(".rv-proposal").inner_text()
+            assert " / ".join(prop["to"]) in third.locator("#rv-repair").inner_text()
+            third.locator("#rv-repair").click()
+            _saved(third, len(before) + 1)
+            last = lines("ann3")[-1]
+            assert last["decision"] == "correct" and last["answers"] == prop["to"]
+            assert last["repair"]["rule"] == prop["rule"]
+            # the end of the queue: the buttons are off, and a key press writes nothing
+            rest = rf.queue("ann3")[len(before) + 1:-1]
+            (tmp_path / "rest.jsonl").write_text("".join(json.dumps(
+                {"question_id": e.question_id, "rotation_deg": e.rotation_deg,
+                 "decision": "accept"}) + "\n" for e in rest))
+            import_decisions(review, "ann3", tmp_path / "rest.jsonl")
+            third.locator("#rv-start").click()
+            _status(third, f"resuming ann3, {len(rf.order) - 1} of")
+            third.keyboard.press("a")
+            _saved(third, len(rf.order))
+            assert "All 45 items judged" in third.locator("#rv-item").inner_text() or \
+                f"All {len(rf.order)} items judged" in third.locator("#rv-item").inner_text()
+            for d in ("accept", "correct", "discard"):
+                assert third.locator(f"#rv-{d}").is_disabled()
+            third.keyboard.press("a")
+            third.wait_for_timeout(500)
+            assert len(lines("ann3")) == len(rf.order)
+            browser.close()
+    finally:
+        app.close()
+
+
+@pytest.mark.slow
+def test_review_tab_drafts_survive_a_server_restart(flagged_folder, tmp_path):
+    """The name and what was typed stay in the browser: after the server is killed and
+    started again, a reload resumes the annotator at the same item with the draft in the
+    boxes, and saving it forgets the draft."""
+    from playwright.sync_api import sync_playwright
+
+    review = tmp_path / "rv"
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context().new_page()
+            _start(pg, port, "ann1")
+            pg.keyboard.press("a")
+            _saved(pg, 1)
+            key = pg.locator("#rv-item").get_attribute("data-key")
+            _field(pg, "rv-situation").fill("A draft of a better situation.")
+            _field(pg, "rv-reason").fill("half typed")
+            app.close()  # the server goes away
+            app, rf = _serve(flagged_folder, review, port)
+            pg.reload()
+            pg.wait_for_selector("#rv-item", timeout=60000)  # Start pressed for the name
+            assert _field(pg, "rv-name").input_value() == "ann1"
+            assert pg.locator("#rv-item").get_attribute("data-key") == key
+            pg.wait_for_function(
+                "() => document.querySelector('#rv-situation textarea').value.startsWith("
+                "'A draft')", timeout=15000)
+            assert _field(pg, "rv-reason").input_value() == "half typed"
+            pg.locator("#rv-correct").click()
+            _saved(pg, 2)
+            got = rf.decisions("ann1")[-1]
+            assert got["situation"] == "A draft of a better situation." and \
+                got["reason"] == "half typed"
+            left = pg.evaluate("() => Object.keys(localStorage).filter(k => k.includes("
+                               "'|' + arguments[0]))".replace("arguments[0]", repr(key)))
+            assert left == []
+            browser.close()
+    finally:
+        app.close()
+
+
+@pytest.mark.slow
+def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
+    """Two annotators in two browser sessions accept, correct and discard items (one of them
+    meets repeated items); review-stats gives the kappa and self-consistency computed on what
+    the export compares, and export-rotations + import-real3dqa round-trip the kept group."""
+    from playwright.sync_api import sync_playwright
+    from sklearn.metrics import cohen_kappa_score
+
+    review = tmp_path / "rv"
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port, repeat_share=0.3, repeat_gap=1)
+    order = rf.order
+
+    def plan(name, entry, firsts):
+        """What each annotator decides: by the item's place in the base order."""
+        i = order.index((entry.question_id, entry.rotation_deg))
+        if entry.repeat:  # an accepted item is discarded the second time: inconsistent
+            first = firsts[(entry.question_id, entry.rotation_deg)]
+            return ("discard", "second look") if first[0] == "accept" else first
+        if name == "ann1":
+            return {1: ("correct", "zzz"), 3: ("discard", "mirror")}.get(i, ("accept", ""))
+        return {1: ("correct", "yyy"), 4: ("discard", "mirror")}.get(i, ("accept", ""))
+
+    made = {"ann1": [], "ann2": []}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pages = {}
+            for name in made:  # two sessions, as two people at once
+                pg = browser.new_context().new_page()
+                _start(pg, port, name)
+                pages[name] = pg
+            queues = {n: rf.queue(n) for n in made}
+            steps = {"ann1": next(i for i, e in enumerate(queues["ann1"]) if e.repeat) + 1,
+                     "ann2": 6}
+            assert steps["ann1"] >= 5, "the repeat should come after a few items"
+            firsts = {"ann1": {}, "ann2": {}}
+            for k in range(max(steps.values())):
+                for name, pg in pages.items():
+                    if k >= steps[name]:
+                        continue
+                    entry = queues[name][k]
+                    shown = pg.locator("#rv-item")
+                    assert shown.get_attribute("data-qid") == str(entry.question_id)
+                    assert shown.get_attribute("data-deg") == str(entry.rotation_deg)
+                    assert shown.get_attribute("data-repeat") == str(int(entry.repeat))
+                    decision, text = plan(name, entry, firsts[name])
+                    if not entry.repeat:
+                        firsts[name][(entry.question_id, entry.rotation_deg)] = (decision,
+                                                                                 text)
+                    if decision == "correct":
+                        _field(pg, "rv-answers").fill(text)
+                        _field(pg, "rv-reason").fill("wrong answer")
+                    elif decision == "discard":
+                        _field(pg, "rv-reason").fill(text)
+                    pg.locator(f"#rv-{decision}").click()
+                    _saved(pg, k + 1)
+                    made[name].append((entry, decision, text))
+            browser.close()
+    finally:
+        app.close()
+    assert main(["review-stats", str(review), "--out", str(tmp_path / "st")]) == 0
+    s = json.loads((tmp_path / "st/stats.json").read_text())
+
+    def label(d, t):
+        return f"correct:{t}" if d == "correct" else d
+
+    first = {n: {(e.question_id, e.rotation_deg): label(d, t) for e, d, t in made[n]
+                 if not e.repeat} for n in made}
+    both = sorted(set(first["ann1"]) & set(first["ann2"]), key=str)
+    pair = s["pairs"]["ann1 / ann2"]
+    assert pair["items"] == len(both) >= 3 and pair["corrections_differ"] == 1
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(
+        [first["ann1"][k] for k in both], [first["ann2"][k] for k in both]) * 100)
+    reps = [(first["ann1"][(e.question_id, e.rotation_deg)], label(d, t))
+            for e, d, t in made["ann1"] if e.repeat]
+    assert reps and s["annotators"]["ann1"]["self_consistency"] == pytest.approx(
+        sum(a == b for a, b in reps) / len(reps) * 100)
+    lines = [json.loads(x) for x in (review / "ann1.jsonl").read_text().splitlines()]
+    assert [x["decision"] for x in lines] == [d for _, d, _ in made["ann1"]]
+    assert lines[1]["answers"] == ["zzz"]
+    # the first group's corrections differ: disputed; ann1 alone keeps it with its own
+    assert main(["export-rotations", "--dataset", str(flagged_folder), "--reviews",
+                 str(review), "--out", str(tmp_path / "rel"), "--annotators", "ann1"]) == 0
+    assert main(["import-real3dqa", "--release", str(tmp_path / "rel"), "--out",
+                 str(tmp_path / "imp")]) == 0
+    rot = load_local(tmp_path / "imp", "rotations").to_pandas()
+    assert set(rot.question_id) == {order[0][0]}
+    assert list(rot[rot.rotation_deg == order[1][1]].answers.iloc[0]) == ["zzz"]

@@ -493,19 +493,20 @@ def _review_tab(gr, rf) -> None:
             why = f"accepted the proposed repair ({p['rule']}): {p.get('why', '')}".strip()
             try:
                 if p["action"] == "replace":
-                    rf.record(who, entry, "correct", why[:MAX_REASON], answers=p["to"],
-                              revises=revises, repair=p)
+                    line = rf.record(who, entry, "correct", why[:MAX_REASON], answers=p["to"],
+                                     revises=revises, repair=p)
                     what = "correct (proposed answers)"
                 else:
-                    rf.record(who, entry, "discard", ("the situation must be rewritten: "
-                                                      + why)[:MAX_REASON],
-                              revises=revises, repair=p)
+                    line = rf.record(who, entry, "discard", ("the situation must be rewritten: "
+                                                             + why)[:MAX_REASON],
+                                     revises=revises, repair=p)
                     what = "discard until rewritten (proposed)"
             except (ValueError, OSError) as e:
                 return fail(str(e), who)
             saved = f"{who}|{entry.question_id}|{entry.rotation_deg}|{int(entry.repeat)}"
             return show(who, note=f"saved: {what} of {entry.question_id} at "
-                                  f"{entry.rotation_deg}°", saved=saved)
+                                  f"{entry.rotation_deg}° (decision {line['n']} in your file)",
+                        saved=saved)
 
         repair.click(take_repair, [name, key], outs)
 
