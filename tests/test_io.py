@@ -3,8 +3,8 @@ finaliser still commits nothing; written files follow the umask; --out never an 
 
 import os
 import re
-import stat
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path

@@ -681,6 +681,43 @@ def test_a_read_only_review_folder_is_refused_at_start(flagged_folder, tmp_path,
     review_stats(tmp_path / "rv")  # reading needs no write
 
 
+def test_review_page_and_drawings_without_a_browser(flagged_folder, tmp_path):
+    """The Review tab's pieces: one panel per viewpoint at 480 px with labels of 12.5 px (the
+    old shared image had 4 px labels), the turn in words, the counter counting items (not
+    repeats), and the annotator's correction shown in the group table."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    from hf_real3d.app.render import review_drawings, review_html
+    from hf_real3d.real3dqa.draw import PANEL_DPI, PANEL_FONT, turn_words
+
+    assert PANEL_FONT * PANEL_DPI / 72 >= 12
+    assert turn_words(90) == "turned 90° clockwise, to the right"
+    assert turn_words(-90) == turn_words(270) == \
+        "turned 270° clockwise (90° counter-clockwise), to the left"
+    assert turn_words(180) == "turned around (180°)"
+    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.5)
+    q, k = rf.order[0]
+    pics = review_drawings(rf, q, k)
+    found = re.findall(r"<figure class='rv-panel( current)?' data-deg='(\d+)'><img "
+                       r"src='data:image/png;base64,([^']+)' alt='([^']+)'", pics)
+    assert [int(d) for _, d, _, _ in found] == [0, 90, 180, 270]
+    for cur, d, png, alt in found:
+        im = Image.open(io.BytesIO(base64.b64decode(png)))
+        assert im.size[0] >= 480 and im.size[1] >= 480
+        assert bool(cur) == (int(d) == k) and turn_words(int(d)) in alt
+    rf.record("ann1", ReviewEntry(q, k), "correct", "r", situation="I now face the door.")
+    page = review_html(rf, rf.next_entry("ann1")[0], annotator="ann1",
+                       progress=rf.progress("ann1"), mine=rf.latest("ann1"))
+    assert f"1 of {len(rf.order)} items judged, 0 of {round(0.5 * len(rf.order))} second " \
+           "looks" in page and f"item 2 of {len(rf.order)}:" in page
+    assert "<ins class='rv-corrected'>I now face the door.</ins>" in page
+    assert f"the agent <b>{turn_words(rf.order[1][1])}</b>" in page
+
+
 # --- the Review tab in a browser -------------------------------------------------------------
 
 
@@ -738,7 +775,6 @@ def test_review_tab_drawings_turn_in_words_keys_undo_and_refusals(flagged_folder
     review = tmp_path / "rv"
     port = _free_port()
     app, rf = _serve(flagged_folder, review, port, repeat_share=0.0)
-    path = review / "ann1.jsonl"
 
     def lines(name="ann1"):
         p = review / f"{name}.jsonl"

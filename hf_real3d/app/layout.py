@@ -227,7 +227,10 @@ document.addEventListener('click', (ev) => {
   document.addEventListener('input', (ev) => {
     const t = ev.target;
     if (!t || !t.closest) return;
-    if (t.closest('#rv-name')) { localStorage.setItem(P + location.host + '|name', t.value); return; }
+    if (t.closest('#rv-name')) {
+      localStorage.setItem(P + location.host + '|name', t.value);
+      return;
+    }
     if (!t.closest('#rv-situation, #rv-answers, #rv-reason')) return;
     const it = item();
     if (!it || !it.dataset.key) return;

@@ -3,6 +3,7 @@ panels, P_k curves, leaderboard tables and a 3DSRBench item."""
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import json
@@ -110,6 +111,7 @@ def _rule_span(rule: str, needs_scene: bool = False) -> str:
 
 def rules_legend() -> str:
     """Every checker rule and what it means (the Review tab's legend)."""
+    # the checker's rule texts only for the Review tab
     from hf_real3d.real3dqa.checks import RULES
 
     e = html.escape
@@ -129,6 +131,7 @@ def review_html(rf, entry, *, annotator: str, progress: dict[str, int],
     :class:`hf_real3d.real3dqa.review.ReviewFolder`; ``mine``: the annotator's standing
     decisions by item; ``revising``: the decision being reopened; ``saved``: the draft key of
     the item just saved (the page's script forgets its draft)."""
+    # the turn in words only for the Review tab
     from hf_real3d.real3dqa.draw import turn_words
 
     e = html.escape
@@ -252,8 +255,7 @@ def proposal_label(props: list[dict[str, Any]]) -> str | None:
 def review_drawings(rf, qid: Any, current: int, cache: dict | None = None) -> str:
     """One top-down panel per viewpoint of ``qid``'s group at a readable size (480 px wide),
     the one under review framed, each titled with its turn in words; empty without scenes."""
-    import base64
-
+    # the panels only for the Review tab of a set with scenes
     from hf_real3d.real3dqa.draw import PANEL_DPI, topdown_panel, turn_words
 
     scenes = rf.rotation_set.scenes

@@ -25,6 +25,7 @@ has revised since.
 
 from __future__ import annotations
 
+import csv
 import fcntl
 import hashlib
 import json
@@ -40,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, write_json
+from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, read_text, write_json
 from hf_real3d.real3dqa.format import plain_text
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "JudgedElsewhere", "check_annotator",
@@ -664,10 +665,6 @@ _IMPORT_FIELDS = ("question_id", "rotation_deg", "decision", "reason", "situatio
 
 def _import_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line, record) of a CSV (header row; ``answers`` separated by ``|``) or JSONL file."""
-    import csv
-
-    from hf_real3d._io import read_text
-
     if path.suffix.lower() == ".csv":
         text = read_text(path)
         reader = csv.DictReader(text.splitlines())
@@ -690,7 +687,7 @@ def _import_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         return out
     if path.suffix.lower() in (".jsonl", ".json"):
         rows = read_jsonl(path)
-        for n, d in rows:
+        for _, d in rows:
             if isinstance(d.get("answers"), str):
                 d["answers"] = d["answers"].split("|")
         return rows
