@@ -366,6 +366,24 @@ def test_bad_review_files_are_named_and_nothing_is_overwritten(flagged_folder, t
     assert p.returncode == 2 and "ann1.jsonl: line 2" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_a_file_edited_behind_the_reader_is_read_again(flagged_folder, tmp_path):
+    """Reads parse only what was appended since the last read, unless earlier bytes changed."""
+    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    for _ in range(3):
+        rf.record("ann1", rf.next_entry("ann1")[0], "accept")
+    assert len(rf.decisions("ann1")) == 3
+    path = tmp_path / "rv/ann1.jsonl"
+    first, rest = path.read_bytes().split(b"\n", 1)
+    path.write_bytes(first.replace(b'"accept"', b'"acceptt"') + b"\n" + rest)  # grew
+    with pytest.raises(FormatError, match=r"ann1\.jsonl: line 1 is not a review decision"):
+        rf.decisions("ann1")
+    path.write_bytes(first + b"\n" + rest + first.replace(b'"n": 1', b'"n": 4'))  # no newline
+    assert len(rf.decisions("ann1")) == 4
+    rf.record("ann1", rf.next_entry("ann1")[0], "accept")  # a newline goes first
+    assert [d["n"] for d in rf.decisions("ann1")] == [1, 2, 3, 4, 5]
+    assert len(path.read_text().splitlines()) == 5
+
+
 def test_corrections_that_empty_an_item_are_refused_when_read(flagged_folder, tmp_path):
     rf = _cut_review(tmp_path, flagged_folder)
     q, k = rf.order[1]

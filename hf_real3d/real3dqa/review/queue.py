@@ -200,6 +200,9 @@ class ReviewFolder:
             verdicts, proposals = self._stored_checks(keys, dataset)
         self.meta = meta
         self.dataset = Path(dataset)
+        # per annotator file: (bytes parsed, their hash, lines parsed, decisions) of the last read
+        self._files: dict[Path, tuple] = {}
+        self._queues: dict[str, list[ReviewEntry]] = {}
         self.checks = verdicts  # (question_id, deg) -> verdict line
         self.proposals: dict[tuple[Any, int], list[dict[str, Any]]] = {}
         for p in proposals:
@@ -272,6 +275,8 @@ class ReviewFolder:
         """What ``annotator`` is shown, in order: every rotated item once, and a share of them
         again ``repeat_gap`` items later (or at the end), chosen by the seed and the name."""
         annotator = check_annotator(annotator)
+        if annotator in self._queues:
+            return list(self._queues[annotator])
         n = len(self._order)
         rng = np.random.default_rng([int(self.meta["seed"]), zlib.crc32(annotator.encode())])
         k = int(round(float(self.meta["repeat_share"]) * n))
@@ -279,7 +284,8 @@ class ReviewFolder:
         keyed = [((p, 0), ReviewEntry(q, d)) for p, (q, d) in enumerate(self._order)]
         keyed += [((min(p + int(self.meta["repeat_gap"]), n - 1), 1),
                    ReviewEntry(*self._order[p], repeat=True)) for p in sorted(again)]
-        return [e for _, e in sorted(keyed, key=lambda x: x[0])]
+        self._queues[annotator] = [e for _, e in sorted(keyed, key=lambda x: x[0])]
+        return list(self._queues[annotator])
 
     def item_id(self, qid: Any) -> Any:
         """The set's own id for ``qid`` written as text (a web page's, a CSV's)."""
@@ -357,16 +363,25 @@ class ReviewFolder:
 
     def _read(self, path: Path, errors: list[str] | None = None) -> list[dict[str, Any]]:
         """The decisions of one file in order (``n`` = their place); bad lines raise one
-        :class:`FormatError` naming each, or are appended to ``errors``."""
+        :class:`FormatError` naming each, or are appended to ``errors``. Of a file that only
+        grew since the last read (its earlier bytes unchanged), only the new lines are
+        parsed."""
         if not path.is_file():
             return []
-        raw = path.read_bytes()
-        out, bad = [], []
+        known = self._files.get(path)
+        data = path.read_bytes()
+        start, lines_before, out = 0, 0, []
+        if known is not None and len(data) >= known[0] and \
+                hashlib.sha1(data[:known[0]]).digest() == known[1]:
+            start, lines_before, out = known[0], known[2], list(known[3])
+        raw = data[start:]
+        bad: list[str] = []
         lines = raw.split(b"\n")
-        for i, line in enumerate(lines, 1):
+        for j, line in enumerate(lines, 1):
+            i = lines_before + j
             if not line.strip():
                 continue
-            cut = i == len(lines) and not raw.endswith(b"\n")
+            cut = j == len(lines) and not raw.endswith(b"\n")
             try:
                 d = json.loads(line)
             except ValueError:
@@ -383,14 +398,18 @@ class ReviewFolder:
             except FormatError as err:
                 bad.append(str(err))
                 continue
+            d["n"] = len(out) + 1
             out.append(d)
         if bad:
+            self._files.pop(path, None)
             if errors is None:
                 raise FormatError(_several(bad))
             errors.extend(bad)
-        for k, d in enumerate(out, 1):
-            d["n"] = k
-        return out
+            return out
+        # the next read parses only what was appended after these bytes, if they are unchanged
+        self._files[path] = (len(data), hashlib.sha1(data).digest(),
+                             lines_before + len(lines) - 1, tuple(out))
+        return list(out)
 
     def decisions(self, annotator: str) -> list[dict[str, Any]]:
         """Every decision the annotator made, in order, history included (``n``: its place);
@@ -543,10 +562,12 @@ class ReviewFolder:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)  # the umask applies
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            sep = b""
             if os.fstat(fd).st_size:  # never append to a line a crash cut short
                 os.lseek(fd, -1, os.SEEK_END)
                 if os.read(fd, 1) != b"\n":
                     self.decisions(annotator)  # raises the cut line's error
+                    sep = b"\n"  # a whole last line written without its newline
             past = self.decisions(annotator)
             mine = [d for d in past
                     if (d["question_id"], d["rotation_deg"], d["repeat"]) == entry.key]
@@ -577,7 +598,7 @@ class ReviewFolder:
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if revises is not None:
                 line["revises"] = int(revises)
-            data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+            data = sep + (json.dumps(line, ensure_ascii=False) + "\n").encode()
             os.write(fd, data)
             os.fsync(fd)
         finally:
