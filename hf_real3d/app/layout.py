@@ -450,7 +450,10 @@ def _review_tab(gr, rf) -> None:
 
         def current(who_box: str, k: str):
             """(annotator, entry, revises) of the page, or an error message."""
-            who, entry, revises = parse_key(k)
+            try:
+                who, entry, revises = parse_key(k)
+            except ValueError as err:  # a page of another rotation set: reload it
+                return None, f"{err}; reload the page"
             if not who or entry is None:
                 return None, "type your name and press Start first" if not who else \
                     "no item is shown (all judged): reopen one from your decisions"
@@ -518,7 +521,7 @@ def _review_tab(gr, rf) -> None:
                 who = check_annotator(who_box)
             except ValueError as err:
                 return fail(str(err))
-            shown_for = parse_key(k)[0]
+            shown_for = (k or "").split("|")[0]
             if shown_for and shown_for != who:
                 return fail(f"the name box says {who!r} but this page shows {shown_for!r}'s "
                             f"queue: press Start to switch", None)
@@ -540,8 +543,11 @@ def _review_tab(gr, rf) -> None:
                 return fail(str(err))
             if not picked:
                 return fail("pick one of your decisions first", who)
-            q, d, rep = picked.split("|")
-            entry = ReviewEntry(rf.item_id(q), int(d), rep == "1")
+            try:
+                q, d, rep = picked.split("|")
+                entry = ReviewEntry(rf.item_id(q), int(d), rep == "1")
+            except ValueError as err:
+                return fail(f"{picked!r}: {err}", who)
             standing = rf.standing(who, entry)
             if standing is None:
                 return fail(f"you have not judged {q} at {d}°", who)
