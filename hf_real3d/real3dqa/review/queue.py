@@ -117,6 +117,7 @@ def item_label(d: dict[str, Any]) -> str:
 
 
 def labels_of(decisions: Iterable[dict[str, Any]]) -> list[str]:
+    """:func:`item_label` of each decision."""
     return [item_label(d) for d in decisions]
 
 
