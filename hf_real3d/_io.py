@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d._runtime import check_stop, no_gc
-from hf_real3d.errors import FormatError
+from hf_real3d.errors import FormatError, InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
     orjson = None
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
-           "remove_stale_temporaries", "save_png",
+           "remove_stale_temporaries", "save_png", "umask", "check_out",
            "write_jsonl", "cache_root", "read_jsonl"]
 
 
@@ -74,9 +74,58 @@ def _prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
 
+def umask() -> int:
+    """The process's file mode creation mask, read without changing it where Linux says it
+    (``/proc/self/status``), else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def _as_open_would(path: Path, folder: bool = False) -> None:
+    # mkstemp and mkdtemp make 0600 files and 0700 folders whatever the umask; what the
+    # library writes follows the umask, as open() and mkdir() do, so colleagues can read it
+    os.chmod(path, (0o777 if folder else 0o666) & ~umask())
+
+
+def check_out(out: str | os.PathLike, *, prefix: str = "", one_file: bool = False,
+              **inputs: str | os.PathLike | None) -> Path:
+    """Refuse an output that is one of ``inputs`` (argument name -> path), lies inside one,
+    or holds one; before any work. ``one_file``: ``out`` is one file, and only an input of
+    the same path is refused. ``prefix``: what names an argument in the message (the
+    command line passes ``--``). Returns ``out`` as a Path."""
+    o = Path(out).expanduser().resolve()
+    for name, given in inputs.items():
+        if given is None or not str(given):
+            continue
+        i = Path(given).expanduser().resolve()
+        arg = prefix + name
+        if o == i:
+            why = f"is the input {arg} {given}"
+        elif one_file:
+            continue
+        elif o.is_relative_to(i):
+            why = f"lies inside the input {arg} {given}"
+        elif i.is_relative_to(o):
+            why = f"holds the input {arg} {given}"
+        else:
+            continue
+        raise InputError(f"{prefix}out {out} {why}: an output never replaces, holds or sits in "
+                         f"an input; give {prefix}out a folder of its own")
+    return Path(out)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary sibling path; rename it onto ``path`` only if the block succeeds."""
+    """Yield a temporary sibling path; rename it onto ``path`` only if the block succeeds.
+    The file's mode follows the umask, as ``open()``'s does."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
@@ -84,6 +133,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
+        _as_open_would(tmp_path)
         yield tmp_path
         check_stop()  # a swallowed SIGTERM / Ctrl-C still commits nothing
         os.replace(tmp_path, path)
@@ -97,13 +147,15 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary sibling folder; it replaces ``path`` only if the block succeeds.
 
     An existing ``path`` is moved aside first and removed once the new folder is in place,
-    so a failure at any point leaves either the old folder or nothing, never a mix.
+    so a failure at any point leaves either the old folder or nothing, never a mix. The
+    folder's mode follows the umask, as ``mkdir()``'s does.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
     try:
+        _as_open_would(tmp, folder=True)
         yield tmp
         check_stop()  # a swallowed SIGTERM / Ctrl-C still commits nothing
         old = None

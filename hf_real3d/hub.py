@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -128,9 +129,11 @@ def write_dataset_files(
     extra_sections: Sequence[str] = (),
     tags: Sequence[str] = ("3d", "question-answering", "spatial-reasoning"),
     license_note: str = "",
+    extra_json: dict[str, Any] | None = None,
 ) -> Path:
     """Write every config as parquet shards plus a README card into the existing folder
-    ``root`` (not atomic: for a folder that a caller writes atomically as a whole)."""
+    ``root`` (not atomic: for a folder that a caller writes atomically as a whole);
+    ``extra_json``: JSON files to write beside the card (file name -> value)."""
     if not any(c.default for c in configs):
         raise ValueError("Expected one config marked default=True")
     root = Path(root)
@@ -159,6 +162,9 @@ def write_dataset_files(
         lines += ["", license_note]
     lines += ["", "## Citation", "", "```bibtex", citation.strip(), "```", ""]
     (root / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    for name, value in (extra_json or {}).items():
+        (root / name).write_text(json.dumps(value, indent=2, allow_nan=False) + "\n",
+                                 encoding="utf-8")
     return root
 
 

@@ -1,8 +1,10 @@
 """Atomic writes: temporaries of dead processes are removed, and an interruption swallowed by a
-finaliser still commits nothing."""
+finaliser still commits nothing; written files follow the umask; --out never an input."""
 
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +59,42 @@ def test_a_termination_swallowed_by_a_finaliser_still_commits_nothing(tmp_path):
         assert list(tmp_path.iterdir()) == []  # yet nothing was committed
     finally:
         clear_stop()
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_written_files_and_folders_follow_the_umask(tmp_path, mask):
+    """mkstemp/mkdtemp make 0600 files and 0700 folders; what the library writes follows the
+    umask as open() and mkdir() do (a colleague can read a shared review folder or release)."""
+    from hf_real3d._io import atomic_dir, umask, write_json, write_jsonl
+
+    old = os.umask(mask)
+    try:
+        assert umask() == mask and os.umask(mask) == mask  # read without changing it
+        write_json(tmp_path / "a.json", {"x": 1})
+        write_jsonl(tmp_path / "b.jsonl", [{"x": 1}])
+        with atomic_dir(tmp_path / "rel") as tmp:
+            (tmp / "sub").mkdir()
+            (tmp / "sub/c.txt").write_text("c")
+            write_json(tmp / "d.json", [])
+        modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode)
+                 for p in tmp_path.rglob("*")}
+    finally:
+        os.umask(old)
+    assert modes == {"a.json": 0o666 & ~mask, "b.jsonl": 0o666 & ~mask,
+                     "rel": 0o777 & ~mask, "rel/sub": 0o777 & ~mask,
+                     "rel/sub/c.txt": 0o666 & ~mask, "rel/d.json": 0o666 & ~mask}
+
+
+def test_out_apart_from_every_input(tmp_path):
+    from hf_real3d._io import check_out
+
+    (tmp_path / "data/sub").mkdir(parents=True)
+    for out, why in ((tmp_path / "data", "is the input dataset"),
+                     (tmp_path / "data/sub", "lies inside the input dataset"),
+                     (tmp_path, "holds the input dataset")):
+        with pytest.raises(ValueError, match=f"out {re.escape(str(out))} {why}"):
+            check_out(out, dataset=tmp_path / "data", reviews=None)
+    # the command line names its flags
+    with pytest.raises(ValueError, match="--out .* is the input --dataset"):
+        check_out(tmp_path / "data", prefix="--", dataset=tmp_path / "data")
+    assert check_out(tmp_path / "other", dataset=tmp_path / "data") == tmp_path / "other"

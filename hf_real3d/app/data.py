@@ -348,7 +348,7 @@ class ExplorerData:
     leaderboard: Leaderboard | None = None
     srbench: SRBenchData | None = None
     load_s: float = 0.0
-    review: Any = None  # a hf_real3d.review.ReviewFolder: the Review tab
+    review: Any = None  # a hf_real3d.real3dqa.review.ReviewFolder: the Review tab
 
     @classmethod
     def load(cls, dataset: str | None = None, predictions: Sequence[str] = (),
@@ -373,10 +373,11 @@ class ExplorerData:
         rf = None
         if review:
             # the review records and the checker only when reviewing
-            from hf_real3d.review import ReviewFolder
+            from hf_real3d.real3dqa.review import ReviewFolder
 
             rf = ReviewFolder(review, dataset, scenes=scenes, **{
                 k: v for k, v in (review_settings or {}).items() if v is not None})
+            rf.check_writable()  # at start, not at the first click
         models = load_predictions_for(qd, predictions) if qd else []
         lb = load_leaderboard(results) if results else None
         sr = load_srbench(srbench, srbench_predictions) if srbench else None

@@ -13,7 +13,13 @@ import pandas as pd
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
 from hf_real3d.real3dqa.filtering import filter_questions
-from hf_real3d.real3dqa.format import REAL3DQA_BIBTEX, question_row, read_release
+from hf_real3d.real3dqa.format import (
+    REAL3DQA_BIBTEX,
+    RELEASE_HEADERS_FILE,
+    question_row,
+    read_release,
+    release_headers,
+)
 from hf_real3d.real3dqa.judge import judge_card_lines
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
@@ -67,7 +73,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
     rot_f = question_features("source_question_id", "quality", "in_debiased", "source")
     deb_rows = [dict(r, rotation_deg=0, quality=[]) for r in data.debiased]
     rep = data.report
-    review = _review_section(release_dir)
+    review, item_sources = _review_section(release_dir)
     source = "reviewed" if review else "release"
     schemes = ", ".join(f"{k}: {v['id_scheme']}" for k, v in rep["files"].items())
     flags = markdown_table(["flag", "rows"], [[f"`{k}`", v]
@@ -86,43 +92,67 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         out,
         [ConfigData("real3dqa", {"test": fill_rows(deb_rows, deb_f)}, deb_f,
                     "the de-biased SQA3D test set with Real-3DQA question types", default=True),
-         ConfigData("rotations", {"test": fill_rows([dict(r, source=source)
-                                                     for r in data.rotations], rot_f)}, rot_f,
+         ConfigData("rotations", {"test": fill_rows([
+             dict(r, source=item_sources.get((r["question_id"], r["rotation_deg"]), source))
+             for r in data.rotations], rot_f)}, rot_f,
                     "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
-        pretty_name="Real-3DQA",
+        pretty_name="Real-3DQA" + (" (reviewed rotations)" if review else ""),
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
-                 "viewpoint-rotated variants scored with the Viewpoint Rotation Score. Imported "
-                 "from the official release by hf_real3d; quirks are flagged, not fixed."),
+                 "viewpoint-rotated variants scored with the Viewpoint Rotation Score. "
+                 + ("Rotations reviewed with hf_real3d (see Review below), read in the "
+                    "release's format; not the official release." if review else
+                    "Imported from the official release by hf_real3d; quirks are flagged, "
+                    "not fixed.")),
         license=lic, license_note=note, citation=CITATION,
-        extra_sections=[section] + ([review] if review else []))
+        extra_sections=[section] + ([review] if review else []),
+        extra_json={RELEASE_HEADERS_FILE: release_headers(release_dir)})
     if push_to_hub:
         rep["url"] = push_folder(out, push_to_hub)
     return rep
 
 
-def _review_section(release_dir: str | os.PathLike) -> str:
+def _review_section(release_dir: str | os.PathLike) -> tuple[str, dict[tuple[int, int], str]]:
     """The card section of a release exported by ``hf-real3d export-rotations`` (its
-    ``review.json``): the review's figures beside the paper's; empty for other releases."""
+    ``review.json``): the review's figures with their n beside the paper's, and how many
+    items carry repairs no one reviewed; and each item's ``source`` where it is not
+    ``reviewed``. Empty for other releases."""
     path = Path(release_dir) / "review.json"
     if not path.is_file():
-        return ""
+        return "", {}
     r = read_json(path)
     try:
         st, paper = r["stats"], r["stats"]["paper"]
-        kappa, consist = st["kappa_mean"], st["self_consistency_mean"]
-        rows = [["Cohen's kappa (mean over annotator pairs)",
-                 "n/a" if kappa is None else f"{kappa:.1f}%", f"{paper['kappa']:g}%"],
-                ["self-consistency (items shown twice)",
-                 "n/a" if consist is None else f"{consist:.1f}%",
+        if "kappa" in st and isinstance(st["kappa"], dict):
+            k, c = st["kappa"], st["self_consistency"]
+            kappa, ci, n_k, pairs = k["kappa"], k.get("ci"), k["items"], k["pairs"]
+            consist, n_c = c["value"], c["repeats"]
+        else:  # an export written before pooled figures
+            kappa, ci, n_k, pairs = st["kappa_mean"], None, "?", len(st.get("pairs", {}))
+            consist, n_c = st["self_consistency_mean"], "?"
+        interval = f" (95% CI {ci[0]:.1f} to {ci[1]:.1f})" if ci else ""
+        rows = [[f"Cohen's kappa (pooled over {pairs} pair(s) of annotators, weighted by "
+                 "items)", "n/a" if kappa is None else f"{kappa:.1f}%{interval}",
+                 f"n = {n_k} items judged by two annotators", f"{paper['kappa']:g}%"],
+                ["self-consistency (items shown twice, unannounced)",
+                 "n/a" if consist is None else f"{consist:.1f}%", f"n = {n_c} items",
                  f"{paper['self_consistency']:g}%"]]
-        return ("## Review\n\n"
-                f"Rotations reviewed by {len(st['annotators'])} annotator(s) with hf_real3d "
-                f"(`hf-real3d explore --review`); {r['exported']} of {r['groups']} groups kept "
-                f"({r['rule']}; items: {r['items']}).\n\n"
-                + markdown_table(["figure", "this review", "the paper's expert review"], rows))
-    except (KeyError, TypeError) as err:
+        sources = {(int(q), int(k)): str(s) for q, k, s in r.get("item_sources", [])}
+        repaired = int(r.get("repaired", 0))
+        lines = ["## Review", "",
+                 f"Rotations reviewed by {len(st['annotators'])} annotator(s) with hf_real3d "
+                 f"(`hf-real3d explore --review`); {r['exported']} of {r['groups']} groups kept "
+                 f"({r['rule']}; items: {r['items']}).", "",
+                 markdown_table(["figure", "this review", "n", "the paper's expert review"],
+                                rows)]
+        if repaired:
+            lines += ["", f"**{repaired} turned items carry repairs proposed by "
+                      "`hf-real3d check-rotations` and applied without review** (`source` = "
+                      "`repaired`). Scores on this dataset are not the paper's Real-3DQA "
+                      "figures and must not be reported as such."]
+        return "\n".join(lines), sources
+    except (KeyError, TypeError, ValueError) as err:
         raise FormatError(f"{path}: not the review.json that hf-real3d export-rotations writes "
-                          f"(missing {err}); remove it or export again") from None
+                          f"(missing or bad {err}); remove it or export again") from None
 
 
 def build_real3dqa(

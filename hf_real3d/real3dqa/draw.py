@@ -19,7 +19,11 @@ from hf_real3d.scene import read_scannet
 from hf_real3d.spatial import Unanswerable
 from hf_real3d.sqa3d import read_split
 
-__all__ = ["draw_question", "topdown_figure", "plot_topdown"]
+__all__ = ["draw_question", "topdown_figure", "topdown_panel", "plot_topdown", "turn_words",
+           "PANEL_DPI", "PANEL_FONT"]
+
+PANEL_DPI = 100  # one panel of topdown_panel: 4.8 in -> 480 px wide
+PANEL_FONT = 9  # points: 12.5 px at PANEL_DPI
 
 
 def draw_question(sqa3d_dir: str | os.PathLike, scenes_dir: str | os.PathLike,
@@ -112,4 +116,59 @@ def topdown_figure(scene, panels: Sequence[dict[str, Any]], title: str = "", *,
                frameon=False)
     if title:
         fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def turn_words(deg: float) -> str:
+    """A turn of ``deg`` degrees clockwise seen from above, in words: ``"turned 90°
+    clockwise, to the right"``."""
+    k = int(round(float(deg))) % 360
+    if k == 0:
+        return "not turned"
+    if k == 180:
+        return "turned around (180°)"
+    if k < 180:
+        return f"turned {k}° clockwise, to the right"
+    return f"turned {k}° clockwise ({360 - k}° counter-clockwise), to the left"
+
+
+def topdown_panel(scene, pose, *, highlight: Sequence[int] = (), title: str = "",
+                  current: bool = False, size: float = 4.8) -> Figure:
+    """One viewpoint drawn top-down at a readable size (``size`` inches; labels
+    :data:`PANEL_FONT` points): the room's objects (``highlight`` in red), the agent's
+    heading as an arrow scaled to the room, its quadrant borders, and ``title`` above. A
+    ``current`` panel (the one under review) gets a thick orange frame."""
+    fig = Figure(figsize=(size, size * 1.08))
+    ax = fig.subplots()
+    lo, hi = scene.mesh_bounds()
+    hl = set(highlight)
+    for o in scene.objects:
+        if o.label == "floor":
+            continue
+        color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
+                                                      else "#1f77b4")
+        ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
+        if not o.is_structural:
+            ax.text(o.center[0], o.center[1], o.label, fontsize=PANEL_FONT, ha="center",
+                    va="center")
+    p, f = pose.position[:2], pose.facing[:2]
+    reach = float(np.linalg.norm(hi[:2] - lo[:2]))
+    for deg in (45, 135, 225, 315):
+        a = np.radians(deg)
+        d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
+        ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--", lw=0.7,
+                alpha=0.5)
+    length = max(0.6, 0.16 * reach)
+    ax.arrow(p[0], p[1], f[0] * length, f[1] * length, width=length * 0.07,
+             head_width=length * 0.32, head_length=length * 0.3, length_includes_head=True,
+             color="#2ca02c", zorder=5)
+    ax.plot(*p, "o", color="#2ca02c", ms=8, zorder=6)
+    ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
+    ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=PANEL_FONT - 2)
+    ax.set_title(title, fontsize=PANEL_FONT + 1, fontweight="bold" if current else "normal")
+    if current:
+        fig.patch.set_edgecolor("#ff7f0e")
+        fig.patch.set_linewidth(10)
     return fig

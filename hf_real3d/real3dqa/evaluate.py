@@ -641,5 +641,32 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
         notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
                      f"complete; incomplete groups are left out of P_k/VRS: "
                      f"{rot['incomplete_groups']}")
+    repaired = _repaired_items(Path(dataset))
+    if repaired:
+        notes.append(f"the references are a repaired release: {repaired} turned items carry "
+                     "repairs proposed by hf-real3d check-rotations and applied without review "
+                     "(source = repaired), so these scores are not the paper's Real-3DQA "
+                     "figures and are not comparable with its Table 3")
+        for r in results:
+            r["repaired_references"] = repaired
     files = write_report(results, out, notes)
     return EvaluationReport(results, results_table(results), files)
+
+
+def _repaired_items(src: Path) -> int:
+    """How many rotated items of the references carry repairs no one reviewed (an
+    ``export-rotations --repairs all`` release, or a dataset folder imported from one)."""
+    if (src / "rotation_0.json").is_file():
+        path = src / "review.json"
+        if not path.is_file():
+            return 0
+        try:
+            return int(json.loads(path.read_text(encoding="utf-8")).get("repaired", 0))
+        except (ValueError, AttributeError, TypeError):
+            return 0
+    if (src / "rotations").is_dir() and (src / "README.md").is_file():
+        from hf_real3d.hub import load_frame  # datasets only for a built folder
+
+        df = load_frame(src, "rotations", columns=("source",))
+        return int((df["source"] == "repaired").sum()) if "source" in df else 0
+    return 0

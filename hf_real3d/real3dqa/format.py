@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_real3d._io import FormatError, read_json
+from hf_real3d._io import FormatError, read_json, write_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
 from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
@@ -38,7 +38,12 @@ __all__ = [
     "RELEASE_VIEWPOINTS",
     "question_row",
     "DEBIASED_FILE",
+    "RELEASE_HEADERS_FILE",
     "ReleaseData",
+    "file_question_id",
+    "release_item",
+    "write_release",
+    "release_headers",
     "plain_text",
     "read_release",
     "read_rotation_files",
@@ -59,6 +64,8 @@ REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,
 
 RELEASE_VIEWPOINTS = (0, 90, 180, 270)
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"
+#: what import-real3dqa keeps of the release files besides their questions (info, license...)
+RELEASE_HEADERS_FILE = "release_headers.json"
 _REQUIRED = ("scene_id", "situation", "question", "question_id", "answers", "rotation",
              "position")
 
@@ -168,6 +175,61 @@ def _check_suffixes(ids: list[int], bases: list[int], k: int, file_name: str) ->
                 f"{file_name}: question_id {i} ends in {i - b * 100:02d}, the suffix of "
                 f"viewpoint {deg}, but the file holds viewpoint {k}; put each viewpoint's items "
                 f"in its own rotation_{{k}}.json (this one looks like rotation_{deg}.json)")
+
+
+VIEW_SUFFIX = {90: 1, 270: 3}  # the release's ids: 0 and 180 keep the base id
+
+
+def file_question_id(qid: Any, deg: int) -> int:
+    """The id a viewpoint's item carries in the release's files: the base id at 0 and 180
+    degrees, ``id * 100 + 01 / 03`` at 90 / 270 (the inverse of :func:`resolve_base_ids`)."""
+    return int(qid) * 100 + VIEW_SUFFIX[deg] if deg in VIEW_SUFFIX else int(qid)
+
+
+def release_item(row: dict[str, Any], deg: int, *, situation: str | None = None,
+                 answers: list[str] | None = None,
+                 question_type: str | None = None) -> dict[str, Any]:
+    """A row (one question at one viewpoint, ``question_id`` its base id) as an item of the
+    release's files, in their field order; ``situation`` / ``answers`` replace the row's (a
+    correction), ``question_type`` adds the de-biased file's category."""
+    answers = list(row["answers"]) if answers is None else list(answers)
+    item = {"scene_id": row["scene_id"],
+            "situation": row["situation"] if situation is None else situation,
+            "alternative_situation": [str(s) for s in row.get("alternative_situation") or []],
+            "question": row["question"], "question_id": file_question_id(row["question_id"], deg),
+            "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": i + 1}
+                        for i, a in enumerate(answers)],
+            "rotation": {k: float(row["rotation"][k]) for k in ("_x", "_y", "_z", "_w")},
+            "position": {k: float(row["position"][k]) for k in "xyz"}}
+    if question_type is not None:
+        item["question_type"] = str(question_type)
+    return item
+
+
+def write_release(folder: str | os.PathLike, rotations: dict[int, list[dict[str, Any]]],
+                  debiased: list[dict[str, Any]], headers: dict[str, dict[str, Any]]) -> None:
+    """Write a release folder's files (into a folder the caller commits atomically): each
+    ``rotation_{k}.json`` and the de-biased file, each with its own header (``info``,
+    ``license``, ...: ``headers`` by file name) above its ``questions``."""
+    folder = Path(folder)
+    for k, items in sorted(rotations.items()):
+        name = f"rotation_{k}.json"
+        write_json(folder / name, {**headers.get(name, {}), "questions": items}, indent=2)
+    write_json(folder / DEBIASED_FILE, {**headers.get(DEBIASED_FILE, {}), "questions": debiased},
+               indent=2)
+
+
+def release_headers(folder: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """What each of a release folder's files holds besides its ``questions`` (``info``,
+    ``license``, ``data_type``, ...), by file name."""
+    folder = Path(folder)
+    out = {}
+    for path in [*rotation_files(folder).values(), folder / DEBIASED_FILE]:
+        if path.is_file():
+            data = read_json(path)
+            if isinstance(data, dict):
+                out[path.name] = {k: v for k, v in data.items() if k != "questions"}
+    return out
 
 
 def rotation_files(folder: str | os.PathLike) -> dict[int, Path]:
