@@ -189,3 +189,67 @@ def test_base_install_in_a_fresh_venv(tmp_path, request):
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads((out / "metrics.json").read_text())[0]["rotation"]["vrs"] == 87.5
     print(f"fresh venv: base install {installed_at:.0f} s, all {time.monotonic() - start:.0f} s")
+
+
+def test_a_missing_extra_is_named(tmp_path, monkeypatch):
+    """require() and the command line's error line name the extra that installs a missing
+    package; a package no extra provides is named as it is."""
+    import importlib.util
+
+    from hf_real3d import _extras
+    from hf_real3d.scene import read_scannet, scannet_paths
+
+    err = ModuleNotFoundError("No module named 'trl'", name="trl.trainer")
+    assert _extras.missing_extra_message(err) == \
+        "No module named 'trl': pip install 'hf-real3d[train]'"
+    err = ModuleNotFoundError("No module named 'nosuch'", name="nosuch")
+    assert _extras.missing_extra_message(err) == "No module named 'nosuch'"
+    _extras.require("json", what="reading JSON")  # present: nothing happens
+    with pytest.raises(ImportError, match=r"^x needs nosuch_pkg_, which is not installed: "
+                                          r"pip install nosuch_pkg_$"):
+        _extras.require("nosuch_pkg_", what="x")
+    # a ScanNet scene without open3d: the files are there, the package is not
+    paths = scannet_paths(tmp_path, "scene0000_00")
+    paths["folder"].mkdir(parents=True)
+    for key in ("ply", "segs", "aggregation"):
+        paths[key].write_text("{}")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "open3d" else real(name, *a))
+    with pytest.raises(_extras.MissingExtraError) as info:
+        read_scannet(tmp_path, "scene0000_00")
+    assert str(info.value) == ("reading a ScanNet scene (.ply) needs open3d, which is not "
+                               "installed: pip install 'hf-real3d[scenes]'")
+    assert info.value.name == "open3d"
+
+
+def test_extras_agree_with_setup_cfg_and_makefile():
+    """The base install has none of the heavy packages; every extra of setup.cfg is known to
+    hf_real3d._extras (and the reverse), brings the packages _extras says it does, and `make
+    install` installs every one (lmms-eval apart: the Makefile installs it without its
+    dependency list)."""
+    import configparser
+    import re
+
+    from hf_real3d._extras import EXTRAS
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+
+    def names(value):
+        return {re.split(r"[<>=\[ ]", line.strip())[0].lower()
+                for line in value.splitlines() if line.strip()}
+
+    base = names(cfg["options"]["install_requires"])
+    assert not base & {"torch", "transformers", "trl", "peft", "accelerate", "open3d-cpu",
+                       "open3d", "tokenizers", "safetensors", "gradio", "openai"}, base
+    assert {"datasets", "evaluate", "numpy", "pandas"} <= base
+    extras = {k: names(v) for k, v in cfg["options.extras_require"].items()}
+    assert set(extras) == set(EXTRAS) | {"dev"}
+    dist = {"open3d": "open3d-cpu", "lmms_eval": "lmms-eval"}
+    for extra, packages in EXTRAS.items():
+        assert {dist.get(p, p) for p in packages} <= extras[extra], extra
+    make = (ROOT / "Makefile").read_text()
+    listed = set(re.search(r"^EXTRAS := (\S+)$", make, flags=re.M).group(1).split(","))
+    assert listed == set(extras) - {"lmms"}
+    assert "-e '.[$(EXTRAS)]'" in make
