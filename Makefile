@@ -1,12 +1,14 @@
 # Set-up and entry points. `make demo` and `make test` are all a new user needs:
 # both create .venv, install CPU torch first (so nothing pulls a CUDA build),
-# install the package with the exact pins of constraints.txt, and install the
-# Debian libraries open3d needs when they are missing.
+# install the package with every extra and the exact pins of constraints.txt, and
+# install the Debian libraries open3d needs when they are missing. (A user who only
+# scores needs neither: `pip install hf-real3d` is the light install, without torch.)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
+EXTRAS := train,scenes,llm,app,scanqa,docs,dev
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 DEB_PACKAGES := libusb-1.0-0 libvulkan1 mesa-vulkan-drivers libgomp1 openjdk-17-jre-headless chromium
 
@@ -17,8 +19,11 @@ install: $(STAMP) sysdeps
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -c constraints.txt torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e '.[dev,scanqa,app,llm,docs]'
+	# CPU torch first, at the version constraints.txt pins
+	$(PIP) install -q -c constraints.txt torch
+	# every extra: [train] torch/trl/peft/accelerate, [scenes] open3d, [llm], [app], [scanqa],
+	# [docs], [dev] (the base install alone scores without torch or open3d)
+	$(PIP) install -q -c constraints.txt -e '.[$(EXTRAS)]'
 	# lmms-eval (the [lmms] extra) without its full dependency list, which pulls torchvision
 	# (a CUDA torch) and wandb: its task manager and evaluator need only these
 	$(PIP) install -q -c constraints.txt --no-deps lmms-eval

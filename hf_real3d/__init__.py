@@ -21,6 +21,8 @@ def metric_path(name: str) -> str:
     """
     if name not in METRICS:
         raise ValueError(f"Expected a metric in {METRICS} but got {name!r}")
+    # package data (setup.cfg), so an installed package has them; the repository's top-level
+    # metrics/ is a link to this folder
     folder = _Path(__file__).resolve().parent / "_metrics" / name
     if not (folder / f"{name}.py").is_file():
         raise FileNotFoundError(

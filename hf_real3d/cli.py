@@ -1104,6 +1104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        if isinstance(err, ImportError):
+            # a missing optional package: the message names the extra that installs it
+            from hf_real3d._extras import missing_extra_message
+
+            msg = missing_extra_message(err)
         print(f"hf-real3d {name}: error: {msg}", file=sys.stderr)
         return 2
     finally:

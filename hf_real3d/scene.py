@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from hf_real3d._extras import require
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 from hf_real3d.geometry import Pose, bin_margin, direction_bin, direction_names
 
@@ -251,8 +252,9 @@ class Scene:
 
 def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
     """Write ``scene`` as ScanNet files under ``root/<scene_id>/`` atomically."""
-    # open3d takes ~1 s to import and needs libusb: loaded only when ScanNet files are read
-    # or written
+    require("open3d", what="writing a ScanNet scene (.ply)")
+    # open3d (the [scenes] extra) takes ~1 s to import and needs libusb: loaded only when
+    # ScanNet files are read or written
     import open3d as o3d
 
     paths = scannet_paths(root, scene.scene_id)
@@ -377,8 +379,9 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
                 f"{scene_id}: missing {paths[key].name} in {paths['folder']}; "
                 "expected ScanNet's *_vh_clean_2.ply, *.segs.json and *.aggregation.json"
             )
-    # open3d takes ~1 s to import and needs libusb: loaded only when ScanNet files are read
-    # or written
+    require("open3d", what="reading a ScanNet scene (.ply)")
+    # open3d (the [scenes] extra) takes ~1 s to import and needs libusb: loaded only when
+    # ScanNet files are read or written
     import open3d as o3d
 
     header = ply_header(paths["ply"])

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from hf_real3d._extras import require
 from hf_real3d._io import atomic_dir, atomic_path, write_json
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
@@ -250,7 +251,9 @@ def run_stress_test(
     check_items(items, folds)
     lm = None
     if diagnostic == "lm":
-        # the LM diagnostic needs torch and transformers: imported when it is asked for
+        require("torch", "transformers", what="the language-model diagnostic (diagnostic='lm')")
+        # the LM diagnostic needs torch and transformers (the [train] extra): imported when
+        # it is asked for
         from hf_real3d.debias.lm import LMDiagnostic
 
         lm = LMDiagnostic(lm_path=lm_path, epochs=lm_epochs, seed=seed)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hf_real3d._extras import require
 from hf_real3d.debias.items import Items
 from hf_real3d.scoring import bootstrap_ci
 
@@ -193,7 +194,9 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
     if diagnostic not in DIAGNOSTICS:
         raise ValueError(f"Expected a diagnostic in {list(DIAGNOSTICS)} but got {diagnostic!r}")
     if diagnostic == "lm" and lm is None:
-        # the LM diagnostic's module needs torch: imported when it is asked for
+        require("torch", "transformers", what="the language-model diagnostic (diagnostic='lm')")
+        # the LM diagnostic's module needs torch (the [train] extra): imported when it is
+        # asked for
         from hf_real3d.debias.lm import LMDiagnostic
 
         lm = LMDiagnostic(seed=seed)

@@ -16,6 +16,7 @@ import pandas as pd
 from PIL import Image
 from tqdm.auto import tqdm
 
+from hf_real3d._extras import require
 from hf_real3d._io import FormatError, atomic_path, write_json
 from hf_real3d.scoring import MetricInputError, check_circular_groups, factorize, first_rows
 from hf_real3d.specs import check_unique_names
@@ -147,7 +148,9 @@ def model_predictions(rows: Sequence[dict[str, Any]], model: str | Callable, *,
     """Answers of a local image-text-to-text model (a folder path, loaded with the
     ``image-text-to-text`` pipeline) or of a callable ``(PIL image, prompt) -> str``."""
     if isinstance(model, str | os.PathLike):
-        # transformers' pipelines import the whole model stack: only when a model is asked for
+        require("torch", "transformers", what="answering with a local model (--model)")
+        # transformers' pipelines import the whole model stack (the [train] extra): only when
+        # a model is asked for
         from transformers import pipeline
 
         pipe = pipeline("image-text-to-text", model=str(model))

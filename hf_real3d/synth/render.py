@@ -20,6 +20,7 @@ import numpy as np
 from PIL import Image
 from scipy.spatial.transform import Rotation
 
+from hf_real3d._extras import require
 from hf_real3d.scene import Scene
 
 __all__ = ["Camera", "Renderer", "mirror_scene_mesh", "scene_mesh_arrays", "png_bytes"]
@@ -106,7 +107,9 @@ class Renderer:
     """Reusable offscreen renderer (creating one costs more than a frame)."""
 
     def __init__(self, width: int = 512, height: int = 512):
-        # open3d's renderer needs Vulkan; loaded only in the processes that render
+        require("open3d", what="rendering scenes")
+        # open3d's renderer (the [scenes] extra) needs Vulkan; loaded only in the processes
+        # that render
         from open3d.visualization import rendering
 
         self._rendering = rendering

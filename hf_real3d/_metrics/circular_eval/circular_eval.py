@@ -65,6 +65,9 @@ _CITATION = """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class CircularEval(InMemoryCompute, evaluate.Metric):
+    """CircularEval (3DSRBench): a question counts only if every circular shift of its options
+    is answered correctly."""
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

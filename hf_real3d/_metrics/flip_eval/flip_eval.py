@@ -59,6 +59,9 @@ _CITATION = """
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class FlipEval(InMemoryCompute, evaluate.Metric):
+    """FlipEval (3DSRBench): an item and its mirrored twin count only if both are answered
+    correctly."""
+
     def _info(self):
         if self.config_name not in ("default", "flip_circular"):
             raise KeyError(

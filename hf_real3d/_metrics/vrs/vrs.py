@@ -91,6 +91,9 @@ def _features(with_types):
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Vrs(InMemoryCompute, evaluate.Metric):
+    """Viewpoint Rotation Score (Real-3DQA): P_k over question groups asked from several
+    viewpoints, their mean, and EM / refined EM."""
+
     def _info(self):
         if self.config_name not in ("default", "per_type"):
             raise KeyError(f"Expected config 'default' or 'per_type' but got {self.config_name!r}")
