@@ -1063,6 +1063,7 @@ def _input_paths(options: Any) -> list[tuple[str, Path]]:
 def refuse_out_in_inputs(name: str, options: Any) -> None:
     """``--out`` is never an input, never inside one, and never holds one: checked before any
     work, for every command that writes (:func:`hf_real3d._io.check_out`)."""
+    # the library's modules load per command; _io only once a command is chosen
     from hf_real3d._io import check_out
 
     out = getattr(options, "out", None)
