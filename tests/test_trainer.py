@@ -120,32 +120,6 @@ def test_trainer_refuses_bad_inputs(tiny_training, tmp_path):
         bad(rows)
 
 
-def test_text_only_judge_with_local_causal_lm(tiny_training, tmp_path):
-    """A local transformers causal LM (saved to a folder) answers from text only."""
-    import pandas as pd
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from hf_real3d.real3dqa.filtering import filter_questions, judge_predictions
-
-    tok = tiny_training["tokenizer"]
-    torch.manual_seed(0)
-    lm = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                                      num_hidden_layers=1, num_attention_heads=2,
-                                      num_key_value_heads=2, max_position_embeddings=128))
-    lm.save_pretrained(tmp_path / "judge")
-    tok.save_pretrained(tmp_path / "judge")
-    rows = tiny_training["rows"][:10]
-    q = pd.DataFrame({"question_id": [r["question_id"] for r in rows],
-                      "situation": [r["situation"] for r in rows],
-                      "question": [r["question"] for r in rows]})
-    preds = judge_predictions(q, str(tmp_path / "judge"), max_new_tokens=3, progress=False)
-    assert preds.question_id.tolist() == q.question_id.tolist()
-    assert all(isinstance(p, str) for p in preds.prediction)
-    refs = pd.DataFrame({"question_id": q.question_id, "answers": [r["answers"] for r in rows]})
-    res = filter_questions(refs, [], [("tiny-llama", preds)])
-    assert res.filters == ["judge:tiny-llama"] and len(res.table) == 10
-
-
 def test_object_labels_and_direction_features(tiny_training):
     """Optional 3D inputs: label word embeddings on object tokens, egocentric direction
     features on boxes; both change the model's output and train."""

@@ -12,7 +12,6 @@ The same filter builds Real-ScanQA from ScanQA-format data (:func:`read_scanqa`)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +28,6 @@ __all__ = [
     "FilterResult",
     "filter_questions",
     "read_scanqa",
-    "judge_predictions",
-    "judge_prompt",
 ]
 
 
@@ -149,33 +146,3 @@ def filter_questions(
     else:
         out["dependency"] = np.nan
     return FilterResult(out, filters)
-
-
-def judge_prompt(situation: str, question: str) -> str:
-    """Text-only prompt: what a blind judge sees."""
-    head = f"Situation: {situation}\n" if situation else ""
-    return f"{head}Question: {question}\nAnswer:"
-
-
-def judge_predictions(
-    questions: pd.DataFrame,
-    model: str | os.PathLike | Any,
-    *,
-    max_new_tokens: int = 8,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Greedy short answers from text only (:func:`judge_prompt`), by a local causal-LM folder
-    or any :class:`hf_real3d.llm.LLMClient` (a server too). ``questions`` needs question_id,
-    question and optionally situation. An item the model could not answer gets an empty
-    prediction (not answered)."""
-    # the client (torch, transformers or openai) only when a judge model is run
-    from hf_real3d.llm import Decoding, LLMClient
-
-    client = model if isinstance(model, LLMClient) else LLMClient(
-        path=model, decoding=Decoding(max_tokens=max_new_tokens), cache=False,
-        progress=progress)
-    sits = questions["situation"].tolist() if "situation" in questions else [""] * len(questions)
-    prompts = [judge_prompt(s, q) for s, q in zip(sits, questions.question.tolist())]
-    out = client.generate(prompts, desc="judge")
-    preds = ["" if g.text is None else g.text.strip().split("\n")[0].strip() for g in out]
-    return pd.DataFrame({"question_id": questions.question_id.to_numpy(), "prediction": preds})

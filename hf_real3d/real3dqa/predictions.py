@@ -24,7 +24,7 @@ from hf_real3d._io import UTF8_BOM, FormatError, read_json, read_jsonl
 from hf_real3d.specs import parse_prediction_spec
 
 __all__ = ["PREDICTION_KEYS", "PredictionColumns", "read_prediction_columns", "load_predictions",
-           "read_model_prediction_columns", "load_model_predictions"]
+           "read_model_prediction_columns"]
 
 
 def _deg_from_name(path: Path) -> int | None:
@@ -337,9 +337,3 @@ def read_model_prediction_columns(spec: str) -> PredictionColumns:
     name, files = parse_prediction_spec(spec)
     parts = [read_prediction_columns(f) for f in files]
     return PredictionColumns.concat(parts, name or parts[0].name)
-
-
-def load_model_predictions(spec: str) -> pd.DataFrame:
-    """``[NAME=]FILE[,FILE...]`` -> one Real-3DQA predictions table named NAME (default:
-    the first file's stem)."""
-    return read_model_prediction_columns(spec).to_frame()
