@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries", "save_png",
-           "write_jsonl", "cache_root", "read_jsonl"]
+           "write_jsonl", "cache_root", "read_jsonl", "refuse_out_overlap"]
 
 
 class FormatError(ValueError):
@@ -119,6 +119,22 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def refuse_out_overlap(out: str | os.PathLike, inputs: dict[str, Any],
+                       flag: str = "--out") -> None:
+    """Refuse an output path that is one of ``inputs`` ({flag: path or None}), lies inside
+    one, or holds one (writing it would replace or mix with what is read), before any work."""
+    o = Path(out).expanduser().resolve()
+    for name, given in inputs.items():
+        if given is None:
+            continue
+        i = Path(given).expanduser().resolve()
+        how = ("is" if o == i else "lies inside" if o.is_relative_to(i)
+               else "holds" if i.is_relative_to(o) else None)
+        if how is not None:
+            raise ValueError(f"{flag} {out}: {how} {name} {given}; write to a path apart from "
+                             "the inputs")
 
 
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = None) -> None:
