@@ -268,7 +268,14 @@ class _ItemError(Exception):
 
 
 def _err_text(err: Exception) -> str:
-    msg = getattr(err, "message", None) or str(err)
+    """A server error's own message (the ``message`` of its JSON body when it has one)."""
+    body = getattr(err, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    msg = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(msg, str) or not msg:
+        msg = getattr(err, "message", None) or str(err)
+        msg = re.sub(r"^Error code: \d+ - ", "", str(msg))
     return " ".join(str(msg).split())[:200]
 
 

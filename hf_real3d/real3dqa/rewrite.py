@@ -93,7 +93,7 @@ ROTATION_SCHEMA = {"title": "rotation", "type": "object",
                    "required": ["situation", "answer"], "additionalProperties": False}
 
 # words that tie a situation to the agent's heading, beyond what the English reader places
-_CUE = re.compile(r"\b(?:fac(?:e|es|ed|ing)|front|ahead|behind|back\s+to|left|right|o'clock|"
+_CUE = re.compile(r"\b(?:facing|faced|i\s+face|faces?\s+(?:the|a|an|towards?)|front|ahead|behind|back\s+to|left|right|o'clock|"
                   r"clock|towards?|look(?:s|ed|ing)?\s+(?:at|toward|towards|out)|turn(?:s|ed|ing)?"
                   r"\s+(?:to|toward|towards)|straight|north|south|east|west|opposite\s+me)\b")
 
