@@ -36,9 +36,7 @@ import os
 import queue
 import random
 import re
-import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -223,28 +221,21 @@ def first_json_object(text: str) -> Any:
     raise ValueError("no JSON object")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask()
-
-
 def _write_kept(path: Path, obj: Any) -> None:
     """Write JSON atomically, even while the process stops: a reply received is kept (the
-    library's ``write_json`` commits nothing once a signal asked to stop)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
-                               dir=path.parent)
+    library's ``write_json`` commits nothing once a signal asked to stop). The temporary
+    file is this thread's own, made with the umask's permissions as ``open()`` does."""
+    data = json.dumps(obj).encode()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f)
-        os.chmod(tmp, (stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH
-                       | stat.S_IWOTH) & ~_UMASK)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -620,6 +611,7 @@ class CachedBackend:
             raise LLMError(f"--llm_cache {self.folder}: a file, not a folder; give a folder")
         self._made = meta.is_file()
         self._lock = threading.Lock()
+        self._dirs: set[str] = set()
 
     def _make(self) -> None:
         with self._lock:
@@ -644,9 +636,12 @@ class CachedBackend:
             return None
 
     def put(self, key: str, prompt: Prompt, reply: Reply) -> None:
-        self._make()
+        if not self._made:
+            self._make()
         path = self._path(key)
-        path.parent.mkdir(exist_ok=True)
+        if key[:2] not in self._dirs:
+            path.parent.mkdir(exist_ok=True)
+            self._dirs.add(key[:2])
         _write_kept(path, {**reply.to_dict(), "prompt": prompt})
 
     def remember_card(self, card: dict | None) -> None:
@@ -923,9 +918,13 @@ class LLMClient:
         the cache (for ``--dry_run`` and ``--batch_out``; a re-ask needs the reply before it,
         so only the first missing attempt of each item is listed; items with the same prompt
         share a key)."""
-        if self.cache is not None and self.backend.route == "server" and self.backend.card \
-                is None and self.backend.probe_models:
-            self.backend.card = self.cache.last_card()  # the last probe's, for the keys
+        if self.backend.route == "server":
+            # what a live run starts with (the openai package, its client), so that a dry
+            # run reports a missing package and costs what a live run's start-up costs
+            self.backend.client()
+            if self.cache is not None and self.backend.card is None and \
+                    self.backend.probe_models:
+                self.backend.card = self.cache.last_card()  # the last probe's, for the keys
         out = []
         for i, p in enumerate(prompts):
             item = _Item(i)

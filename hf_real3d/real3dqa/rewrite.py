@@ -93,9 +93,11 @@ ROTATION_SCHEMA = {"title": "rotation", "type": "object",
                    "required": ["situation", "answer"], "additionalProperties": False}
 
 # words that tie a situation to the agent's heading, beyond what the English reader places
-_CUE = re.compile(r"\b(?:facing|faced|i\s+face|faces?\s+(?:the|a|an|towards?)|front|ahead|behind|back\s+to|left|right|o'clock|"
-                  r"clock|towards?|look(?:s|ed|ing)?\s+(?:at|toward|towards|out)|turn(?:s|ed|ing)?"
-                  r"\s+(?:to|toward|towards)|straight|north|south|east|west|opposite\s+me)\b")
+_CUE = re.compile(
+    r"\b(?:(?<!lying )(?<!laying )on\s+my\s+back|at\s+my\s+back|facing|faced|i\s+face|"
+    r"faces?\s+(?:the|a|an|towards?)|front|ahead|behind|back\s+to|left|right|o'clock|clock|"
+    r"towards?|look(?:s|ed|ing)?\s+(?:at|toward|towards|out)|"
+    r"turn(?:s|ed|ing)?\s+(?:to|toward|towards)|straight|north|south|east|west|opposite\s+me)\b")
 
 #: what the prompt adds when a situation names no direction and a scene is given
 HEADING_CUE_NOTE = ("The situation names no direction. In the rotated situation, name an "
