@@ -557,7 +557,7 @@ class LocalBackend:
 
         model, tok = self.load()
         ids = [self._ids(tok, p) for p in prompts]
-        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        pad = next((t for t in (tok.pad_token_id, tok.eos_token_id) if t is not None), 0)
         width = max(map(len, ids))
         inputs = torch.tensor([[pad] * (width - len(x)) + x for x in ids])
         mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids])

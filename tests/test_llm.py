@@ -728,7 +728,7 @@ def test_a_signal_stops_within_seconds_keeping_every_reply(many_questions, tmp_p
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("serve")
-    model = save_tiny_lm(root / "tiny")
+    model = save_tiny_lm(root / "tiny", one_word=True)
     srv = TransformersServe(model, root / "serve.log").start()
     try:
         yield srv
@@ -768,18 +768,33 @@ def test_judge_and_rotate_against_transformers_serve(served, sqa3d_folder, tmp_p
     assert p.returncode == 0, p.stderr[-2000:]
     card = (tmp_path / "r3/README.md").read_text()
     assert f"judge `tiny`: {served.model}" in card and "removed by judge:tiny" in card
-    # rotate: what a random model writes is excluded, with the reason
-    p = _cli("rotate", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "rot", *llm)
+    assert all(r["finish_reason"] == "stop" for r in rows)
+    assert meta["usage"]["completion_tokens"] > 0 and meta["usage"]["prompt_tokens"] > 0
+    # rotate: what a random model writes is excluded, with the reason; geometry keeps its
+    # groups (the scenes are given); the server ignores response_format (it says so in its
+    # log), so the replies are plain text
+    llm_rot = [*llm, "--scenes", sqa3d_folder / "scans"]
+    p = _cli("rotate", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "rot", *llm_rot)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "36 turned items excluded: {'not a JSON object': 36}" in p.stdout
+    m = re.search(r"(\d+) turned items excluded: \{'not a JSON object': (\d+)\}", p.stdout)
+    assert m and m[1] == m[2] and int(m[1]) > 0, p.stdout
     sent = served.completions()
-    p = _cli("rotate", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "rot", *llm)
-    assert p.returncode == 0 and "36 cached, 0 request(s) sent" in p.stdout
+    assert sent > 12
+    p = _cli("rotate", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "rot", *llm_rot)
+    assert p.returncode == 0 and f"{m[1]} cached, 0 request(s) sent" in p.stdout
     assert served.completions() == sent
+    # without scenes nothing is kept: the run says why and writes nothing
+    p = _cli("rotate", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "rot2", *llm)
+    assert p.returncode == 2 and "no rotation group (12 questions; excluded turned items: " \
+        "not a JSON object: 36)" in p.stderr
+    assert not (tmp_path / "rot2").exists()
 
 
 @pytest.mark.slow
 def test_a_server_stopped_midway_loses_no_finished_item(sqa3d_folder, tmp_path):
+    """A model that rambles to --max_tokens (every reply cut: no question answered, exit 2)
+    behind a server killed midway: the replies received are cached, and the rerun against the
+    server started again asks only for the rest."""
     model = save_tiny_lm(tmp_path / "tiny")
     log = tmp_path / "serve.log"
     srv = TransformersServe(model, log).start()
@@ -799,21 +814,17 @@ def test_a_server_stopped_midway_loses_no_finished_item(sqa3d_folder, tmp_path):
         out, err = proc.communicate(timeout=300)
     finally:
         srv.stop()
-    assert proc.returncode == 0, err[-2000:]
-    meta = json.loads((tmp_path / "j.judge.json").read_text())
-    finished = meta["answered"]
-    assert 0 < finished < 12 and meta["failed"] == 12 - finished
-    assert all("APIConnectionError" in f["reason"] or "after 2 attempts" in f["reason"]
-               for f in meta["failures"])
-    # the server is back: the rerun asks only for what failed, and completes
+    finished = replies_cached(tmp_path / "cache")
+    assert proc.returncode == 2 and 0 < finished < 12, err[-2000:]
+    assert "no question answered (12 failed: " in err and f"{finished} cut at max_tokens" in err
+    assert "APIConnectionError" in err and not (tmp_path / "j.jsonl").exists()
+    # the server is back: the rerun asks only for what failed
     srv = TransformersServe(model, log).start()
     try:
         sent = srv.completions()
         p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "j.jsonl",
                  *[a if a != llm[1] else srv.url for a in llm])
-        assert p.returncode == 0, p.stderr[-2000:]
-        meta = json.loads((tmp_path / "j.judge.json").read_text())
-        assert meta["answered"] == 12 and meta["cached"] == finished
+        assert p.returncode == 2 and "12 failed: 12 cut at max_tokens" in p.stderr
         assert srv.completions() - sent == 12 - finished
     finally:
         srv.stop()
@@ -821,7 +832,8 @@ def test_a_server_stopped_midway_loses_no_finished_item(sqa3d_folder, tmp_path):
 
 @pytest.mark.slow
 def test_local_folder_route(sqa3d_folder, tmp_path):
-    model = save_tiny_lm(tmp_path / "tiny")
+    """The local route, batched: one-word replies, cached, and the same without the cache."""
+    model = save_tiny_lm(tmp_path / "tiny", one_word=True)
     c = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache_dir=tmp_path / "cache",
                   progress=False)
     m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c)
@@ -835,6 +847,11 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
     c3 = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache=False, progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "k.jsonl", c3)
     assert (tmp_path / "k.jsonl").read_text() == first
+    # batches are left-padded: one prompt at a time gives the same replies
+    c4 = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache=False, progress=False,
+                   concurrency=1)
+    run_judge(sqa3d_folder / "sqa3d", tmp_path / "o.jsonl", c4)
+    assert (tmp_path / "o.jsonl").read_text() == first
     p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "l.jsonl",
              "--llm-path", tmp_path / "nothing")
     assert p.returncode == 2 and "no model folder there" in p.stderr
