@@ -1141,6 +1141,8 @@ class LLMClient:
         for it in todo:
             work.put(it)
         results: queue.SimpleQueue = queue.SimpleQueue()
+        lock = threading.Lock()
+        streak = [0]  # failures in a row, in the order the results are handed over
 
         def worker() -> None:
             while not backend.stop.is_set():
@@ -1150,12 +1152,16 @@ class LLMClient:
                     return
                 try:
                     self._ask_one(it, prompts[it.index], schema, check)
-                    results.put((it, None))
                 except _Stopped:
                     return
                 except BaseException as err:  # noqa: BLE001 - handed to the main thread
                     results.put((it, err))
                     return
+                with lock:
+                    results.put((it, None))
+                    streak[0] = streak[0] + 1 if it.attempts[-1].reply is None else 0
+                    if self.max_failures and streak[0] >= self.max_failures:
+                        backend.stop.set()  # the main thread stops the run at this result
 
         threads = [threading.Thread(target=worker, daemon=True, name=f"llm-{n}")
                    for n in range(min(self.concurrency, len(todo)))]
@@ -1168,7 +1174,8 @@ class LLMClient:
                     it, err = results.get(timeout=0.2)
                 except queue.Empty:
                     if not any(t.is_alive() for t in threads) and results.empty():
-                        raise RuntimeError("the request threads ended early") from None
+                        raise LLMError("the request threads ended before every prompt was "
+                                       "asked; run the same command again") from None
                     continue
                 if err is not None:
                     raise err

@@ -58,6 +58,15 @@ def client(url, tmp_path, **kw):
                      progress=kw.pop("progress", False), **kw)
 
 
+@pytest.fixture
+def quick_retries(monkeypatch):
+    """The openai client's backoff, shortened (its own retry loop is what is tested)."""
+    import openai._base_client as base
+
+    monkeypatch.setattr(base, "INITIAL_RETRY_DELAY", 0.01)
+    monkeypatch.setattr(base, "MAX_RETRY_DELAY", 0.05)
+
+
 def chats(n):
     return [[{"role": "user", "content": f"question {i}"}] for i in range(n)]
 
@@ -86,7 +95,7 @@ def test_cache_makes_a_rerun_send_nothing(tmp_path):
         assert srv.requests == 6
 
 
-def test_retries_on_429_and_500_then_success(tmp_path):
+def test_retries_on_429_and_500_then_success(tmp_path, quick_retries):
     """The openai client's own retries (not a loop of ours) and their count."""
     with StubLLM(lambda m: "ok", script=[429, 500]) as srv:
         c = client(srv.url, tmp_path, concurrency=1, retries=3)
@@ -103,7 +112,7 @@ def test_retries_on_429_and_500_then_success(tmp_path):
         assert out[0].error.startswith("HTTP 400:") and srv.requests == 1
 
 
-def test_timeout_fails_the_item_not_the_run(tmp_path):
+def test_timeout_fails_the_item_not_the_run(tmp_path, quick_retries):
     with StubLLM(lambda m: "late", delay=1.5) as srv:
         c = client(srv.url, tmp_path, timeout=0.3, retries=1, concurrency=2)
         t0 = time.perf_counter()
@@ -643,17 +652,21 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
                   batch_in=tmp_path / "judge_results.jsonl")
 
 
-def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tmp_path):
+def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tmp_path,
+                                                                capsys):
     from hf_real3d.real3dqa.build import build_real3dqa
     from hf_real3d.sqa3d import read_split
 
     recs = read_split(sqa3d_folder / "sqa3d", "test")
+    from hf_real3d.cli import main
+
     with StubLLM(lambda m: 503) as srv:
         llm = ["--llm-url", srv.url, "--llm-model", "stub", "--llm_retries", "0",
-               "--llm_cache", tmp_path / "cache"]
-        p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "j.jsonl",
-                 *llm)
-    assert p.returncode == 2 and "no question answered (12 failed: 12 HTTP 503" in p.stderr
+               "--llm_cache", str(tmp_path / "cache")]
+        code = main(["judge", "--dataset", str(sqa3d_folder / "sqa3d"), "--out",
+                     str(tmp_path / "j.jsonl"), *llm])
+    assert code == 2 and "no question answered (12 failed: 12 HTTP 503" in \
+        capsys.readouterr().err
     assert not (tmp_path / "j.jsonl").exists()
     # three of twelve fail: the file is written, and build-real3dqa refuses it
     hard = {r.question for r in recs[:3]}
@@ -666,12 +679,13 @@ def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tm
     full = tmp_path / "full.jsonl"
     full.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
                               for r in recs))
-    p = _cli("build-real3dqa", "--sqa3d", sqa3d_folder / "sqa3d", "--scenes",
-             sqa3d_folder / "scans", "--out", tmp_path / "r3", "--full", f"m={full}", "--blind",
-             f"m={full}", "--judge", f"j={tmp_path / 'j.jsonl'}")
-    assert p.returncode == 2 and not (tmp_path / "r3").exists()
-    assert f"--judge j={tmp_path / 'j.jsonl'}: {n_hard} of 12 questions failed" in p.stderr
-    assert "--allow_judge_failures" in p.stderr
+    code = main(["build-real3dqa", "--sqa3d", str(sqa3d_folder / "sqa3d"), "--scenes",
+                 str(sqa3d_folder / "scans"), "--out", str(tmp_path / "r3"), "--full",
+                 f"m={full}", "--blind", f"m={full}", "--judge", f"j={tmp_path / 'j.jsonl'}"])
+    err = capsys.readouterr().err
+    assert code == 2 and not (tmp_path / "r3").exists()
+    assert f"--judge j={tmp_path / 'j.jsonl'}: {n_hard} of 12 questions failed" in err
+    assert "--allow_judge_failures" in err
     build_real3dqa(sqa3d_folder / "sqa3d", sqa3d_folder / "scans", tmp_path / "r3",
                    pairs=[("m", str(full), str(full))], judges=[("j", str(tmp_path / "j.jsonl"))],
                    allow_judge_failures=True, progress=False)
@@ -690,9 +704,11 @@ def many_questions(tmp_path_factory):
     return root / "synth/sqa3d"
 
 
-@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig,code,again", [
+    (signal.SIGINT, 130, False),
+    pytest.param(signal.SIGTERM, 143, True, marks=pytest.mark.slow)])
 def test_a_signal_stops_within_seconds_keeping_every_reply(many_questions, tmp_path, sig,
-                                                           code):
+                                                           code, again):
     """Ctrl-C or SIGTERM in the middle of `rotate`: it exits within 5 s, sends at most
     --llm_concurrency requests after the signal, and every reply the server gave is cached;
     the rerun asks only for the rest."""
@@ -716,6 +732,8 @@ def test_a_signal_stops_within_seconds_keeping_every_reply(many_questions, tmp_p
         assert srv.requests - at_signal <= 4
         assert srv.answered < 120 and replies_cached(tmp_path / "cache") == srv.answered
         assert "replies received and cached" in err and not (tmp_path / "rot").exists()
+        if not again:
+            return
         cached = replies_cached(tmp_path / "cache")
         before = srv.requests
         p = _cli(*args[1:])
@@ -723,6 +741,17 @@ def test_a_signal_stops_within_seconds_keeping_every_reply(many_questions, tmp_p
     m = re.search(r"(\d+) prompts, (\d+) cached, (\d+) request\(s\) sent", p.stdout)
     assert m and int(m[1]) == 120 and int(m[2]) >= cached > 0
     assert int(m[3]) == srv.requests - before == 120 - int(m[2])
+
+
+@pytest.mark.slow
+def test_the_throughput_bench_runs(tmp_path):
+    p = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "bench/llm_client.py"),
+                        "--questions", "300", "--rounds", "1"], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    row = json.loads(next(x for x in p.stdout.splitlines() if x.startswith("BENCH "))[6:])
+    assert row["prompts"] == 300 and row["value"] > 0 and row["baseline"] > 0
+    assert "ms per prompt" in p.stdout and "ratio" in p.stdout
 
 
 @pytest.fixture(scope="module")
