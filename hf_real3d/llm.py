@@ -388,6 +388,7 @@ class ServerBackend:
         import openai  # client() reported a missing package already
 
         client = self.client()
+        self.stop.clear()
         say(f"asking {self.where} for its models (GET /models; --llm_no_probe skips this) ...")
         where = self.where
         try:
