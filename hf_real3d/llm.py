@@ -770,6 +770,8 @@ class LLMClient:
         now = self._mode(modes)
         refused = "; ".join(f"the server refused {m}: {why}"
                             for m, why in self._modes_refused.items())
+        if all(m in self._modes_refused for m in modes):  # one format asked for, refused
+            return f"{modes[0]} ({refused}; the items asked with it failed)"
         return now + (f" ({refused}; plain prompts for the rest of the run)" if refused and
                       now == "none" else f" ({refused})" if refused else "")
 
@@ -801,8 +803,9 @@ class LLMClient:
                 self._modes_refused[mode] = why
                 nxt = next((m for m in self._modes() if m not in self._modes_refused), None)
                 self.say(f"the server refused response_format {mode} ({why}); "
-                         + (f"asking with {nxt} from now on" if nxt and nxt != "none" else
-                            "plain prompts for the rest of the run"))
+                         + (f"every item fails (--llm_structured {mode}; auto falls back)"
+                            if nxt is None else f"asking with {nxt} from now on"
+                            if nxt != "none" else "plain prompts for the rest of the run"))
             return any(m not in self._modes_refused for m in self._modes())
 
     @staticmethod
@@ -877,14 +880,19 @@ class LLMClient:
             modes = self._modes() if schema is not None else ["none"]
             mode = self._mode(modes)
             d = self._decoding(item.attempt)
+            if schema is not None and all(m in self._modes_refused for m in modes):
+                # --llm_structured asked for one format only, and the server refuses it
+                why = self._modes_refused[modes[0]]
+                item.attempts.append(Attempt(d.seed, modes[0], error=f"{why} (--llm_structured "
+                                             f"{modes[0]}; auto falls back)"))
+                self.stats.add(failures=1)
+                return
             fmt = self._format(mode, schema)
             try:
                 reply = backend.ask(prompt, d, fmt)
             except _Refused as err:
                 self.stats.add(requests=backend.requests_sent())
-                if not self._refuse(mode, str(err)):
-                    item.attempts.append(Attempt(d.seed, mode, error=str(err)))
-                    return
+                self._refuse(mode, str(err))
                 continue
             except _ItemError as err:
                 n = backend.requests_sent()
@@ -1044,8 +1052,9 @@ class LLMClient:
                 self.stats.add(failures=1)
                 out[it.index] = self._generation(it)
             if todo and not used:
-                raise LLMError(f"--batch_in {batch_in}: none of its {len(extra)} result(s) "
-                               "answers a request of this run (another run's file, or other "
+                n = len(extra or {}) + len(batch_errors)
+                raise LLMError(f"--batch_in {batch_in}: none of its {n} result(s) answers a "
+                               "request of this run (another run's file, or other "
                                "settings: model, prompt, decoding, --llm_cache_tag)")
             return [g for g in out if g is not None]
         if todo:

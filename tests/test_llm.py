@@ -293,6 +293,14 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
         c = client(srv.url, tmp_path / "c", structured="none")
         c.generate(chats(2), schema=ROTATION_SCHEMA)
         assert all("response_format" not in b for b in srv.bodies)
+    # one format asked for, and refused: those items fail, with no plain prompt sent
+    with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
+        c = client(srv.url, tmp_path / "d", structured="json_schema", concurrency=1)
+        out = c.generate(chats(3), schema=ROTATION_SCHEMA)
+        assert srv.requests == 1 and all(g.text is None for g in out)
+        assert all(g.error.endswith("(--llm_structured json_schema; auto falls back)")
+                   for g in out)
+        assert c.structured_record(True).startswith("json_schema (the server refused")
 
 
 def test_shipped_examples_rotate_correctly():
