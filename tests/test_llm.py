@@ -515,6 +515,26 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     assert set(rot[rot.source == "geometry"].question_id) == geometry
     assert s["sources"]["geometry"] == 3 * len(geometry)
     assert asked == 3 * (len(recs) - len(geometry))
+    # a folder built before the real3dqa config kept the semantics: read from its rotations
+    from hf_real3d.hub import ConfigData, write_dataset_folder
+    from hf_real3d.schema import question_features, scene_features
+
+    configs = []
+    for name in ("real3dqa", "rotations", "scenes"):
+        ds = load_local(tmp_path / "built", name)
+        rows = [{k: v for k, v in r.items() if not (name == "real3dqa" and k == "semantics")}
+                for r in ds]
+        feats = question_features("kind", "guessable", "prior_kind", "dependency") \
+            if name == "real3dqa" \
+            else scene_features() if name == "scenes" else ds.features
+        configs.append(ConfigData(name, {"test": rows}, feats, default=name == "real3dqa"))
+    write_dataset_folder(tmp_path / "old", configs, pretty_name="old", summary="old",
+                         license="other", citation="")
+    assert "semantics" not in load_local(tmp_path / "old", "real3dqa").column_names
+    with StubLLM(lambda m: json.dumps(GOOD)) as srv:
+        s = rotate_dataset(tmp_path / "old", tmp_path / "rot_old",
+                           client(srv.url, tmp_path), progress=False)
+    assert s["sources"]["geometry"] == 3 * len(geometry)
     # --out equal to or inside the input is refused before any work
     for out in (tmp_path / "built", tmp_path / "built/rotated"):
         with pytest.raises(ValueError, match="--out .*(is|lies inside) --dataset"):
