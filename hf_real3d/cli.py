@@ -413,8 +413,9 @@ class _LLMOptions:
                                       "run-batch -o`) in place of a server: into the cache and "
                                       "the output, as a live run.", default=None)
 
-    def __post_init__(self) -> None:
-        """Every run option checked before any work."""
+    def check(self) -> None:
+        """Every run option checked before any work (the commands call it first, through
+        :meth:`client`)."""
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"--limit {self.limit}: expected at least 1 question")
         if self.llm_reask < 0:
@@ -445,6 +446,7 @@ class _LLMOptions:
             raise ValueError("--llm_cache_tag: empty; give a word (a date, a model revision)")
 
     def client(self):
+        self.check()
         # the client (and the openai package) only for the commands that ask a model
         from hf_real3d.llm import Decoding, LLMClient
 
@@ -457,7 +459,8 @@ class _LLMOptions:
                          cache=not self.no_llm_cache, cache_tag=self.llm_cache_tag,
                          probe=not (self.llm_no_probe or self.batch_in or self.batch_out),
                          structured=self.llm_structured, reask=self.llm_reask,
-                         max_failures=self.max_failures)
+                         max_failures=self.max_failures,
+                         batch=bool(self.batch_in or self.batch_out))
 
     def run_options(self) -> dict[str, Any]:
         return {"limit": self.limit, "dry_run": self.dry_run, "batch_out": self.batch_out,

@@ -321,9 +321,11 @@ class ServerBackend:
 
     route = "server"
 
-    def __init__(self, url: str, model: str, *, api_key_env: str | None = None,
+    def __init__(self, url: str | None, model: str, *, api_key_env: str | None = None,
                  timeout: float = 60.0, retries: int = 4, probe: bool = True):
-        if urlsplit(url).scheme not in ("http", "https"):
+        if url is None:  # batch files only: no server is asked from here
+            probe = False
+        elif urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"--llm_url {url!r}: expected an http:// or https:// base URL, "
                              "e.g. http://127.0.0.1:8000/v1")
         if not model:
@@ -342,7 +344,7 @@ class ServerBackend:
 
     @property
     def where(self) -> str:
-        return public_url(self.url)
+        return public_url(self.url) if self.url else "(no server: batch files)"
 
     def base_identity(self) -> dict[str, Any]:
         return {"route": "server", "model": self.model}
@@ -367,7 +369,8 @@ class ServerBackend:
                                   "'hf_real3d[llm]' (make install installs it)") from None
             key = os.environ[self.api_key_env] if self.api_key_env else "EMPTY"
             http = openai.DefaultHttpxClient(event_hooks={"request": [self._on_request]})
-            self._client = openai.OpenAI(base_url=self.url, api_key=key, timeout=self.timeout,
+            self._client = openai.OpenAI(base_url=self.url or "http://127.0.0.1:9/v1",
+                                         api_key=key, timeout=self.timeout,
                                          max_retries=self.retries, http_client=http)
         return self._client
 
@@ -484,7 +487,9 @@ class ServerBackend:
         return getattr(self._local, "count", 0)
 
     def describe(self) -> dict[str, Any]:
-        out = {"model": self.model, "route": "server", "url": self.where}
+        out = {"model": self.model, "route": "server"}
+        if self.url:
+            out["url"] = self.where
         if self.card:
             out["served"] = self.card
         return out
@@ -686,8 +691,10 @@ class LLMClient:
                  cache_dir: str | os.PathLike | None = None, cache: bool = True,
                  cache_tag: str | None = None, probe: bool = True, structured: str = "auto",
                  reask: int = 0, max_failures: int = 20, progress: bool = True,
-                 say: Callable[[str], None] | None = None):
-        if (url is None) == (path is None):
+                 say: Callable[[str], None] | None = None, batch: bool = False):
+        if url is None and path is None and batch and model:
+            pass  # batch files only (--batch_out, --batch_in): the model's name is enough
+        elif (url is None) == (path is None):
             raise ValueError("give a server (--llm_url with --llm_model) or a local model "
                              "folder (--llm_path), one of the two")
         if url is not None and not model:
@@ -705,7 +712,7 @@ class LLMClient:
                              "state (e.g. a date or a model revision)")
         self.backend: ServerBackend | LocalBackend = (
             ServerBackend(url, model, api_key_env=api_key_env, timeout=timeout,
-                          retries=retries, probe=probe) if url is not None
+                          retries=retries, probe=probe) if path is None
             else LocalBackend(path))
         self.url, self.model = url, model
         self.path = None if path is None else Path(path)

@@ -645,13 +645,13 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         run_judge(sqa3d_folder / "sqa3d", tmp_path / "live.jsonl", live)
         rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "live_rot", live, progress=False)
         sent = srv.requests
-        offline = dict(cache_dir=tmp_path / "offline", probe=False)
+        offline = dict(cache_dir=tmp_path / "offline", batch=True)
         t = run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
-                      client("http://127.0.0.1:1/v1", tmp_path, **offline),
+                      client(None, tmp_path, **offline),
                       batch_out=tmp_path / "judge_requests.jsonl")
         assert t["requests"] == len(recs) and not (tmp_path / "b.jsonl").exists()
         t = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
-                           client("http://127.0.0.1:1/v1", tmp_path, **offline),
+                           client(None, tmp_path, **offline),
                            batch_out=tmp_path / "rot_requests.jsonl")
         assert t["requests"] == 3 * len(recs) and not (tmp_path / "b_rot").exists()
         line = json.loads((tmp_path / "rot_requests.jsonl").read_text().splitlines()[0])
@@ -660,12 +660,11 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         assert srv.requests == sent  # writing the batch sent nothing
         run_batch(tmp_path / "judge_requests.jsonl", tmp_path / "judge_results.jsonl", srv.url)
         run_batch(tmp_path / "rot_requests.jsonl", tmp_path / "rot_results.jsonl", srv.url)
-    run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
-              client("http://127.0.0.1:1/v1", tmp_path, **offline),
+    run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl", client(None, tmp_path, **offline),
               batch_in=tmp_path / "judge_results.jsonl")
     assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "live.jsonl").read_text()
     s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
-                       client("http://127.0.0.1:1/v1", tmp_path, **offline),
+                       client(None, tmp_path, **offline),
                        batch_in=tmp_path / "rot_results.jsonl", progress=False)
     assert s["groups"] > 0 and s["excluded"] > 0
     for config in ("rotations", "rotations_excluded", "real3dqa"):
@@ -675,9 +674,17 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     # a results file of another run is refused, naming it
     with pytest.raises(LLMError, match="none of its .* answers a request of this run"):
         run_judge(sqa3d_folder / "sqa3d", tmp_path / "c.jsonl",
-                  client("http://127.0.0.1:1/v1", tmp_path, cache_dir=tmp_path / "other",
-                         probe=False, decoding=Decoding(seed=5)),
+                  client(None, tmp_path, cache_dir=tmp_path / "other", batch=True,
+                         decoding=Decoding(seed=5)),
                   batch_in=tmp_path / "judge_results.jsonl")
+    # the command line: a batch file needs the model's name, not a server
+    from hf_real3d.cli import main
+
+    assert main(["judge", "--dataset", str(sqa3d_folder / "sqa3d"), "--out",
+                 str(tmp_path / "d.jsonl"), "--llm_model", "stub", "--llm_cache",
+                 str(tmp_path / "cli_cache"), "--batch_out", str(tmp_path / "cli.jsonl")]) == 0
+    assert (tmp_path / "cli.jsonl").read_text() == (tmp_path / "judge_requests.jsonl"
+                                                    ).read_text()
 
 
 def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tmp_path,
