@@ -11,11 +11,17 @@ For each question and each turn (90, 180, 270 degrees clockwise by default):
   file of the same shape replaces it), given, with a scene, what the agent sees after the turn:
   each object's quadrant and clock direction from its box centre (``source`` = ``lm``).
 
-The reply must be one JSON object ``{"situation": ..., "answer": ...}``. A reply that does not
-parse, leaves a field empty or repeats the original situation is excluded with its reason,
-never repaired; a question keeps its rotation group only when every turned viewpoint has one.
-The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with a
-``source`` column, ``rotations_excluded``, and ``scenes`` when given), checked at once by
+The reply must hold one JSON object ``{"situation": ..., "answer": ...}`` (the first one in it
+is read; the server is asked for it as structured output, :data:`ROTATION_SCHEMA`). A reply
+that does not parse, is cut at ``max_tokens``, leaves a field empty, repeats the original
+situation or names no direction is excluded with its reason, never repaired; a question keeps
+its rotation group only when every turned viewpoint has one, and the replies of its other
+viewpoints are then excluded too, with that reason. A situation that names no direction
+(:func:`heading_cue`) is asked with a request for a heading cue when a scene is given, and not
+asked without one (``no heading cue without a scene``).
+The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
+and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
+structured output, finish reason, tokens), and ``scenes`` when given), checked at once by
 ``check-rotations`` (``OUT/checks/``, configs ``rotation_checks`` / ``rotations_checked``), so
 the Review tab opens on what it flags and ``export-rotations`` writes the release format.
 """
