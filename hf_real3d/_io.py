@@ -95,18 +95,18 @@ def _as_open_would(path: Path, folder: bool = False) -> None:
     os.chmod(path, (0o777 if folder else 0o666) & ~umask())
 
 
-def check_out(out: str | os.PathLike, *, prefix: str = "", one_file: bool = False,
-              **inputs: str | os.PathLike | None) -> Path:
-    """Refuse an output that is one of ``inputs`` (argument name -> path), lies inside one,
-    or holds one; before any work. ``one_file``: ``out`` is one file, and only an input of
-    the same path is refused. ``prefix``: what names an argument in the message (the
-    command line passes ``--``). Returns ``out`` as a Path."""
+def check_out(out: str | os.PathLike, *, name: str = "out", prefix: str = "",
+              one_file: bool = False, **inputs: str | os.PathLike | None) -> Path:
+    """Refuse an output (the argument ``name``) that is one of ``inputs`` (argument name ->
+    path), lies inside one, or holds one; before any work. ``one_file``: ``out`` is one file,
+    and only an input of the same path is refused. ``prefix``: what names an argument in the
+    message (the command line passes ``--``). Returns ``out`` as a Path."""
     o = Path(out).expanduser().resolve()
-    for name, given in inputs.items():
+    for key, given in inputs.items():
         if given is None or not str(given):
             continue
         i = Path(given).expanduser().resolve()
-        arg = prefix + name
+        arg = prefix + key
         if o == i:
             why = f"is the input {arg} {given}"
         elif one_file:
@@ -117,8 +117,8 @@ def check_out(out: str | os.PathLike, *, prefix: str = "", one_file: bool = Fals
             why = f"holds the input {arg} {given}"
         else:
             continue
-        raise InputError(f"{prefix}out {out} {why}: an output never replaces, holds or sits in "
-                         f"an input; give {prefix}out a folder of its own")
+        raise InputError(f"{prefix}{name} {out} {why}: an output never replaces, holds or sits "
+                         f"in an input; give {prefix}{name} a place of its own")
     return Path(out)
 
 

@@ -32,20 +32,22 @@ _EXTRA_COLUMNS = {
     "in_debiased": "bool",
     "semantics": "string",
     "source": "string",
+    "raw_reply": "string",
 }
 
 
 _EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
                    "question_type": "", "sqa3d_type": "", "kind": "", "prior_kind": "",
                    "situation": "",
-                   "semantics": "", "source": ""}
+                   "semantics": "", "source": "", "raw_reply": ""}
 
 
 def question_features(*extra: str) -> datasets.Features:
     """Columns shared by every question config, plus the named ``extra`` ones: ``kind``,
     ``guessable``, ``prior_kind``, ``quality``, ``reasons``, ``dependency``, ``source_question_id``,
     ``in_debiased``, ``semantics`` (JSON: how a synthetic question was made), ``source``
-    (where a rotated item comes from)."""
+    (where a rotated item comes from), ``raw_reply`` (the language model's reply a rotated
+    item was read from)."""
     unknown = [n for n in extra if n not in _EXTRA_COLUMNS]
     if unknown:
         raise ValueError(f"Expected extra question columns among {sorted(_EXTRA_COLUMNS)} but "
@@ -193,6 +195,8 @@ FIELD_DOCS = {
     "source": "where a rotated item comes from: geometry (turned in its scene), lm (rewritten "
               "by a language model), release (the authors' files) or reviewed (accepted or "
               "corrected by a person)",
+    "raw_reply": "the language model's whole reply this item was read from (source lm; empty "
+                 "otherwise)",
     "origin": "centre of the mesh's axis-aligned box (SQA3D positions are relative to it)",
     "objects": "objects: id, label, box (centre, size, yaw), attributes (JSON), num_points",
     "points": "the scene's points, object after object: x, y, z, r, g, b (rgb in [0, 1])",

@@ -4,6 +4,7 @@ causal LM built from config."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,36 +26,67 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class StubLLM:
-    """``/v1/models`` lists ``models``; ``/v1/chat/completions`` answers with
-    ``reply(messages) -> str``, after the statuses in ``script`` (e.g. [429, 500]: the first
-    two requests fail). ``delay`` seconds before each answer. ``requests`` counts the
-    completion requests."""
+class Raw:
+    """A scripted 200 reply that is not JSON (a proxy's or a login portal's page)."""
 
-    def __init__(self, reply: Callable[[list[dict]], str], *, models=("stub",), script=(),
-                 delay: float = 0.0):
+    def __init__(self, body: bytes, content_type: str = "text/html"):
+        self.body, self.content_type = body, content_type
+
+
+class StubLLM:
+    """``/v1/models`` lists ``models`` (with ``card``'s fields); ``/v1/chat/completions``
+    answers with ``reply(messages)`` (or ``reply(messages, body)``), after the statuses in
+    ``script`` (e.g. [429, 500]: the first two requests fail). ``delay`` seconds before each
+    answer. A reply may be a text, ``(text, finish_reason)``, an HTTP status (int), a whole
+    body (dict) or a :class:`Raw` page. ``refuse_formats``: response_format types answered
+    HTTP 400 naming the field; ``require_key``: the API key every request must carry (401
+    otherwise); ``models_page``: a :class:`Raw` page for GET /models. ``requests`` counts the
+    completion requests, ``answered`` the replies written whole, ``bodies`` keeps them."""
+
+    def __init__(self, reply: Callable[..., object], *, models=("stub",), script=(),
+                 delay: float = 0.0, card: dict | None = None, refuse_formats=(),
+                 require_key: str | None = None, models_page: Raw | None = None):
         self.reply, self.models, self.script, self.delay = reply, list(models), list(script), delay
-        self.requests = 0
+        self.card = dict(card or {"created": 0, "owned_by": "test"})
+        self.refuse_formats, self.require_key = set(refuse_formats), require_key
+        self.models_page = models_page
+        self.requests = self.answered = 0
+        self.bodies: list[dict] = []
         self.lock = threading.Lock()
+        two = len(inspect.signature(reply).parameters) >= 2
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
-            def _send(self, status: int, body: dict):
-                data = json.dumps(body).encode()
+            def _send(self, status: int, body: dict | Raw):
+                raw = isinstance(body, Raw)
+                data = body.body if raw else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", body.content_type if raw else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                return True
+
+            def _key_ok(self) -> bool:
+                if stub.require_key is None or \
+                        self.headers.get("Authorization") == f"Bearer {stub.require_key}":
+                    return True
+                self._send(401, {"error": {"message": "Incorrect API key provided",
+                                           "type": "invalid_request_error"}})
+                return False
 
             def do_GET(self):
+                if not self._key_ok():
+                    return
                 if self.path.rstrip("/") == "/v1/models":
+                    if stub.models_page is not None:
+                        self._send(200, stub.models_page)
+                        return
                     self._send(200, {"object": "list", "data": [
-                        {"id": m, "object": "model", "created": 0, "owned_by": "test"}
-                        for m in stub.models]})
+                        {"id": m, "object": "model", **stub.card} for m in stub.models]})
                 else:
                     self._send(404, {"error": "no such route"})
 
@@ -61,19 +94,42 @@ class StubLLM:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with stub.lock:
                     stub.requests += 1
+                    stub.bodies.append(body)
                     status = stub.script.pop(0) if stub.script else 200
+                if not self._key_ok():
+                    return
                 if stub.delay:
                     time.sleep(stub.delay)
+                fmt = (body.get("response_format") or {}).get("type")
+                if fmt in stub.refuse_formats:
+                    self._send(400, {"error": {"message": f"response_format {fmt} is not "
+                                               "supported by this server", "code": 400}})
+                    return
                 if status != 200:
                     self._send(status, {"error": {"message": f"scripted {status}"}})
                     return
-                text = stub.reply(body["messages"])
-                self._send(200, {"id": "x", "object": "chat.completion", "created": 0,
-                                 "model": body["model"], "choices": [
-                                     {"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": text}}]})
+                out = stub.reply(body["messages"], body) if two else stub.reply(body["messages"])
+                finish = "stop"
+                if isinstance(out, tuple):
+                    out, finish = out
+                if isinstance(out, int):
+                    self._send(out, {"error": {"message": f"scripted {out}"}})
+                    return
+                if isinstance(out, Raw | dict):
+                    self._send(200, out)
+                else:
+                    self._send(200, {"id": "x", "object": "chat.completion", "created": 0,
+                                     "model": body["model"], "choices": [
+                                         {"index": 0, "finish_reason": finish,
+                                          "message": {"role": "assistant", "content": out}}],
+                                     "usage": {"prompt_tokens": 7, "completion_tokens": 3,
+                                               "total_tokens": 10}})
+                with stub.lock:
+                    stub.answered += 1
 
         class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
             def handle_error(self, request, client_address):
                 pass  # a client that timed out and hung up: nothing to report
 
@@ -89,8 +145,31 @@ class StubLLM:
         self.server.server_close()
 
 
-def save_tiny_lm(folder: Path) -> Path:
-    """A tiny Llama (random weights) with a word-level tokenizer and a chat template."""
+def run_batch(requests: Path, results: Path, url: str) -> None:
+    """What `vllm run-batch -i REQUESTS -o RESULTS` does, against the server at ``url``: each
+    Batch API request line POSTed, each answer written as a Batch API result line."""
+    out = []
+    for line in requests.read_text().splitlines():
+        req = json.loads(line)
+        data = json.dumps(req["body"]).encode()
+        http = urllib.request.Request(url.removesuffix("/v1") + req["url"], data=data,
+                                      headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(http, timeout=30) as r:
+                status, body = r.status, json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            status, body = err.code, json.loads(err.read())
+        out.append({"id": f"batch-{len(out)}", "custom_id": req["custom_id"],
+                    "response": {"status_code": status, "request_id": f"r{len(out)}",
+                                 "body": body}, "error": None})
+    results.write_text("".join(json.dumps(r) + "\n" for r in out))
+
+
+def save_tiny_lm(folder: Path, *, one_word: bool = False) -> Path:
+    """A tiny Llama (random weights) with a word-level tokenizer and a chat template.
+    ``one_word``: every word ends the reply (its generation config lists them all as end
+    tokens), so a reply is one word and stops before ``max_tokens``; without it the model
+    rambles until ``max_tokens``."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -111,7 +190,10 @@ def save_tiny_lm(folder: Path) -> Path:
                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
                       max_position_embeddings=4096, bos_token_id=2, eos_token_id=3,
                       pad_token_id=1)
-    LlamaForCausalLM(cfg).save_pretrained(folder)
+    model = LlamaForCausalLM(cfg)
+    if one_word:
+        model.generation_config.eos_token_id = list(range(3, len(fast)))
+    model.save_pretrained(folder)
     return folder
 
 

@@ -20,7 +20,7 @@ from hf_real3d.real3dqa.format import (
     read_release,
     release_headers,
 )
-from hf_real3d.real3dqa.judge import judge_card_lines
+from hf_real3d.real3dqa.judge import judge_card_lines, refuse_failed_judges
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
@@ -167,6 +167,7 @@ def build_real3dqa(
     push_to_hub: str | None = None,
     license: str = "other",
     progress: bool = True,
+    allow_judge_failures: bool = False,
 ) -> dict[str, Any]:
     """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder.
 
@@ -175,9 +176,13 @@ def build_real3dqa(
 
     ``pairs``: (name, full predictions, blind predictions); ``judges``: (name,
     predictions); predictions are paths or tables (question_id, prediction[, log_prob]).
-    Configs: ``sqa3d``, ``real3dqa`` (default), ``rotations``, ``filtered_out``, ``scenes``.
+    Configs: ``sqa3d``, ``real3dqa`` (default), ``rotations``, ``filtered_out``, ``scenes``;
+    the question configs keep a synthetic question's ``semantics``, so that ``rotate`` turns
+    from geometry what this build turned. A judge file (``hf-real3d judge``) in which more than
+    a tenth of the questions failed is refused unless ``allow_judge_failures``.
     """
     viewpoint_angles(n_viewpoints)  # fail early on a bad angle
+    refuse_failed_judges(judges, allow=allow_judge_failures)
     records = read_split(sqa3d_dir, split)
     scene_ids = sorted({r.scene_id for r in records})
     for sid in scene_ids:  # every referenced scene must exist before anything is written
@@ -199,8 +204,8 @@ def build_real3dqa(
     rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
     by_id = {r.question_id: r for r in records}
 
-    base_f = question_features("kind", "guessable", "prior_kind")
-    real_f = question_features("kind", "guessable", "prior_kind", "dependency")
+    base_f = question_features("kind", "guessable", "prior_kind", "semantics")
+    real_f = question_features("kind", "guessable", "prior_kind", "dependency", "semantics")
     rot_f = question_features("kind", "guessable", "prior_kind", "semantics", "source")
     out_f = question_features("kind", "guessable", "prior_kind", "reasons", "dependency")
     dep = info.dependency.to_dict()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
 from hf_real3d.real3dqa.filtering import filter_questions
-from hf_real3d.real3dqa.judge import judge_card_lines
+from hf_real3d.real3dqa.judge import judge_card_lines, refuse_failed_judges
 from hf_real3d.real_scanqa.format import CITATION, features, rows
 from hf_real3d.real_scanqa.predictions import read_predictions
 from hf_real3d.scanqa import read_scanqa, require_answers
@@ -21,13 +21,15 @@ __all__ = ["build_real_scanqa"]
 
 def build_real_scanqa(scanqa_json: str | os.PathLike, out: str | os.PathLike, *,
                       pairs: list[tuple[str, Any, Any]], judges: list[tuple[str, Any]] = (),
-                      push_to_hub: str | None = None, license: str = "other"
-                      ) -> dict[str, Any]:
+                      push_to_hub: str | None = None, license: str = "other",
+                      allow_judge_failures: bool = False) -> dict[str, Any]:
     """ScanQA JSON + (full, blind) prediction pairs (+ text-only judges) -> a dataset folder
     with configs ``scanqa`` (all questions), ``real_scanqa`` (kept, default) and
     ``filtered_out`` (removed, with reasons). ``license``: the card's license identifier
     (default ``other``: ScanQA's own terms apply). Predictions are paths or tables
-    (question_id, prediction[, log_prob])."""
+    (question_id, prediction[, log_prob]). A judge file in which more than a tenth of the
+    questions failed is refused unless ``allow_judge_failures``."""
+    refuse_failed_judges(judges, allow=allow_judge_failures)
     qs = read_scanqa(scanqa_json)
     require_answers(qs, "filtered")
     refs = qs[["question_id", "answers"]]
