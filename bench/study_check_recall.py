@@ -16,8 +16,9 @@ import tempfile
 from pathlib import Path
 
 from hf_real3d.real3dqa import build_real3dqa
-from hf_real3d.real3dqa.check_run import check_set, read_rotation_set
+from hf_real3d.real3dqa.check_rotations import check_set
 from hf_real3d.real3dqa.corrupt import KINDS, corrupt
+from hf_real3d.real3dqa.rotation_set import read_rotation_set
 from hf_real3d.sqa3d import read_split
 from hf_real3d.synth import SynthConfig, build_benchmark
 from hf_real3d.tables import markdown_table

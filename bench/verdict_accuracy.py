@@ -84,7 +84,8 @@ def main() -> None:
     if not Path(args.release).is_dir():
         print(f"no release files at {args.release}: nothing to measure")
         return
-    from hf_real3d.real3dqa.check_run import check_set, read_rotation_set
+    from hf_real3d.real3dqa.check_rotations import check_set
+    from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     result = check_set(read_rotation_set(args.release))
     verdicts = {f"{it.question_id}@{it.rotation_deg}": it.verdict.verdict for it in result.items}

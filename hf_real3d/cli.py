@@ -740,7 +740,7 @@ def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     """``hf-real3d check-rotations``."""
     # each command imports its own library modules: a command pays only for what it uses
-    from hf_real3d.real3dqa.check_run import check_rotations
+    from hf_real3d.real3dqa.check_rotations import check_rotations
 
     if not 0 <= o.margin < 45:
         raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")

@@ -1,5 +1,5 @@
-"""The rotation checker (hf_real3d.real3dqa.checks, check_run, corrupt): its rules on hand-made
-texts and on the issue's release items, recall per corruption kind on synthetic rooms rotated
+"""The rotation checker (hf_real3d.real3dqa.checks, check_rotations, corrupt): its rules on
+hand-made texts and on the issue's release items, recall per corruption kind on synthetic rooms rotated
 from geometry, the outputs and configs of `hf-real3d check-rotations`, and its errors."""
 
 import json
@@ -13,10 +13,11 @@ from conftest import documentation
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
-from hf_real3d.real3dqa.check_run import check_rotations, check_set, read_rotation_set
+from hf_real3d.real3dqa.check_rotations import check_rotations, check_set
 from hf_real3d.real3dqa.checks import SENSES, VERDICTS, TurnedItem, check_text, judge
 from hf_real3d.real3dqa.corrupt import KINDS, corrupt
 from hf_real3d.real3dqa.mentions import answer_direction
+from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
 
 def rules(original, rotated, turn):
@@ -308,7 +309,7 @@ def test_a_rotation_set_of_other_files_and_bad_paths(real_dir, tmp_path):
     assert (tmp_path / "file").read_text() == "x"
     p = _cli("check-rotations", "--dataset", str(tmp_path / "nothing"), "--out",
              str(tmp_path / "o2"))
-    assert p.returncode == 2 and "no such folder" in p.stderr
+    assert p.returncode == 2 and "no such file or folder" in p.stderr
 
 
 def test_explorer_filters_and_shows_the_checks(built, tmp_path):
@@ -319,7 +320,7 @@ def test_explorer_filters_and_shows_the_checks(built, tmp_path):
     rs = read_rotation_set(folder)
     rows, changed = corrupt(rs.rows, "unturned", share=0.3, seed=1)
     res = check_set(type(rs)(rs.source, rs.path, rows, rs.scenes))
-    from hf_real3d.real3dqa.check_run import _add_configs
+    from hf_real3d.real3dqa.check_rotations import _add_configs
 
     _add_configs(folder, res, res.summary())
     qd = A.load_questions(folder)
@@ -440,7 +441,7 @@ def test_what_check_rotations_is_given_is_checked(real_dir, tmp_path):
     got = next(x for x in lines if x["question_id"] == qid and x["rotation_deg"] == 90)
     assert got["verdict"] == "defect" and got["rules"] == ["empty_text"]
     (tmp_path / "set.jsonl").write_text("{}")
-    with pytest.raises(ValueError, match="set.jsonl: a file; a rotation set is a folder"):
+    with pytest.raises(ValueError, match="set.jsonl: a file of no kind .* a rotation set is"):
         read_rotation_set(tmp_path / "set.jsonl")
 
 

@@ -482,7 +482,7 @@ def test_a_killed_writer_loses_no_decision(flagged_folder, tmp_path):
 
 def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
         flagged_folder, tmp_path, monkeypatch, capsys):
-    from hf_real3d.real3dqa import check_run
+    from hf_real3d.real3dqa import check_rotations
 
     assert main(["check-rotations", "--dataset", str(flagged_folder), "--out",
                  str(tmp_path / "checks"), "--no_configs"]) == 0
@@ -490,7 +490,7 @@ def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
     def no_checker(*a, **k):
         raise AssertionError("the checker ran although stored checks were given")
 
-    monkeypatch.setattr(check_run, "check_set", no_checker)
+    monkeypatch.setattr(check_rotations, "check_set", no_checker)
     assert main(["review-init", "--dataset", str(flagged_folder), "--review",
                  str(tmp_path / "rv"), "--checks", str(tmp_path / "checks"), "--repeat",
                  "0"]) == 0

@@ -6,7 +6,7 @@ and scoring predictions (EM, refined EM, P_k, VRS).
   :mod:`.filtering` (removes questions a blind model or a text-only judge answers),
   :mod:`.judge` (the text-only language-model judge) and :mod:`.rotation` / :mod:`.rewrite`
   (turn the agent: from the scene graph, or by a language model);
-* :mod:`.checks` / :mod:`.check_run` check rotations against the turn; :mod:`.corrupt`
+* :mod:`.checks` / :mod:`.check_rotations` check rotations against the turn; :mod:`.corrupt`
   makes seeded mistakes for the checker's recall study; :mod:`.draw` draws a room;
 * :mod:`.predictions` reads prediction files;
 * :mod:`.evaluate` scores prediction tables against references (predictions of a trained

@@ -16,7 +16,7 @@ scene, :data:`SCENE_RULES`. Each hit is a defect, or says the text cannot decide
 (``needs_scene``: objects of one name, a left-or-right answer near an axis, an answer that
 rests on where unnamed things are). :func:`judge` gives each item its
 :class:`Verdict`: ``pass``, ``defect`` or ``needs_scene``, with the sense it follows.
-Everything here is pure: :mod:`hf_real3d.real3dqa.check_run` reads the files and writes the
+Everything here is pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the
 outputs.
 """
 

@@ -93,7 +93,7 @@ def corrupt(rows: Sequence[dict[str, Any]], kind: str, *, share: float = 1.0,
             seed: int = 0, scenes: Callable[[str], Any] | None = None
             ) -> tuple[list[dict[str, Any]], set[tuple[Any, int]]]:
     """A copy of ``rows`` (one per question and viewpoint, as
-    :class:`~hf_real3d.real3dqa.check_run.RotationSet` holds them) with ``kind`` applied to
+    :class:`~hf_real3d.real3dqa.rotation_set.RotationSet` holds them) with ``kind`` applied to
     ``share`` of the rotated items it applies to (chosen with ``seed``), and the
     ``(question_id, rotation_deg)`` keys of the changed items. ``scenes`` (scene_id ->
     Scene): text corruptions only where every name involved picks out one object."""

@@ -44,8 +44,9 @@ from hf_real3d.scoring import (
     first_rows,
     vrs,
 )
+from hf_real3d.sources import DatasetFolder, Release, RotationFiles, SQA3DFolder, resolve
 from hf_real3d.specs import check_unique_names
-from hf_real3d.sqa3d import read_split, split_paths
+from hf_real3d.sqa3d import read_split
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,8 @@ def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -
     place of ``real3dqa`` and ``rotations``."""
     folder = Path(folder)
     tst = "_tst" if pruned else ""
-    if pruned and not (folder / "real3dqa_tst").is_dir():
+    configs = resolve(folder, DatasetFolder, what="a dataset folder").configs()
+    if pruned and "real3dqa_tst" not in configs:
         raise FileNotFoundError(f"{folder}: no real3dqa_tst config; write it with hf-real3d "
                                 f"stress-test --dataset {folder} --out DIR --prune")
 
@@ -71,9 +73,7 @@ def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -
     from hf_real3d.hub import load_frame
 
     def load(config: str) -> pd.DataFrame | None:
-        if not (folder / config).is_dir():
-            return None
-        return load_frame(folder, config)
+        return load_frame(folder, config) if config in configs else None
 
     kept, base, rot = load(f"real3dqa{tst}"), load("sqa3d"), load(f"rotations{tst}")
     base = base if base is not None else kept
@@ -231,25 +231,22 @@ def reference_columns(source: str | os.PathLike, split: str = "test", *,
     folder's ``rotation_checks`` config; a release folder is checked here, by the text
     rules)."""
     src = Path(source)
+    kind = resolve(src, Release, DatasetFolder, SQA3DFolder, what="the references")
     if pruned:
         refs = ReferenceColumns.from_frame(load_folder_references(src, pruned=True))
         refs.subset = True
-    elif (src / "rotation_0.json").is_file():
+    elif isinstance(kind, Release):
         refs = _release_references(src, cache)
-    elif (src / "README.md").is_file() and any(src.glob("**/*.parquet")):
+    elif isinstance(kind, DatasetFolder):
         refs = ReferenceColumns.from_frame(load_folder_references(src))
-    elif split_paths(src, split)[0].is_file():
-        recs = read_split(src, split)
+    else:
+        recs = read_split(src, kind.check_split(split))
         refs = ReferenceColumns.from_frame(pd.DataFrame({
             "question_id": [r.question_id for r in recs], "rotation_deg": 0,
             "answers": [r.answers for r in recs],
             "question_type": [r.qtype for r in recs],
             "in_debiased": False, "in_rotation": False,
         }))
-    else:
-        raise FileNotFoundError(
-            f"{src}: not a Real-3DQA release folder (rotation_0.json), a built dataset folder "
-            f"(README.md + parquet) or an SQA3D folder (v1_balanced_questions_{split}_...json)")
     if exclude_flagged or exclude_needs_scene:
         return _without_flagged(refs, src, needs_scene=exclude_needs_scene)
     return refs
@@ -259,19 +256,16 @@ def _group_verdicts(src: Path) -> dict[str, set[Any]]:
     """The group ids with a ``defect`` item and those with a ``needs_scene`` item, as
     ``hf-real3d check-rotations`` judges ``src``."""
     # the checker only when groups are left out by its verdicts
-    from hf_real3d.real3dqa.check_run import (
-        CHECKS_CONFIG,
-        check_set,
-        flagged_groups,
-        read_rotation_set,
-    )
+    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG, check_set, flagged_groups
+    from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
-    if (src / "rotation_0.json").is_file():  # the text rules, on the fly (about a second)
+    kind = resolve(src, Release, DatasetFolder, what="the references")
+    if isinstance(kind, Release):  # the text rules, on the fly (about a second)
         res = check_set(read_rotation_set(src))
         return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
-    from hf_real3d.hub import card_configs, load_local  # datasets only for a built folder
+    from hf_real3d.hub import load_local  # datasets only for a built folder
 
-    if CHECKS_CONFIG not in card_configs(src):
+    if CHECKS_CONFIG not in kind.configs():
         raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
                                 f"write it with hf-real3d check-rotations --dataset {src} "
                                 "--out DIR")
@@ -656,7 +650,8 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
 def _repaired_items(src: Path) -> int:
     """How many rotated items of the references carry repairs no one reviewed (an
     ``export-rotations --repairs all`` release, or a dataset folder imported from one)."""
-    if (src / "rotation_0.json").is_file():
+    kind = resolve(src, what="the references")
+    if isinstance(kind, Release | RotationFiles):
         path = src / "review.json"
         if not path.is_file():
             return 0
@@ -664,7 +659,7 @@ def _repaired_items(src: Path) -> int:
             return int(json.loads(path.read_text(encoding="utf-8")).get("repaired", 0))
         except (ValueError, AttributeError, TypeError):
             return 0
-    if (src / "rotations").is_dir() and (src / "README.md").is_file():
+    if isinstance(kind, DatasetFolder) and "rotations" in kind.configs():
         from hf_real3d.hub import load_frame  # datasets only for a built folder
 
         df = load_frame(src, "rotations", columns=("source",))

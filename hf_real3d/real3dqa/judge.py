@@ -40,7 +40,8 @@ from hf_real3d.llm import (
     seeded_subset,
     usage_totals,
 )
-from hf_real3d.sqa3d import read_split, split_paths
+from hf_real3d.sources import DatasetFolder, ScanQAFile, SQA3DFolder, resolve
+from hf_real3d.sqa3d import read_split
 
 __all__ = ["JUDGE_TEMPLATE", "read_questions", "run_judge", "judge_meta", "judge_card_lines",
            "refuse_failed_judges"]
@@ -52,34 +53,29 @@ def read_questions(dataset: str | os.PathLike, split: str = "test") -> list[dict
     """(question_id, situation, question) of an SQA3D folder, a ScanQA JSON file (or a folder
     holding one), or a dataset folder this library built (its ``sqa3d``, ``scanqa``,
     ``real3dqa`` or ``real_scanqa`` config, the first it has)."""
-    path = Path(dataset)
-    if path.is_dir() and split_paths(path, split)[0].is_file():
+    src = resolve(dataset, SQA3DFolder, DatasetFolder, ScanQAFile, what="the questions")
+    path = src.path
+    if isinstance(src, SQA3DFolder):
         return [{"question_id": r.question_id, "situation": r.situation,
-                 "question": r.question} for r in read_split(path, split, validate_poses=False)]
-    if path.is_dir() and (path / "README.md").is_file():
+                 "question": r.question}
+                for r in read_split(path, src.check_split(split), validate_poses=False)]
+    if isinstance(src, DatasetFolder):
         # datasets (through hub) only for a dataset folder
-        from hf_real3d.hub import card_configs, load_local
+        from hf_real3d.hub import load_local
 
-        configs = card_configs(path)
-        config = next((c for c in ("sqa3d", "scanqa", "real3dqa", "real_scanqa")
-                       if c in configs), None)
+        config = src.first_config(("sqa3d", "scanqa", "real3dqa", "real_scanqa"))
         if config is None:
-            raise FormatError(f"{path}: its card lists configs {configs}, none of sqa3d, "
+            raise FormatError(f"{path}: its card lists configs {src.configs()}, none of sqa3d, "
                               "scanqa, real3dqa or real_scanqa")
         ds = load_local(path, config)
         return [{"question_id": r["question_id"], "situation": r.get("situation") or "",
                  "question": r["question"]} for r in ds]
-    files = [path] if path.suffix == ".json" else sorted(path.glob("*.json")) \
-        if path.is_dir() else []
-    if len(files) == 1 and files[0].is_file():
-        # the ScanQA reader only for a ScanQA file
-        from hf_real3d.scanqa import read_scanqa
+    # the ScanQA reader only for a ScanQA file
+    from hf_real3d.scanqa import read_scanqa
 
-        df = read_scanqa(files[0])
-        return [{"question_id": q, "situation": "", "question": t}
-                for q, t in zip(df.question_id, df.question)]
-    raise FileNotFoundError(f"{path}: not an SQA3D folder (v1_balanced_questions_{split}_..."
-                            ".json), a ScanQA JSON file or a dataset folder")
+    df = read_scanqa(path)
+    return [{"question_id": q, "situation": "", "question": t}
+            for q, t in zip(df.question_id, df.question)]
 
 
 def _meta_path(out: Path) -> Path:

@@ -40,7 +40,7 @@ import datasets
 
 from hf_real3d._io import FormatError, check_out
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
-from hf_real3d.hub import ConfigData, card_configs, load_local, write_dataset_folder
+from hf_real3d.hub import ConfigData, load_local, write_dataset_folder
 from hf_real3d.llm import (
     PROMPTS,
     Generation,
@@ -54,22 +54,22 @@ from hf_real3d.llm import (
     usage_totals,
 )
 from hf_real3d.real3dqa.build import CITATION
-from hf_real3d.real3dqa.check_run import check_rotations
+from hf_real3d.real3dqa.check_rotations import check_rotations
 from hf_real3d.real3dqa.checks import HOUR_WORDS
 from hf_real3d.real3dqa.format import question_row, same_text
 from hf_real3d.real3dqa.mentions import normal_text, read
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
-from hf_real3d.scene import Scene, read_scannet, scannet_paths
+from hf_real3d.scene import Scene
 from hf_real3d.schema import (
     fill_rows,
     question_features,
     record_from_row,
     scene_features,
-    scene_from_row,
     scene_rows,
 )
+from hf_real3d.sources import DatasetFolder, SQA3DFolder, resolve, scene_getter
 from hf_real3d.spatial import Unanswerable, View
-from hf_real3d.sqa3d import SQA3DRecord, read_split, split_paths
+from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ROTATE_TEMPLATE", "ROTATION_SCHEMA", "scene_graph_text", "parse_rotation",
@@ -159,13 +159,13 @@ def _inputs(dataset: str | os.PathLike, scenes: str | os.PathLike | None, split:
             ) -> tuple[list[SQA3DRecord], Callable[[str], Scene | None] | None]:
     """(records, scene getter or None) of an SQA3D folder or a built dataset folder (its
     ``real3dqa`` config, else ``sqa3d``; its ``scenes`` config unless ``scenes`` is given)."""
-    path = Path(dataset)
-    get = None
-    if path.is_dir() and split_paths(path, split)[0].is_file():
-        recs = read_split(path, split)
-    elif path.is_dir() and (path / "README.md").is_file():
-        configs = card_configs(path)
-        config = next((c for c in ("real3dqa", "sqa3d") if c in configs), None)
+    src = resolve(dataset, SQA3DFolder, DatasetFolder, what="the questions to rotate")
+    path = src.path
+    if isinstance(src, SQA3DFolder):
+        recs = read_split(path, src.check_split(split))
+    else:
+        configs = src.configs()
+        config = src.first_config(("real3dqa", "sqa3d"))
         if config is None:
             raise FormatError(f"{path}: its card lists configs {configs}, neither real3dqa nor "
                               "sqa3d; build it with hf-real3d build-real3dqa or synth")
@@ -173,23 +173,14 @@ def _inputs(dataset: str | os.PathLike, scenes: str | os.PathLike | None, split:
         if not any(r.get("semantics") for r in rows):
             rows = _with_semantics(path, configs, rows)
         recs = [record_from_row(r) for r in rows]
-        if scenes is None and "scenes" in configs:
-            ds = load_local(path, "scenes")
-            index = {sid: i for i, sid in enumerate(ds["scene_id"])}
-
-            def get(sid: str) -> Scene | None:
-                return scene_from_row(ds[index[sid]]) if sid in index else None
-    else:
-        raise FileNotFoundError(f"{path}: not an SQA3D folder (v1_balanced_questions_{split}_"
-                                "...json) or a dataset folder built by this library")
-    if scenes is not None:
-        root = Path(scenes)
-        if not root.is_dir():
-            raise FileNotFoundError(f"--scenes {root}: no such folder")
-
-        def get(sid: str) -> Scene | None:
-            return read_scannet(root, sid) if scannet_paths(root, sid)["ply"].is_file() \
-                else None
+    scene = scene_getter(src, scenes=scenes)
+    get = None
+    if scene is not None:
+        def get(sid: str) -> Scene | None:  # a question whose room is absent is left to the LM
+            try:
+                return scene(sid)
+            except KeyError:
+                return None
     if not recs:
         raise FormatError(f"{path}: no questions to rotate")
     return recs, get

@@ -51,7 +51,7 @@ def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
                       ) -> dict[int, list[dict[str, Any]]]:
     """A rotation set's turned rows by base question id: ``source`` is a release folder, a
     folder of ``rotation_{k}.json`` files, a dataset folder with a ``rotations`` config
-    (:func:`hf_real3d.real3dqa.check_run.read_rotation_set`), or the rows themselves.
+    (:func:`hf_real3d.real3dqa.rotation_set.read_rotation_set`), or the rows themselves.
 
     Refused, naming the ids and the fix: a question with fewer than ``viewpoints``
     viewpoints (an incomplete group), and a question of ``exclude_ids`` (the evaluation
@@ -59,7 +59,7 @@ def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
     where = "the rotation set"
     if isinstance(source, (str, os.PathLike)):
         # the release readers only when a rotation set is read from files
-        from hf_real3d.real3dqa.check_run import read_rotation_set
+        from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
         where = str(source)
         rows = read_rotation_set(source).rows

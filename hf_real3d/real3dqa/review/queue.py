@@ -135,7 +135,7 @@ class ReviewFolder:
                  checks: str | os.PathLike | None = None, repeat_share: float | None = None,
                  repeat_gap: int | None = None, seed: int | None = None, create: bool = True):
         # the rotation set's reader; the checker only when no stored checks exist
-        from hf_real3d.real3dqa.check_run import read_rotation_set
+        from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
         self.folder = Path(folder)
         meta_path = self.folder / _META
@@ -230,7 +230,7 @@ class ReviewFolder:
 
     def _run_checker(self):
         # the checker itself only when no stored checks are there
-        from hf_real3d.real3dqa.check_run import check_set, repairs
+        from hf_real3d.real3dqa.check_rotations import check_set, repairs
 
         result = check_set(self.rotation_set)
         verdicts = {(it.question_id, it.rotation_deg): _verdict_line(it.to_dict())

@@ -1,17 +1,18 @@
-"""``hf-real3d check-rotations``: every rotated item of a rotation set against its turn.
+"""``hf-real3d check-rotations``: a verdict for every rotated item of a rotation set.
 
-Reads a rotation set (:func:`read_rotation_set`): the official release folder, any folder of
-``rotation_{k}.json`` files in its format, or a dataset folder this library built or imported
-(its ``rotations`` config). Applies the rules of :mod:`hf_real3d.real3dqa.checks` (the text
-rules always; the scene rules with ScanNet-format scenes, or with the folder's own
-``scenes`` config) and writes:
+Reads a rotation set (:func:`hf_real3d.real3dqa.rotation_set.read_rotation_set`): the
+official release folder, any folder of ``rotation_{k}.json`` files in its format, or a
+dataset folder this library built or imported (its ``rotations`` config). Applies the rules
+of :mod:`hf_real3d.real3dqa.checks` (the text and answer rules always; the scene rules with
+ScanNet-format scenes, or with the folder's own ``scenes`` config) and writes:
 
-* ``OUT/check.json``: ``{"items", "flagged", "per_rule", "groups", "groups_flagged", ...}``;
-* ``OUT/flags.jsonl``: one line per flagged item (id, viewpoint, each rule with the phrases
-  that triggered it);
-* ``OUT/report.md``: the counts by rule, with examples;
-* for a dataset folder, the configs ``rotation_checks`` (one row per rotated item: its rules)
-  and ``rotations_checked`` (the rotation groups no rule flags), which
+* ``OUT/verdicts.jsonl``: one line per rotated item (verdict, sense, rules, texts): the
+  contract;
+* ``OUT/check.json``: counts per verdict, rule and sense, and the ceiling on P_k and VRS;
+* ``OUT/repairs.jsonl``: proposed fixes of the mechanical defects;
+* ``OUT/flags.jsonl``: the items with a rule; ``OUT/report.md``: the tables, with examples;
+* for a dataset folder, the configs ``rotation_checks`` (one row per rotated item: its
+  verdict and rules) and ``rotations_checked`` (the rotation groups with no defect), which
   ``hf-real3d evaluate --exclude-flagged``, the lmms-eval tasks and the explorer read.
 """
 
@@ -29,7 +30,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, write_json
-from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import (
     ANSWER_RULES,
@@ -46,139 +46,16 @@ from hf_real3d.real3dqa.checks import (
     several_named,
     turn_of,
 )
-from hf_real3d.real3dqa.format import DEBIASED_FILE, read_release, read_rotation_files
-from hf_real3d.scene import Scene, read_scannet, scannet_paths
+from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
+from hf_real3d.scene import Scene
 from hf_real3d.tables import markdown_table
 
-__all__ = ["RotationSet", "read_rotation_set", "ItemCheck", "CheckResult", "check_set",
+__all__ = ["ItemCheck", "CheckResult", "check_set",
            "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
            "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"
-_ROW_KEYS = ("question_id", "rotation_deg", "scene_id", "situation", "question", "answers",
-             "position", "rotation")
-_OPTIONAL_KEYS = ("alternative_situation", "semantics", "source_question_id")
-
-
-@dataclass
-class RotationSet:
-    """The rows of a rotation set (one per question and viewpoint, ``question_id`` the
-    group's base id) and where they came from."""
-
-    source: str  # "release", "files" or "folder"
-    path: Path
-    rows: list[dict[str, Any]]
-    scenes: Callable[[str], Scene] | None = None  # scene_id -> Scene, when geometry is known
-    scenes_from: str = ""  # where the scenes come from, for the report
-    files: dict[int, str] = field(default_factory=dict)  # viewpoint -> file, for messages
-    split: str = "test"  # a dataset folder's split the rows come from
-
-    def groups(self) -> dict[Any, dict[int, dict[str, Any]]]:
-        out: dict[Any, dict[int, dict[str, Any]]] = {}
-        for r in self.rows:
-            out.setdefault(r["question_id"], {})[int(r["rotation_deg"])] = r
-        return out
-
-
-def _folder_scenes(folder: Path) -> Callable[[str], Scene] | None:
-    # datasets (through hub) only for dataset folders: checking release files does not pay
-    # for importing it
-    from hf_real3d.hub import card_configs, load_local
-    from hf_real3d.schema import scene_from_row
-
-    if "scenes" not in card_configs(folder):
-        return None
-    ds = load_local(folder, "scenes")
-    index = {sid: i for i, sid in enumerate(ds["scene_id"])}
-
-    def get(scene_id: str) -> Scene:
-        if scene_id not in index:
-            raise KeyError(f"{folder}: scene {scene_id!r} is not in the scenes config")
-        return scene_from_row(ds[index[scene_id]])
-
-    return get
-
-
-def _scannet_scenes(root: Path) -> Callable[[str], Scene]:
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such folder of ScanNet-format scenes")
-
-    def get(scene_id: str) -> Scene:
-        if not scannet_paths(root, scene_id)["ply"].is_file():
-            raise KeyError(f"{root}: scene {scene_id!r} is referenced by the rotation set but "
-                           "absent; give the folder that holds it, or check without --scenes")
-        return read_scannet(root, scene_id)
-
-    return get
-
-
-def read_rotation_set(dataset: str | os.PathLike,
-                      scenes: str | os.PathLike | None = None,
-                      split: str | None = None) -> RotationSet:
-    """A rotation set from ``dataset``: a release folder (``rotation_0.json`` + the de-biased
-    file), a folder of ``rotation_{k}.json`` files, or a dataset folder with a ``rotations``
-    config (its ``split``; by default ``test``, or the one split it has, as ``rotate --split
-    train`` writes). ``scenes``: a folder of ScanNet-format scenes; without it a dataset
-    folder's ``scenes`` config gives the geometry when it has one."""
-    path = Path(dataset)
-    if (path / "rotation_0.json").is_file():
-        if (path / DEBIASED_FILE).is_file():
-            rows, source = read_release(path).rotations, "release"
-        else:
-            rows, source = read_rotation_files(path)[0], "files"
-        files = {int(r["rotation_deg"]): f"rotation_{int(r['rotation_deg'])}.json"
-                 for r in rows}
-        rs = RotationSet(source, path, rows, files=files)
-    elif (path / "README.md").is_file():
-        # datasets (through hub) only for dataset folders
-        from hf_real3d.hub import card_configs, card_splits, load_frame
-
-        configs = card_configs(path)
-        if "rotations" not in configs:
-            raise FileNotFoundError(f"{path}: the card lists configs {configs}, no `rotations`; "
-                                    "build it with hf-real3d build-real3dqa, import-real3dqa or "
-                                    "rotate first")
-        splits = card_splits(path, "rotations")
-        if split is None:
-            split = "test" if "test" in splits or not splits else \
-                splits[0] if len(splits) == 1 else None
-            if split is None:
-                raise InputError(f"{path}: its rotations config has splits {splits} and no "
-                                 "test split; name the split to read")
-        elif splits and split not in splits:
-            raise InputError(f"{path}: its rotations config has splits {splits}, not "
-                             f"{split!r}")
-        rows = load_frame(path, "rotations", split, columns=(*_ROW_KEYS, *_OPTIONAL_KEYS)
-                          ).to_dict("records")
-        for r in rows:
-            r["answers"] = list(r["answers"])
-            if r.get("alternative_situation") is not None:
-                r["alternative_situation"] = list(r["alternative_situation"])
-        rs = RotationSet("folder", path, rows, files={}, split=split)
-        if scenes is None:
-            rs.scenes = _folder_scenes(path)
-            rs.scenes_from = "the folder's scenes config" if rs.scenes else ""
-    elif path.is_dir():
-        raise FileNotFoundError(f"{path}: neither a folder of rotation_{{0,90,...}}.json files "
-                                "(the Real-3DQA release format) nor a dataset folder "
-                                "(README.md card with a rotations config)")
-    elif path.is_file():
-        raise InputError(f"{path}: a file; a rotation set is a folder: a release folder, a "
-                         "folder of rotation_{k}.json files or a dataset folder with a "
-                         "rotations config")
-    else:
-        raise FileNotFoundError(f"{path}: no such folder; a rotation set is a release folder, "
-                                "a folder of rotation_{k}.json files or a dataset folder")
-    if scenes is not None:
-        rs.scenes = _scannet_scenes(Path(scenes))
-        rs.scenes_from = str(scenes)
-    if not any(int(r["rotation_deg"]) == 0 for r in rs.rows):
-        raise FormatError(f"{path}: no row at viewpoint 0: a rotation set needs each "
-                          "question's unturned viewpoint to check the others against")
-    return rs
-
-
 @dataclass
 class ItemCheck:
     """One rotated item, its verdict and the rules behind it."""

@@ -1,0 +1,224 @@
+"""The one reader of inputs: what kind of input a path is, and the one scene getter.
+
+Every command and module that takes a user's path asks :func:`resolve` what it is, instead
+of looking into the folder itself:
+
+* :class:`Release`: the official Real-3DQA release (``rotation_0.json`` and the de-biased
+  file ``de-biased_testset_with_question_type.json``);
+* :class:`RotationFiles`: a folder of ``rotation_{k}.json`` files in the release's format,
+  without the de-biased file (what ``export-rotations`` writes, or a lab's own set);
+* :class:`DatasetFolder`: a dataset folder this library built or imported (a ``README.md``
+  card whose YAML lists configs of parquet files), or a ``datasets.save_to_disk`` folder;
+* :class:`SQA3DFolder`: SQA3D's ``v1_balanced_questions_{split}_scannetv2.json`` with its
+  annotations file;
+* :class:`ScanQAFile`: a ScanQA JSON file (or a folder holding exactly one);
+* :class:`SRBenchTSV`: a 3DSRBench TSV in VLMEvalKit's format.
+
+:func:`scene_getter` is the one way to the scenes: a folder of ScanNet-format scenes, or a
+dataset folder's ``scenes`` config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hf_real3d.errors import InputError
+
+if TYPE_CHECKING:  # for annotations only: a scene loads open3d when it is read
+    from hf_real3d.scene import Scene
+
+__all__ = [
+    "DEBIASED_FILE",
+    "DatasetFolder",
+    "Release",
+    "RotationFiles",
+    "SQA3DFolder",
+    "SRBenchTSV",
+    "ScanQAFile",
+    "Source",
+    "resolve",
+    "scene_getter",
+]
+
+DEBIASED_FILE = "de-biased_testset_with_question_type.json"
+_KINDS_TEXT = {
+    "Release": "the Real-3DQA release folder (rotation_0.json and the de-biased file)",
+    "RotationFiles": "a folder of rotation_{k}.json files",
+    "DatasetFolder": "a dataset folder this library built or imported (README.md card)",
+    "SQA3DFolder": "an SQA3D folder (v1_balanced_questions_<split>_scannetv2.json)",
+    "ScanQAFile": "a ScanQA JSON file",
+    "SRBenchTSV": "a 3DSRBench .tsv",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A user's input, once its kind is known."""
+
+    path: Path
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class Release(Source):
+    """The official Real-3DQA release folder."""
+
+
+@dataclass(frozen=True)
+class RotationFiles(Source):
+    """A folder of ``rotation_{k}.json`` files in the release's format."""
+
+
+@dataclass(frozen=True)
+class DatasetFolder(Source):
+    """A dataset folder: a card listing parquet configs, or a ``save_to_disk`` folder
+    (``saved``)."""
+
+    saved: bool = False
+
+    def configs(self) -> list[str]:
+        """The configs the card lists (none for a saved dataset)."""
+        if self.saved:
+            return []
+        # the card reader (hub, which brings datasets) only for a dataset folder
+        from hf_real3d.hub import card_configs
+
+        return card_configs(self.path)
+
+    def splits(self, config: str) -> list[str]:
+        """The splits the card lists for ``config``."""
+        # likewise
+        from hf_real3d.hub import card_splits
+
+        return card_splits(self.path, config)
+
+    def first_config(self, names: Sequence[str]) -> str | None:
+        """The first of ``names`` the folder has, or None."""
+        have = self.configs()
+        return next((c for c in names if c in have), None)
+
+
+@dataclass(frozen=True)
+class SQA3DFolder(Source):
+    """SQA3D's questions and annotations files, one pair per split."""
+
+    def splits(self) -> list[str]:
+        return sorted(p.name.removeprefix("v1_balanced_questions_").removesuffix(
+            "_scannetv2.json") for p in self.path.glob("v1_balanced_questions_*_scannetv2.json"))
+
+    def check_split(self, split: str) -> str:
+        """``split``, or an error naming the splits the folder has."""
+        if split not in self.splits():
+            raise InputError(f"{self.path}: no SQA3D split {split!r} "
+                             f"(v1_balanced_questions_{split}_scannetv2.json); it has "
+                             f"{self.splits()}")
+        return split
+
+
+@dataclass(frozen=True)
+class ScanQAFile(Source):
+    """A ScanQA JSON file."""
+
+
+@dataclass(frozen=True)
+class SRBenchTSV(Source):
+    """A 3DSRBench TSV in VLMEvalKit's format."""
+
+
+def _classify(path: Path) -> Source | None:
+    if path.is_file():
+        if path.suffix == ".tsv":
+            return SRBenchTSV(path)
+        if path.suffix == ".json" and path.name.startswith("rotation_"):
+            return None  # one file of a rotation set: the folder is the input
+        if path.suffix == ".json":
+            return ScanQAFile(path)
+        return None
+    if not path.is_dir():
+        return None
+    if (path / "rotation_0.json").is_file():
+        return Release(path) if (path / DEBIASED_FILE).is_file() else RotationFiles(path)
+    if (path / "README.md").is_file() and any(path.rglob("*.parquet")):
+        return DatasetFolder(path)
+    if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+        return DatasetFolder(path, saved=True)
+    if any(path.glob("v1_balanced_questions_*_scannetv2.json")):
+        return SQA3DFolder(path)
+    jsons = sorted(path.glob("*.json"))
+    if len(jsons) == 1 and not jsons[0].name.startswith("rotation_"):
+        return ScanQAFile(jsons[0])
+    return None
+
+
+def resolve(path: str | os.PathLike, *kinds: type[Source], what: str = "input") -> Source:
+    """What ``path`` is: one of :class:`Source`'s kinds. ``kinds``: the kinds the caller
+    reads; another kind, or none, is an error naming what the path is and what is expected
+    (``what`` names the input, e.g. "a rotation set")."""
+    p = Path(path)
+    found = _classify(p)
+    want = " or ".join(_KINDS_TEXT[k.__name__] for k in kinds) if kinds else \
+        ", ".join(_KINDS_TEXT.values())
+    if found is None:
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such file or folder; {what} is {want}")
+        if p.is_file() and p.name.startswith("rotation_") and p.suffix == ".json":
+            raise InputError(f"{p}: one file of a rotation set; give its folder ({want})")
+        raise InputError(f"{p}: a {'file' if p.is_file() else 'folder'} of no kind this "
+                         f"library reads; {what} is {want}")
+    if kinds and not isinstance(found, kinds):
+        raise InputError(f"{p}: {_KINDS_TEXT[found.kind]}, but {what} is {want}")
+    return found
+
+
+def scene_getter(source: str | os.PathLike | Source | None = None, *,
+                 scenes: str | os.PathLike | None = None, split: str | None = None
+                 ) -> Callable[[str], Scene] | None:
+    """The scenes of an input: ``scenes``, a folder of ScanNet-format scenes, when given;
+    else a dataset folder's ``scenes`` config (its ``split``: by default ``test``, or its one
+    split); else None (no geometry). The getter reads a scene by id, once, and raises
+    ``KeyError`` naming the folder for an id it lacks."""
+    if scenes is not None:
+        root = Path(scenes)
+        if not root.is_dir():
+            raise FileNotFoundError(f"{root}: no such folder of ScanNet-format scenes")
+        # the scene reader (open3d) only when scenes are read
+        from hf_real3d.scene import read_scannet, scannet_paths
+
+        def from_scannet(scene_id: str) -> Scene:
+            if not scannet_paths(root, scene_id)["ply"].is_file():
+                raise KeyError(f"{root}: scene {scene_id!r} is referenced but absent; give "
+                               "the folder that holds it")
+            return read_scannet(root, scene_id)
+
+        return from_scannet
+    if source is None:
+        return None
+    src = source if isinstance(source, Source) else _classify(Path(source))
+    if not isinstance(src, DatasetFolder) or "scenes" not in src.configs():
+        return None
+    # the dataset folder's rows (hub, datasets) only for a folder with scenes
+    from hf_real3d.hub import load_local
+    from hf_real3d.schema import scene_from_row
+
+    splits = src.splits("scenes")
+    if split is None:
+        split = "test" if "test" in splits or len(splits) != 1 else splits[0]
+    ds = load_local(src.path, "scenes", split)
+    index = {sid: i for i, sid in enumerate(ds["scene_id"])}
+    cache: dict[str, Scene] = {}
+
+    def from_folder(scene_id: str) -> Scene:
+        if scene_id not in index:
+            raise KeyError(f"{src.path}: scene {scene_id!r} is not in the scenes config")
+        if scene_id not in cache:
+            cache[scene_id] = scene_from_row(ds[index[scene_id]])
+        return cache[scene_id]
+
+    return from_folder
