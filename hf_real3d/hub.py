@@ -327,8 +327,7 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
                 commit_message: str = "Upload with hf_real3d") -> str:
     """Create ``repo_id`` if needed and upload ``folder``; returns the repo URL."""
     folder = Path(folder)
-    if not (folder / "README.md").is_file():
-        raise FileNotFoundError(f"{folder}: no README.md card; build the folder first")
+    card_header(folder)  # a dataset folder's card, before anything is uploaded
     api = HfApi(token=token)
     with _hub_errors(f"push {folder} to {repo_id}"):
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)

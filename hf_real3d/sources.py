@@ -170,8 +170,8 @@ def resolve(path: str | os.PathLike, *kinds: type[Source], what: str = "input") 
             raise FileNotFoundError(f"{p}: no such file or folder; {what} is {want}")
         if p.is_file() and p.name.startswith("rotation_") and p.suffix == ".json":
             raise InputError(f"{p}: one file of a rotation set; give its folder ({want})")
-        raise InputError(f"{p}: a {'file' if p.is_file() else 'folder'} of no kind this "
-                         f"library reads; {what} is {want}")
+        raise InputError(f"{p}: a {'file' if p.is_file() else 'folder'} this library cannot "
+                         f"read as {what}; {what} is {want}")
     if kinds and not isinstance(found, kinds):
         raise InputError(f"{p}: {_KINDS_TEXT[found.kind]}, but {what} is {want}")
     return found

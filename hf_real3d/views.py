@@ -24,9 +24,10 @@ from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
 from hf_real3d.geometry import Pose
-from hf_real3d.hub import ConfigData, add_config, card_configs, load_local
+from hf_real3d.hub import ConfigData, add_config, load_local
 from hf_real3d.scene import COLORS, Scene, SceneObject
 from hf_real3d.schema import scene_from_row
+from hf_real3d.sources import DatasetFolder, resolve
 
 __all__ = ["bev_image", "ego_frame", "view_rows", "object_color", "EYE_HEIGHT"]
 
@@ -131,9 +132,7 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
     config of the dataset folder (keys ``question_id`` + ``rotation_deg``); returns the rows
     per split. Needs the folder's ``scenes`` config."""
     root = Path(folder)
-    if not (root / "README.md").is_file():
-        raise FileNotFoundError(f"{root}: not a dataset folder (no README.md card)")
-    have = set(card_configs(root))
+    have = set(resolve(root, DatasetFolder, what="a dataset folder with scenes").configs())
     if "scenes" not in have:
         raise ValueError(f"{root}: no 'scenes' config to render views from (the official "
                          "release has no geometry; build with hf-real3d synth or "

@@ -157,7 +157,7 @@ def test_srbench_item_shows_every_order_and_answers(folders):
 
 def test_bad_folders_are_one_line(folders, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    cases = [(["--dataset", str(tmp_path / "empty")], "not a dataset folder"),
+    cases = [(["--dataset", str(tmp_path / "empty")], "cannot read as the folder to explore"),
              (["--dataset", str(tmp_path / "nope")], "no such folder"),
              (["--dataset", str(folders["sr"])], "none of real3dqa / rotations / sqa3d"),
              (["--results", str(folders["r3"])], "not a results folder (no metrics.json)"),

@@ -441,7 +441,7 @@ def test_what_check_rotations_is_given_is_checked(real_dir, tmp_path):
     got = next(x for x in lines if x["question_id"] == qid and x["rotation_deg"] == 90)
     assert got["verdict"] == "defect" and got["rules"] == ["empty_text"]
     (tmp_path / "set.jsonl").write_text("{}")
-    with pytest.raises(ValueError, match="set.jsonl: a file of no kind .* a rotation set is"):
+    with pytest.raises(ValueError, match="set.jsonl: a file this library cannot read as a rotation set"):
         read_rotation_set(tmp_path / "set.jsonl")
 
 

@@ -219,3 +219,20 @@ def test_package_namespace_is_its_public_names():
     own = [n for n in dir(hf_real3d) if not n.startswith("_")
            and not isinstance(getattr(hf_real3d, n), types.ModuleType)]
     assert own == ["METRICS", "metric_path"]
+
+
+# what a module looks for in a folder to tell what it is: only hf_real3d/sources.py may
+_KIND_PROBES = re.compile(
+    r'"README\.md"\)\.(?:is_file|exists)\(\)|"rotation_0\.json"\)\.(?:is_file|exists)\(\)|'
+    r'"(?:state|dataset_dict)\.json"\)\.is_file\(\)|glob\("\*_questions_\*|'
+    r'suffix == "\.tsv"|split_paths\([^)]*\)\[0\]\.is_file\(\)|glob\("\*\*/\*\.parquet"\)')
+
+
+def test_one_reader_of_inputs():
+    """No module outside hf_real3d/sources.py opens a folder to guess its kind; they ask
+    sources.resolve."""
+    guessing = sorted(f"{f.relative_to(PKG.parent)}:{n}" for f in PKG.rglob("*.py")
+                      if f.name != "sources.py"
+                      for n, line in enumerate(f.read_text().splitlines(), 1)
+                      if _KIND_PROBES.search(line))
+    assert not guessing, guessing

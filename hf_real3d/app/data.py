@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from hf_real3d._io import atomic_path
-from hf_real3d.hub import card_configs, load_frame, load_local
+from hf_real3d.hub import load_frame, load_local
 from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
 from hf_real3d.real3dqa.predictions import read_model_prediction_columns
 from hf_real3d.schema import scene_from_row
+from hf_real3d.sources import DatasetFolder, resolve
 from hf_real3d.specs import check_unique_names
 from hf_real3d.srbench.predictions import load_srbench_predictions
 
@@ -68,11 +69,9 @@ def _configs(folder: Path, what: str) -> list[str]:
     if not folder.is_dir():
         raise ExplorerInputError(f"{folder}: no such folder; give {what}")
     try:
-        configs = card_configs(folder)
-    except FileNotFoundError:
-        raise ExplorerInputError(f"{folder}: not a dataset folder (no README.md card); give "
-                                 f"{what}") from None
-    return configs
+        return resolve(folder, DatasetFolder, what="the folder to explore").configs()
+    except (FileNotFoundError, ValueError) as err:
+        raise ExplorerInputError(f"{err}; give {what}") from None
 
 
 _QA_WHAT = ("a folder written by `hf-real3d build-real3dqa`, `import-real3dqa` or `synth`")
@@ -368,7 +367,8 @@ class ExplorerData:
                                      "folder)")
         # a rotation set in release files is reviewed without the Questions tab, which
         # needs a dataset folder
-        browse = dataset and not (review and not (Path(dataset) / "README.md").is_file())
+        browse = dataset and not (review and not isinstance(resolve(dataset),
+                                                             DatasetFolder))
         qd = load_questions(dataset) if browse else None
         rf = None
         if review:

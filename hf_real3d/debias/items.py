@@ -18,6 +18,7 @@ from typing import Any
 
 from hf_real3d._io import FormatError, first_repeat
 from hf_real3d.answers import normalize_answer
+from hf_real3d.sources import DatasetFolder, SQA3DFolder, SRBenchTSV, resolve
 from hf_real3d.sqa3d import question_type
 
 __all__ = ["Items", "load_items", "srbench_items", "KINDS"]
@@ -115,10 +116,6 @@ def srbench_items(rows: list[dict[str, Any]], source: str, group: str | None) ->
     return items
 
 
-def _is_sqa3d_folder(path: Path) -> bool:
-    return path.is_dir() and any(path.glob("*_questions_*.json"))
-
-
 def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: str = "test",
                question_columns: Sequence[str] | None = None, answer_column: str | None = None,
                group_by: str | None = None, type_column: str | None = None,
@@ -129,16 +126,22 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     3DSRBench ``.tsv``, or a ``datasets`` dataset on the Hub (offline: from the cache) whose
     columns the ``*_column`` arguments name."""
     # the datasets stack (hub) loads only here, so that importing the items is light
-    from hf_real3d.hub import card_configs, load_local
+    from hf_real3d.hub import load_local
 
     path = Path(dataset)
     src = str(dataset)
-    if path.suffix == ".tsv":
+    kind = None
+    if path.exists():
+        kind = resolve(path, SRBenchTSV, SQA3DFolder, DatasetFolder, what="a dataset to "
+                       "stress-test")
+    elif src.startswith((".", "/", "~")) or os.sep in src and src.count("/") != 1:
+        raise FileNotFoundError(f"{src}: no such dataset folder or file")
+    if isinstance(kind, SRBenchTSV):
         # each reader imported for its kind of input
         from hf_real3d.srbench.format import read_tsv
 
         return srbench_items(read_tsv(path, decode_images=False), src, group_by)
-    if _is_sqa3d_folder(path):
+    if isinstance(kind, SQA3DFolder):
         # likewise
         from hf_real3d.sqa3d import read_split
 
@@ -149,8 +152,8 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         return _from_rows(rows, src, kind="sqa3d", question=("situation", "question"),
                           answer="answers", group=group_by or "scene_id",
                           qtype=type_column or "question_type", id_col="question_id")
-    if path.is_dir() and (path / "README.md").is_file():
-        configs = card_configs(path)
+    if isinstance(kind, DatasetFolder) and not kind.saved:
+        configs = kind.configs()
         config = config or next((c for c in ("real3dqa", "real_scanqa", "real",
                                               "synthetic_common", "test") if c in configs),
                                 configs[0] if configs else None)
@@ -171,19 +174,13 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
             return _from_rows(rows, src, kind="scanqa", question=("question",),
                               answer=answer_column or "answers", group=group_by or "scene_id",
                               qtype=type_column, id_col="question_id")
-    elif path.exists() and not path.is_dir():
-        raise FormatError(f"{src}: not a dataset folder, an SQA3D folder or a 3DSRBench .tsv")
-    elif not path.exists() and (src.startswith((".", "/", "~")) or os.sep in src and
-                                src.count("/") != 1):
-        raise FileNotFoundError(f"{src}: no such dataset folder or file")
     if question_columns is None or answer_column is None or group_by is None:
         raise FormatError(f"{src}: name the columns: --question-column, --answer-column and "
                           "--group-by")
     # a Hub dataset (offline: from the cache), or a local folder of a saved or plain dataset
     import datasets
 
-    if path.is_dir() and ((path / "state.json").is_file() or
-                          (path / "dataset_dict.json").is_file()):  # save_to_disk
+    if isinstance(kind, DatasetFolder):  # saved with save_to_disk
         try:
             ds = datasets.load_from_disk(str(path))
         except IndexError:  # datasets cannot read back an empty saved dataset

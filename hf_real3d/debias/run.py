@@ -23,6 +23,7 @@ from hf_real3d._extras import require
 from hf_real3d._io import atomic_dir, atomic_path, write_json
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
+from hf_real3d.sources import DatasetFolder, Source, SRBenchTSV, resolve
 from hf_real3d.tables import markdown_table
 
 __all__ = ["run_stress_test", "exclude_ids", "summary_table"]
@@ -114,6 +115,11 @@ def check_options(*, folds: int, round_fraction: float, margin: float,
         raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
 
 
+def _local(path: Path) -> Source | None:
+    """What a local input is (:func:`hf_real3d.sources.resolve`); None for a Hub name."""
+    return resolve(path) if path.exists() else None
+
+
 def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: str,
                 config: str | None) -> str | None:
     """The kept items in the input's own form: a ``save_to_disk`` folder (also for a Hub
@@ -124,8 +130,7 @@ def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: 
 
     kept = sorted(keep)
     if items.kind == "columns":
-        if src.is_dir() and ((src / "state.json").is_file() or
-                             (src / "dataset_dict.json").is_file()):
+        if src.exists():  # a folder saved with save_to_disk (load_items resolved it)
             ds = datasets.load_from_disk(str(src))
         else:
             ds = datasets.load_dataset(str(src), config, split=split)
@@ -145,7 +150,7 @@ def _write_kept(src: Path, items: Items, keep: list[int], dest: Path, *, split: 
                 data[key] = [x for x in data[key] if str(x["question_id"]) in keep_ids]
                 write_json(tmp / path.name, data)
         return str(dest)
-    if items.kind == "srbench" and src.suffix == ".tsv":
+    if items.kind == "srbench" and isinstance(_local(src), SRBenchTSV):
         from hf_real3d.srbench.format import read_tsv, write_tsv  # likewise
 
         bases = {str(items.rows[i]["base_qid"]) for i in kept}
@@ -301,8 +306,8 @@ def run_stress_test(
     with atomic_path(out / "report.md") as tmp:
         Path(tmp).write_text(report)
     folder = Path(dataset)
-    if write_configs and folder.is_dir() and (folder / "README.md").is_file() and \
-            items.kind != "sqa3d":
+    if write_configs and isinstance(_local(folder), DatasetFolder) and \
+            not _local(folder).saved and items.kind != "sqa3d":
         summary["configs"] = _add_configs(folder, config, items, res, keep)
     write_json(out / "stress_test.json", summary, indent=2)
     return summary

@@ -24,6 +24,7 @@ from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneBank, SceneQACollator, train_tokenizer
 from hf_real3d.modeling.data import default_tokenizer_corpus
 from hf_real3d.schema import scene_from_row
+from hf_real3d.sources import DatasetFolder, resolve
 
 __all__ = ["TrainingData", "load_split", "load_scene_bank", "tokenizer_corpus",
            "build_tokenizer", "tokenize_dataset", "data_fingerprint"]
@@ -53,10 +54,8 @@ def load_split(name: str, config: str, split: str) -> datasets.Dataset:
     a Hub dataset id."""
     if looks_local(name):
         folder = Path(name).expanduser()
-        if not (folder / "README.md").is_file():
-            raise FileNotFoundError(
-                f"{folder}: not a dataset folder (no README.md card); build one with "
-                f"`hf-real3d synth --out {folder}` or `hf-real3d build-real3dqa`")
+        resolve(folder, DatasetFolder, what=f"a training dataset (build one with `hf-real3d "
+                f"synth --out {folder}` or `hf-real3d build-real3dqa`)")
         return load_local(folder, config, split)
     return _from_hub(name, config, split=split)
 
