@@ -1,6 +1,7 @@
 """The rotation checker (hf_real3d.real3dqa.checks, check_rotations, corrupt): its rules on
-hand-made texts and on the issue's release items, recall per corruption kind on synthetic rooms rotated
-from geometry, the outputs and configs of `hf-real3d check-rotations`, and its errors."""
+hand-made texts and on the issue's release items, recall per corruption kind on synthetic
+rooms rotated from geometry, the outputs and configs of `hf-real3d check-rotations`, and its
+errors."""
 
 import json
 import shutil
@@ -441,7 +442,8 @@ def test_what_check_rotations_is_given_is_checked(real_dir, tmp_path):
     got = next(x for x in lines if x["question_id"] == qid and x["rotation_deg"] == 90)
     assert got["verdict"] == "defect" and got["rules"] == ["empty_text"]
     (tmp_path / "set.jsonl").write_text("{}")
-    with pytest.raises(ValueError, match="set.jsonl: a file this library cannot read as a rotation set"):
+    with pytest.raises(ValueError, match="set.jsonl: a file this library cannot read as a "
+                                         "rotation set"):
         read_rotation_set(tmp_path / "set.jsonl")
 
 
