@@ -6,6 +6,12 @@ FlipEval) and 3D-reweighted fine-tuning (3DR-FT).
 
 from pathlib import Path as _Path
 
+from hf_real3d._threads import bound_openmp_spinning as _bound_openmp_spinning
+
+# every entry point (the command line, the recipes, a user's own script) imports this package
+# before torch: OpenMP's idle spinning is bounded here, once
+_bound_openmp_spinning()
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "metric_path", "METRICS"]

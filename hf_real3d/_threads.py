@@ -1,4 +1,4 @@
-"""OpenMP busy-waiting, bounded, for this library's command-line entry points.
+"""OpenMP busy-waiting, bounded: importing hf_real3d sets it, before torch loads.
 
 Torch's CPU kernels run on GNU OpenMP, whose idle threads spin for a long while before
 sleeping. Beside another CPU job that spinning steals the cores the other threads need, and

@@ -5,7 +5,7 @@ accelerate cannot be imported (a blocker on PYTHONPATH, or a fresh virtual envir
     python light_install_script.py WORKDIR [--release FOLDER]
 
 Writes a small Real-3DQA release-format folder and a 3DSRBench prediction table into WORKDIR,
-then, through ``hf_real3d.cli.main``: ``evaluate`` on the release folder, ``import-real3dqa``,
+then, through ``hf_real3d.cli.dispatch``: ``evaluate`` on the release folder, ``import-real3dqa``,
 ``evaluate`` on the imported dataset folder, ``evaluate-3dsrbench``, ``check-rotations`` on
 ``--release`` when given, and two commands that need an extra (their one-line errors are
 kept); and ``load_dataset`` of the imported folder and ``evaluate.load(metric_path("vrs"))``.

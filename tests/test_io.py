@@ -40,8 +40,8 @@ def test_a_termination_swallowed_by_a_finaliser_still_commits_nothing(tmp_path):
     request, so the atomic write refuses to commit and the CLI exits 143 all the same."""
     import gc
 
-    from hf_real3d import cli as cli_module
     from hf_real3d._runtime import Terminated, clear_stop
+    from hf_real3d.cli import dispatch as cli_module
 
     class Finalised:
         def __del__(self):
