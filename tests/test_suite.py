@@ -69,7 +69,9 @@ def test_no_test_file_imports_another():
 
 
 # tests about the project rather than one module
-PROJECT_TESTS = {"bench_smoke", "docs", "doctests", "layout", "readme", "study", "suite"}
+# tests of the project as a whole: its docs, layout, packaging (install), suite rules, study
+PROJECT_TESTS = {"bench_smoke", "docs", "doctests", "install", "layout", "readme", "study",
+                 "suite"}
 
 
 def _module_names() -> set[str]:
