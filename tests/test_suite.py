@@ -68,7 +68,6 @@ def test_no_test_file_imports_another():
     assert not bad, bad
 
 
-# tests about the project rather than one module
 # tests of the project as a whole: its docs, layout, packaging (install), suite rules, study
 PROJECT_TESTS = {"bench_smoke", "docs", "doctests", "install", "layout", "readme", "study",
                  "suite"}
