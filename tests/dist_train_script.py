@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 from datasets import Dataset
-
-sys.path.insert(0, str(Path(__file__).parent))
-from conftest import tiny_model  # noqa: E402  (the same tiny SceneLM as the other tests)
+from helpers.models import tiny_model
 
 from hf_real3d.modeling import SceneBank, SceneQACollator, qa_rows
 from hf_real3d.modeling.data import default_tokenizer_corpus, train_tokenizer

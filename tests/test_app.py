@@ -67,7 +67,7 @@ def folders(tmp_path_factory):
                                       for q, d, _ in rows])
     evaluate_files(r3, [f"oracle={oracle}", f"yes={yes}"], root / "res_a")
     evaluate_files(r3, [f"yes={yes}"], root / "res_b")
-    from conftest import three_question_srbench
+    from helpers.data import three_question_srbench
 
     sr = three_question_srbench(root / "sr")
     sr_rows = load_local(sr, "synthetic_common").remove_columns(["image"])

@@ -5,7 +5,7 @@ recipes take it as --rotation_augment and the model card records it."""
 import json
 
 import pytest
-from conftest import recipe_module
+from helpers.recipes import recipe_module
 
 from hf_real3d.hub import load_local
 from hf_real3d.training.augment import rotation_augment

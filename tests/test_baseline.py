@@ -4,7 +4,7 @@ answers of a text-only diagnostic, carried to every option order and the mirror.
 import json
 
 import pytest
-from conftest import three_question_srbench
+from helpers.data import three_question_srbench
 
 from hf_real3d.cli import main
 from hf_real3d.debias.baseline import text_only_answers

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import documentation
+from helpers.docs import documentation
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
@@ -207,7 +207,7 @@ def test_release_verdicts(real_dir, tmp_path):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A small built Real-3DQA folder: synthetic rooms, questions rotated from geometry."""
-    from conftest import build_synthetic_real3dqa
+    from helpers.data import build_synthetic_real3dqa
 
     root = tmp_path_factory.mktemp("checks")
     build_synthetic_real3dqa(root, seed=11, test_scenes=3, questions=60)

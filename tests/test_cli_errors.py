@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import one_line_error
+from helpers.errors import one_line_error
 
 from hf_real3d.cli import main as cli
 

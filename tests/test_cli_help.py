@@ -4,7 +4,7 @@ a `%` in a help text broke the recipes' `--help`)."""
 from pathlib import Path
 
 import pytest
-from conftest import recipe_module, run_recipe_here
+from helpers.recipes import recipe_module, run_recipe_here
 
 from hf_real3d.cli import COMMANDS, main
 

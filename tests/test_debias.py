@@ -198,11 +198,8 @@ def test_sqa3d_folder_and_exclusion(real_dir, tmp_path):
 def test_3dsrbench_items_are_the_unshifted_unmirrored_questions(tmp_path):
     """A 3DSRBench TSV (and folder): one item per question, the text is the question and
     its options, predicted among the options, chance 1/options."""
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from conftest import three_question_srbench
+    from helpers.data import three_question_srbench
 
     folder = three_question_srbench(tmp_path / "srb", export_tsv=True)
     for source in (folder / "tsv" / "synthetic_common.tsv", folder):

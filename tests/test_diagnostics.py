@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tiny_model
 from datasets import Dataset
+from helpers.models import tiny_model
 
 from hf_real3d.demo.flips import accuracy_by
 from hf_real3d.modeling import SceneQACollator

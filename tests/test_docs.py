@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import yaml
-from conftest import ROOT, doc_pages
+from helpers.docs import doc_pages
+from helpers.paths import ROOT
 
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 PKG = ROOT / "hf_real3d"

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from conftest import perfect_predictions
+from helpers.data import perfect_predictions
 
 from hf_real3d.real3dqa import load_references, score_predictions
 

@@ -7,15 +7,12 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers.hub_server import HubServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-from hub_server import HubServer  # noqa: E402
-
-from hf_real3d.real3dqa import build_real3dqa  # noqa: E402
-from hf_real3d.synth import SynthConfig, build_benchmark  # noqa: E402
+from hf_real3d.real3dqa import build_real3dqa
+from hf_real3d.synth import SynthConfig, build_benchmark
 
 
 def _env(hub, tmp_path):

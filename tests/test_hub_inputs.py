@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import one_line_error
+from helpers.errors import one_line_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -16,7 +16,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import documentation
+from helpers.docs import documentation
+from helpers.llm_servers import (
+    Raw,
+    StubLLM,
+    TransformersServe,
+    free_port,
+    run_batch,
+    save_tiny_lm,
+    serve_once,
+)
 
 from hf_real3d.llm import (
     Decoding,
@@ -34,17 +43,6 @@ from hf_real3d.real3dqa.rewrite import (
     heading_cue,
     parse_rotation,
     rotate_dataset,
-)
-
-sys.path.insert(0, str(Path(__file__).parent))
-from llm_servers import (  # noqa: E402
-    Raw,
-    StubLLM,
-    TransformersServe,
-    free_port,
-    run_batch,
-    save_tiny_lm,
-    serve_once,
 )
 
 BIN = Path(sys.executable).parent

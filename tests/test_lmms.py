@@ -2,8 +2,6 @@
 lmms-eval's TaskManager and score a stub model's answers with this library's metrics."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -43,8 +41,7 @@ def task_folder(real_dir, tmp_path_factory):
                  "--out", str(tmp / "r3")]) == 0
     assert main(["check-rotations", "--dataset", str(tmp / "r3"), "--out",
                  str(tmp / "checks")]) == 0
-    sys.path.insert(0, str(Path(__file__).parent))
-    from conftest import three_question_srbench
+    from helpers.data import three_question_srbench
 
     three_question_srbench(tmp / "srb")
     assert main(["lmms-tasks", "--out", str(tmp / "tasks"), "--real3dqa", str(tmp / "r3"),

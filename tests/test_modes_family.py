@@ -4,28 +4,24 @@ hand computation, each giving SFT's loss when its weights are equal, each on eve
 
 import copy
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
-from conftest import tiny_model
 from datasets import Dataset
+from helpers.models import tiny_model
+from helpers.tiny_vlm import build_tiny_llava
+from helpers.trainer import module_route_trains, sft_args, text_setup, trainer_args, vlm_rows
 
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_vlm import build_tiny_llava  # noqa: E402
-from trainer_helpers import module_route_trains, sft_args, text_setup, trainer_args, vlm_rows  # noqa: E402
-
-from hf_real3d.modeling import SceneQACollator  # noqa: E402
-from hf_real3d.training import (  # noqa: E402
+from hf_real3d.modeling import SceneQACollator
+from hf_real3d.training import (
     HFModelRoute,
     ReweightedTrainer,
     precompute_blind_logprobs,
 )
-from hf_real3d.training.blind import BlindColumnCollator  # noqa: E402
-from hf_real3d.training.losses import mean_one, weighted_loss_from_logprobs  # noqa: E402
-from hf_real3d.training.modes import FAMILY, family_weights  # noqa: E402
-from hf_real3d.training.vlm import VLMCollator  # noqa: E402
+from hf_real3d.training.blind import BlindColumnCollator
+from hf_real3d.training.losses import mean_one, weighted_loss_from_logprobs
+from hf_real3d.training.modes import FAMILY, family_weights
+from hf_real3d.training.vlm import VLMCollator
 
 # settings under which each weighting gives every token the same weight
 EQUAL = {"cal": dict(cal_min=1.0, cal_max=1.0), "prior": dict(constant_blind=True),

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-sys.path.insert(0, str(Path(__file__).parent))
-from conftest import doc_pages, documentation  # noqa: E402
-from hub_server import HubServer  # noqa: E402
-from llm_servers import serve_once  # noqa: E402
+from helpers.docs import doc_pages, documentation
+from helpers.hub_server import HubServer
+from helpers.llm_servers import serve_once
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -61,7 +59,7 @@ def test_readme_snippets(tmp_path, real_dir):
     env = dict(os.environ, HF_DATASETS_CACHE=str(tmp_path / "dsc"), OMP_NUM_THREADS="2",
                PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     ran = []
-    from tiny_vlm import save_tiny_vlm
+    from helpers.tiny_vlm import save_tiny_vlm
 
     llava = save_tiny_vlm(tmp_path / "tiny_llava")
     ns: dict = {}  # python blocks run in order in one namespace, as a reader pastes them

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import one_line_error, perfect_predictions
+from helpers.data import perfect_predictions
+from helpers.errors import one_line_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import recipe_module, run_recipe_here
+from helpers.recipes import recipe_module, run_recipe_here
 
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
@@ -192,12 +192,7 @@ def test_recipes_refuse_a_setting_they_would_overwrite(tmp_path, recipe, flags, 
 
 
 def test_recipes_accept_their_own_fixed_values():
-    sys.path.insert(0, str(ROOT / "recipes"))
-    try:
-        import blind_ft
-        import sft
-    finally:
-        sys.path.pop(0)
+    blind_ft, sft = recipe_module("blind_ft"), recipe_module("sft")
     _, t = sft.parse(["--reweighting", "none", "--output_dir", "x"])
     assert t.reweighting == "none"
     s, t = blind_ft.parse(["--output_dir", "x"])

@@ -48,7 +48,7 @@ def flagged_folder(tmp_path_factory):
     rotations config has half its items mirrored and the turned answers of its "How many"
     questions changed at 90 and 270 degrees: a review queue with flags, and with repairs
     proposed (the counts restored)."""
-    from conftest import build_synthetic_real3dqa
+    from helpers.data import build_synthetic_real3dqa
 
     from hf_real3d.real3dqa.corrupt import corrupt
 

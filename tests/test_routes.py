@@ -3,16 +3,12 @@ configs, their processors as processing_class), MoE / auxiliary losses, a LEO-li
 with its own loss, LoRA, gradient accumulation and checkpointing."""
 
 import copy
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 from datasets import Dataset
-
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_vlm import build_tiny_llava, build_tiny_qwen2vl  # noqa: E402
-from trainer_helpers import (  # noqa: E402
+from helpers.tiny_vlm import build_tiny_llava, build_tiny_qwen2vl
+from helpers.trainer import (
     LeoBatches,
     LeoLike,
     leo_batch,
@@ -22,15 +18,15 @@ from trainer_helpers import (  # noqa: E402
     vlm_rows,
 )
 
-from hf_real3d.training import (  # noqa: E402
+from hf_real3d.training import (
     HFModelRoute,
     ModuleRoute,
     ReweightedTrainer,
     TextOnlyInputError,
     precompute_blind_logprobs,
 )
-from hf_real3d.training.blind import BlindColumnCollator  # noqa: E402
-from hf_real3d.training.vlm import VLMCollator  # noqa: E402
+from hf_real3d.training.blind import BlindColumnCollator
+from hf_real3d.training.vlm import VLMCollator
 
 BUILDERS = {"llava": build_tiny_llava, "qwen2vl": build_tiny_qwen2vl}
 

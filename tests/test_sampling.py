@@ -94,8 +94,8 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
     """A SceneLM trained with viewpoint_dro: the trainer packs the group ids, every batch
     holds whole questions, the logged weights have mean 1, and a set without the group column
     is refused before training."""
-    from conftest import tiny_model
     from datasets import Dataset
+    from helpers.models import tiny_model
 
     from hf_real3d.modeling import collator_for
     from hf_real3d.training import ReweightedTrainer
@@ -142,14 +142,10 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
 def test_viewpoint_dro_trains_a_transformers_vlm_with_its_own_collator(tmp_path):
     """A model we did not write: a tiny LLaVA from configs with its processor and the
     library's VLM collator, which knows nothing of the groups; the trainer adds them."""
-    import sys
-    from pathlib import Path
 
     from datasets import Dataset
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from tiny_vlm import build_tiny_llava
-    from trainer_helpers import trainer_args, vlm_rows
+    from helpers.tiny_vlm import build_tiny_llava
+    from helpers.trainer import trainer_args, vlm_rows
 
     from hf_real3d.training import ReweightedTrainer
     from hf_real3d.training.vlm import VLMCollator

@@ -2,21 +2,17 @@
 text data, completion-only loss, trl's own metrics, and reweighting='none' = SFTTrainer."""
 
 import copy
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from datasets import Dataset
+from helpers.tiny_vlm import build_tiny_llava
+from helpers.trainer import WORDS, sft_args, text_setup
 from PIL import Image
 from trl import SFTConfig, SFTTrainer
 
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_vlm import build_tiny_llava  # noqa: E402
-from trainer_helpers import WORDS, sft_args, text_setup  # noqa: E402
-
-from hf_real3d.training.sft import ReweightedSFTConfig, ReweightedSFTTrainer  # noqa: E402
+from hf_real3d.training.sft import ReweightedSFTConfig, ReweightedSFTTrainer
 
 CHAT = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image> "
         "{% else %}{{ c['text'] }} {% endif %}{% endfor %}{% if m['role'] == 'assistant' %}</s> "
@@ -132,7 +128,7 @@ def test_default_text_only_pass_fits_a_vlm_batch(mode, lora, tmp_path, capsys):
     ('auto'): the batch holds image placeholders, so the text-only pass blanks the images
     (it used to stop at the first step: "input_ids still hold 16 placeholder tokens"); the
     log and the model card say which pass ran."""
-    from tiny_vlm import build_tiny_qwen2vl
+    from helpers.tiny_vlm import build_tiny_qwen2vl
 
     model, proc = build_tiny_qwen2vl()
     proc.chat_template = QWEN_CHAT

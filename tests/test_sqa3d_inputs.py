@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_named, mutate, perfect_predictions
+from helpers.data import assert_named, mutate, perfect_predictions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

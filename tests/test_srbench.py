@@ -2,11 +2,10 @@ import base64
 import io
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import three_question_srbench
+from helpers.data import three_question_srbench
 
 from hf_real3d._io import FormatError
 from hf_real3d.choices import LETTERS
@@ -266,10 +265,8 @@ def test_always_yes_fails_every_left_right_flip_pair(synth_rows):
 def test_vlm_path_end_to_end(tmp_path):
     """A tiny random image-text-to-text model saved to a folder answers a built 3DSRBench
     folder through `evaluate-3dsrbench --model NAME=PATH` (no download)."""
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from tiny_vlm import save_tiny_vlm
+    from helpers.tiny_vlm import save_tiny_vlm
 
     from hf_real3d.cli import main
 

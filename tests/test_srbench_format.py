@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import one_line_error, srb_rows
+from helpers.data import srb_rows
+from helpers.errors import one_line_error
 
 from hf_real3d._io import FormatError
 from hf_real3d.cli import main as cli

@@ -8,8 +8,6 @@ sets), and through the files those scorers read and write.
 import json
 import re
 import string
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,8 +30,6 @@ from hf_real3d.srbench.rules import (
     vlmevalkit_choice,
     vlmevalkit_settings,
 )
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 # --- the scorers' loops, transcribed here from reading them ---------------------------------
 
@@ -372,7 +368,7 @@ def test_a_repeated_qid_in_jsonl_predictions_is_refused(tmp_path):
 # --- exported TSVs --------------------------------------------------------------------------
 
 def test_exported_tsvs_have_the_real_qid_form_and_score_as_their_folder(tmp_path):
-    from conftest import three_question_srbench
+    from helpers.data import three_question_srbench
 
     from hf_real3d.srbench.format import QID_FORM
 
@@ -449,7 +445,7 @@ def test_lmms_samples_with_bad_scores_are_named(tmp_path):
 
 
 def test_report_units_empty_categories_and_unread_answers(tmp_path):
-    from conftest import three_question_srbench
+    from helpers.data import three_question_srbench
 
     from hf_real3d.srbench.evaluate import evaluate_dataset
 

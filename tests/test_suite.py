@@ -107,3 +107,15 @@ def test_no_test_name_is_defined_twice():
                 twice.append(f"{m.group(1)}: {seen[m.group(1)]} and {f.name}")
             seen[m.group(1)] = f.name
     assert not twice, twice
+
+
+def test_shared_helpers_live_in_the_helpers_package():
+    """Helpers the tests share are the tests/helpers package: no test imports conftest (it
+    holds fixtures only) and none edits sys.path to import a sibling."""
+    offenders = []
+    for f in sorted((ROOT / "tests").rglob("*.py")):
+        text = f.read_text()
+        if re.search(r"^\s*from conftest import|^\s*import conftest", text, flags=re.M) or \
+                "sys.path.insert" in text or "sys.path.append" in text:
+            offenders.append(str(f.relative_to(ROOT)))
+    assert not offenders, offenders

@@ -1,9 +1,9 @@
 import pytest
 import torch
-from conftest import PLAIN_3D, tiny_model
 from datasets import Dataset
+from helpers.models import PLAIN_3D, tiny_model
+from helpers.trainer import trainer_args
 from safetensors.torch import load_file
-from trainer_helpers import trainer_args
 
 from hf_real3d.modeling import SceneQACollator
 from hf_real3d.training import ReweightedConfig, ReweightedTrainer, precompute_blind_logprobs

@@ -5,8 +5,8 @@ import numpy as np
 import torch
 from datasets import Dataset
 from PIL import Image
-from tiny_vlm import _tokenizer
 
+from helpers.tiny_vlm import _tokenizer
 from hf_real3d.training import ModuleRoute, ReweightedConfig, ReweightedTrainer
 
 PROMPTS = ["which is left", "is a on b", "what is in front", "is the a higher",
