@@ -113,9 +113,9 @@ def test_shared_helpers_live_in_the_helpers_package():
     """Helpers the tests share are the tests/helpers package: no test imports conftest (it
     holds fixtures only) and none edits sys.path to import a sibling."""
     offenders = []
+    banned = re.compile(r"^\s*(?:from conftest import|import conftest\b|"
+                        r"sys\.path\.(?:insert|append)\()", flags=re.M)
     for f in sorted((ROOT / "tests").rglob("*.py")):
-        text = f.read_text()
-        if re.search(r"^\s*from conftest import|^\s*import conftest", text, flags=re.M) or \
-                "sys.path.insert" in text or "sys.path.append" in text:
+        if banned.search(f.read_text()):
             offenders.append(str(f.relative_to(ROOT)))
     assert not offenders, offenders
