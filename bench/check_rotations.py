@@ -19,8 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
+from _common import report
 
 ROOT = Path(__file__).resolve().parents[1]
 READ = "import sys; from hf_real3d.real3dqa.format import read_release; read_release(sys.argv[1])"

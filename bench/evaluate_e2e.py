@@ -28,10 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
-from _official_vrs import official_scores, official_scoring  # noqa: E402
-from _release_fixture import write_official_predictions, write_release_like  # noqa: E402
+from _common import report
+from _official_vrs import official_scores, official_scoring
+from _release_fixture import write_official_predictions, write_release_like
 
 KEYS = ("p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs")
 
@@ -143,7 +142,7 @@ def main() -> None:
         t = time.perf_counter()
         off_mem = official_scoring(copies)
         t_off_mem = time.perf_counter() - t
-        import evaluate  # noqa: E402  (timed apart: not part of compute)
+        import evaluate
 
         import hf_real3d
         module = evaluate.load(hf_real3d.metric_path("vrs"))

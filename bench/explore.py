@@ -33,10 +33,8 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
-from _release_fixture import write_release_like  # noqa: E402
+from _common import report
+from _release_fixture import write_release_like
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "real" / "real3dqa"

@@ -28,8 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
+from _common import report
 
 ROOT = Path(__file__).resolve().parents[1]
 SQA3D = ROOT.parent / "shared" / "real" / "sqa3d"

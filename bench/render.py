@@ -13,18 +13,14 @@ for ratios.)
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import report
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
-
-from hf_real3d.synth.render import Camera, Renderer, scene_mesh_arrays  # noqa: E402
-from hf_real3d.synth.rooms import generate_room  # noqa: E402
-from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench  # noqa: E402
+from hf_real3d.synth.render import Camera, Renderer, scene_mesh_arrays
+from hf_real3d.synth.rooms import generate_room
+from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
 
 def main() -> None:

@@ -11,15 +11,12 @@ on 100 questions (lazy imports, caches).
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
+from _common import report
 
-from hf_real3d.real3dqa import rotate_records  # noqa: E402
-from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
+from hf_real3d.real3dqa import rotate_records
+from hf_real3d.synth import SynthConfig, generate_split
 
 
 def main() -> None:

@@ -12,19 +12,15 @@ Target (metrics issue): at least 20x faster than the per-item loop, identical nu
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
+from _common import report
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
-
-from hf_real3d.answers import match  # noqa: E402
-from hf_real3d.scoring import answer_correctness, vrs  # noqa: E402
-from hf_real3d.srbench.rules import rule_hits, settings_table, vlmevalkit_choice  # noqa: E402
+from hf_real3d.answers import match
+from hf_real3d.scoring import answer_correctness, vrs
+from hf_real3d.srbench.rules import rule_hits, settings_table, vlmevalkit_choice
 
 VOCAB = ("chair table left right forward backward two three four one zero yes no window door "
          "bed couch desk lamp monitor brown white black gray cabinet sink toilet trash can "

@@ -18,8 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
+from _common import report
 
 ROOT = Path(__file__).resolve().parents[1]
 MAJORITY = """

@@ -24,18 +24,14 @@ from pathlib import Path
 import pandas as pd
 
 from hf_real3d._io import write_json
-from hf_real3d._threads import bound_openmp_spinning
-
-bound_openmp_spinning()
-
-from hf_real3d.answers import match  # noqa: E402
-from hf_real3d.demo import DemoConfig  # noqa: E402
-from hf_real3d.modeling import predict_rows  # noqa: E402
-from hf_real3d.synth import build_benchmark  # noqa: E402
-from hf_real3d.training import ReweightedConfig  # noqa: E402
-from hf_real3d.training.args import ScriptArguments  # noqa: E402
-from hf_real3d.training.data import load_split  # noqa: E402
-from hf_real3d.training.recipe import load_training_data, train_model  # noqa: E402
+from hf_real3d.answers import match
+from hf_real3d.demo import DemoConfig
+from hf_real3d.modeling import predict_rows
+from hf_real3d.synth import build_benchmark
+from hf_real3d.training import ReweightedConfig
+from hf_real3d.training.args import ScriptArguments
+from hf_real3d.training.data import load_split
+from hf_real3d.training.recipe import load_training_data, train_model
 
 FIRST = dict(object_labels=False, direction_words=False, color_words=False,
              question_reader=False, object_tokens=True, points_per_object=16)

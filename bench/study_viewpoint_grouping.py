@@ -23,22 +23,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from hf_real3d._threads import bound_openmp_spinning
-
-bound_openmp_spinning()
-
-from hf_real3d._io import write_json  # noqa: E402
-from hf_real3d.demo import DemoConfig  # noqa: E402
-from hf_real3d.demo.pool import TrainingPool  # noqa: E402
-from hf_real3d.demo.stages import SeedRun  # noqa: E402
-from hf_real3d.hub import load_local  # noqa: E402
-from hf_real3d.real3dqa import load_references, score_predictions  # noqa: E402
-from hf_real3d.real3dqa.predictions import load_predictions  # noqa: E402
-from hf_real3d.stats import seed_stats  # noqa: E402
-from hf_real3d.tables import markdown_table  # noqa: E402
-from hf_real3d.training.args import ScriptArguments  # noqa: E402
-from hf_real3d.training.data import load_split  # noqa: E402
-from hf_real3d.training.recipe import load_training_data  # noqa: E402
+from hf_real3d._io import write_json
+from hf_real3d.demo import DemoConfig
+from hf_real3d.demo.pool import TrainingPool
+from hf_real3d.demo.stages import SeedRun
+from hf_real3d.hub import load_local
+from hf_real3d.real3dqa import load_references, score_predictions
+from hf_real3d.real3dqa.predictions import load_predictions
+from hf_real3d.stats import seed_stats
+from hf_real3d.tables import markdown_table
+from hf_real3d.training.args import ScriptArguments
+from hf_real3d.training.data import load_split
+from hf_real3d.training.recipe import load_training_data
 
 # name: viewpoint_dro's temperature (1e9: equal weights, the grouped batches alone)
 VARIANTS = {"grouped": 1e9, "sharp": 0.1}

@@ -12,15 +12,13 @@ questions per second are printed too.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_rss_mib, report  # noqa: E402
+from _common import peak_rss_mib, report
 
-from hf_real3d.synth import SynthConfig, build_benchmark  # noqa: E402
+from hf_real3d.synth import SynthConfig, build_benchmark
 
 
 def timed_build(cfg: SynthConfig, workers: int) -> tuple[float, int]:

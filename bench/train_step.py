@@ -20,34 +20,28 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
+from _common import report
+from datasets import Dataset
+from transformers import TrainerCallback
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
-from datasets import Dataset  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
-
-from hf_real3d.modeling import SceneBank, qa_rows, train_tokenizer  # noqa: E402
-from hf_real3d.modeling.data import collator_for, default_tokenizer_corpus  # noqa: E402
-from hf_real3d.synth import SynthConfig, generate_split  # noqa: E402
-from hf_real3d.training import (  # noqa: E402
+from hf_real3d.modeling import SceneBank, qa_rows, train_tokenizer
+from hf_real3d.modeling.data import collator_for, default_tokenizer_corpus
+from hf_real3d.synth import SynthConfig, generate_split
+from hf_real3d.training import (
     BlindColumnCollator,
     ReweightedConfig,
     ReweightedTrainer,
     precompute_blind_logprobs,
 )
-from hf_real3d.training.args import ScriptArguments  # noqa: E402
-from hf_real3d.training.recipe import build_model  # noqa: E402
-from hf_real3d.training.routes import HFModelRoute  # noqa: E402
-from hf_real3d.training.vlm import VLMCollator  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
-from tiny_vlm import build_tiny_llava  # noqa: E402
+from hf_real3d.training.args import ScriptArguments
+from hf_real3d.training.recipe import build_model
+from hf_real3d.training.routes import HFModelRoute
+from hf_real3d.training.vlm import VLMCollator
 
 TARGETS = {"paper": 1.40, "official": 1.60, "paper+frozen ref": 1.70}
 
@@ -61,6 +55,17 @@ class StepTimer(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kw):
         self.times.append(time.perf_counter() - self._t)
+
+
+def _tiny_llava_builder():
+    """The tests' tiny LLaVA builder (tests/helpers/tiny_vlm.py), loaded from its file."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "tests/helpers/tiny_vlm.py"
+    spec = importlib.util.spec_from_file_location("tiny_vlm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.build_tiny_llava
 
 
 def main() -> None:
@@ -115,13 +120,13 @@ def _vlm_times(steps: int, questions: list[str]) -> dict[str, float]:
              "prompt": " ".join(q.split()[:12]), "answer": words[i % 6]}
             for i, q in enumerate(questions[:16 * (steps + 4)])]
     ds = Dataset.from_list(rows)
-    blind, proc = build_tiny_llava(seed=1, hidden=128, layers=2)
+    blind, proc = _tiny_llava_builder()(seed=1, hidden=128, layers=2)
     coll = VLMCollator(proc)
     route = HFModelRoute("zeroed")
     ds_col = precompute_blind_logprobs(ds, blind, coll, route=route, batch_size=16)
 
     def llava(data):
-        model, _ = build_tiny_llava(seed=0, hidden=128, layers=2)
+        model, _ = _tiny_llava_builder()(seed=0, hidden=128, layers=2)
         return model, BlindColumnCollator(coll), proc
 
     return _time_runs(ds, ds_col, blind, llava, steps=steps, batch=16, text_only_mode="zeroed")

@@ -23,11 +23,9 @@ import argparse
 import collections
 import json
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import report  # noqa: E402
+from _common import report
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "rotation_sample"
