@@ -14,7 +14,7 @@ from hf_real3d.training.losses import (
     per_sample_nll,
     token_logprobs,
 )
-from hf_real3d.training.modes import MODES, REWEIGHTING, Mode, family_weights, mode, register
+from hf_real3d.training.modes import MODES, Mode, family_weights, mode, register
 from hf_real3d.training.routes import (
     FusedHeadRoute,
     HFModelRoute,
@@ -33,7 +33,6 @@ __all__ = [
     "FusedHeadRoute",
     "HFModelRoute",
     "ModuleRoute",
-    "REWEIGHTING",
     "MODES",
     "Mode",
     "mode",
