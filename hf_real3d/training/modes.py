@@ -48,7 +48,8 @@ class LossInputs:
     its 3D input (when the mode needs it); ``blind_logp``: the blind reference's (when the
     mode needs it); ``num_items_in_batch``: the answer tokens over the accumulated global
     batch (None: the local count); ``num_sequences``: the sequences over the same batch;
-    ``fixed_weight_mask``: tokens that keep weight 1 (the end-of-answer token)."""
+    ``eos_mask``: the end-of-answer tokens (``paper`` keeps them at weight 1 unless
+    ``reweight_eos``); ``groups``: each sequence's viewpoint group (``viewpoint_dro``)."""
 
     logp: torch.Tensor
     mask: torch.Tensor
