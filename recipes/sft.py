@@ -7,7 +7,7 @@
 Flags override the YAML file; every field of ScriptArguments and ReweightedConfig is a flag.
 This recipe trains without reweighting (``reweighting: none``): any other ``reweighting``
 is an error pointing to recipes/3drft.py. ``main`` is what the demo and the tests train
-with (``hf_real3d.training.pipeline.load_recipe("sft").main``).
+with (``load_recipe("sft").main``).
 """
 
 from hf_real3d._threads import bound_openmp_spinning
