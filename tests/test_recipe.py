@@ -106,6 +106,15 @@ def test_named_stale_blind_model_is_an_error(synth_folder, tmp_path):
         blind_stage(ScriptArguments(**fewer), t, load_training_data(ScriptArguments(**fewer)))
 
 
+def test_blind_stage_of_a_run_with_weights_carrying_gradient(synth_folder, tmp_path):
+    """3DR-FT with weight_grad (paper only): its blind model trains without reweighting, so
+    without weight_grad (it used to be refused building the blind stage's arguments)."""
+    s, t = _signature_args(synth_folder, tmp_path, weight_grad=True)
+    stage = blind_stage(s, t, load_training_data(s))
+    assert stage.train and stage.training_args.reweighting == "none"
+    assert stage.training_args.weight_grad is False and t.weight_grad is True
+
+
 def test_load_recipe_finds_the_recipes_and_names_a_missing_one(tmp_path):
     from hf_real3d.errors import InputError
     from hf_real3d.training.pipeline import RECIPES, load_recipe

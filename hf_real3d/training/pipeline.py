@@ -58,8 +58,9 @@ def blind_stage(script_args: ScriptArguments, training_args: ReweightedConfig,
     """
     named = script_args.blind_model_path is not None
     path = script_args.blind_model_path or str(Path(training_args.output_dir) / "blind")
+    # trained without reweighting: the mode's own weight_grad does not apply to it
     blind_args = dataclasses.replace(training_args, output_dir=path, reweighting="none",
-                                     resume_from_checkpoint=None)
+                                     weight_grad=False, resume_from_checkpoint=None)
     run = (dataclasses.replace(script_args, blind=True), blind_args)
     if (Path(path) / "config.json").is_file():
         if named and not script_args.check_blind_model:
