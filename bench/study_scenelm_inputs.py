@@ -31,7 +31,8 @@ from hf_real3d.synth import build_benchmark
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments
 from hf_real3d.training.data import load_split
-from hf_real3d.training.recipe import load_training_data, train_model
+from hf_real3d.training.pipeline import load_recipe
+from hf_real3d.training.recipe import load_training_data
 
 FIRST = dict(object_labels=False, direction_words=False, color_words=False,
              question_reader=False, object_tokens=True, points_per_object=16)
@@ -95,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         data = load_training_data(sargs)
         if (batch, lr, epochs) not in blind_done:  # the blind model of these settings
             blind_done.add((batch, lr, epochs))
-            m = train_model(sargs, targs(f"blind_b{batch}", batch, lr, epochs), data=data,
-                            blind=True).model
+            m = load_recipe("blind_ft").main(sargs, targs(f"blind_b{batch}", batch, lr, epochs),
+                                             data=data).model
             results[f"blind (batch {batch}, lr {lr:g}, {epochs:g} ep)"] = {
                 "none": _accuracy(m, data, rows, "none")}
         t = time.perf_counter()
-        m = train_model(sargs, targs(name, batch, lr, epochs), data=data, blind=False).model
+        m = load_recipe("sft").main(sargs, targs(name, batch, lr, epochs), data=data).model
         secs = time.perf_counter() - t
         results[name] = {"none": _accuracy(m, data, rows, "none"),
                          "no_3d": _accuracy(m, data, rows, "no_3d"),

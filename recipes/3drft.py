@@ -5,26 +5,28 @@
     accelerate launch --config_file recipes/accelerate/cpu_2proc.yaml recipes/3drft.py \
         --config recipes/configs/3drft_synth.yaml --reweighting official
 
-``reweighting: paper`` runs in two named stages: (1) the blind model named by
-``blind_model_path``, reused only if it was trained with this run's architecture, data and
-settings (else an error), or trained into ``<output_dir>/blind`` when the config names none
-(a stale one there is retrained, and the log says why); (2) 3DR-FT with its log-probs.
+``reweighting: paper`` (and the other modes that read the blind reference) runs in two named
+stages: (1) the blind model named by ``blind_model_path``, reused only if it was trained
+with this run's architecture, data and settings (else an error; ``check_blind_model:
+false`` uses it as it is), or trained into ``<output_dir>/blind`` by ``blind_ft.py``'s
+``main`` when the config names none (a stale one there is retrained, and the log says why);
+(2) 3DR-FT with its log-probs. ``main`` is what the demo and the tests train with.
 """
 
-from hf_real3d._threads import bound_openmp_spinning
+import dataclasses
+from pathlib import Path
 
-bound_openmp_spinning()  # before torch is imported
-
-import dataclasses  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from transformers import set_seed  # noqa: E402
-
-from hf_real3d.modeling import collator_for  # noqa: E402
-from hf_real3d.training import ReweightedTrainer, mode  # noqa: E402
-from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
-from hf_real3d.training.pipeline import ensure_blind_model, run_recipe  # noqa: E402
-from hf_real3d.training.recipe import (  # noqa: E402
+from hf_real3d.modeling import collator_for
+from hf_real3d.synth import ensure_benchmark
+from hf_real3d.training import ReweightedTrainer, mode, set_seed
+from hf_real3d.training.args import (
+    DEFAULT_DATASET,
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+)
+from hf_real3d.training.pipeline import blind_stage, load_recipe, run_recipe
+from hf_real3d.training.recipe import (
     announce,
     build_model,
     load_training_data,
@@ -33,7 +35,8 @@ from hf_real3d.training.recipe import (  # noqa: E402
 )
 
 # without arguments: the settings the README measured
-CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_synth.yaml"
+HERE = Path(__file__).resolve().parent
+CONFIG = HERE / "configs" / "3drft_synth.yaml"
 
 __all__ = ["main", "make_parser", "parse"]
 
@@ -43,16 +46,25 @@ def parse(argv=None):
     return parse_recipe_args(argv, recipe_defaults(CONFIG))
 
 
-def main(script_args, training_args):
+def main(script_args, training_args, *, data=None):
+    """Train (both stages) and save; ``data``: the training data of ``script_args``, when
+    already loaded (the demo loads a seed's once)."""
     # data: the questions and scenes of a built dataset (the default is built when absent)
-    with training_args.main_process_first(desc="dataset"):
-        data = load_training_data(script_args)
-    # stage 1: the blind reference, for the modes that read one (reused only when it was
-    # trained with this run's architecture, data and settings)
+    if data is None:
+        with training_args.main_process_first(desc="dataset"):
+            if script_args.dataset_name == DEFAULT_DATASET:
+                ensure_benchmark(DEFAULT_DATASET)
+            data = load_training_data(script_args)
+    # stage 1: the blind reference, for the modes that read one: reused when it was trained
+    # with this run's architecture, data and settings, else trained by blind_ft.py's main
     stage = None
     if mode(training_args.reweighting).needs_blind:
-        blind_path = ensure_blind_model(script_args, training_args, data)
-        script_args = dataclasses.replace(script_args, blind_model_path=blind_path)
+        blind = blind_stage(script_args, training_args, data)
+        if blind.train:
+            load_recipe("blind_ft", HERE).main(blind.script_args, blind.training_args,
+                                               data=data)
+        script_args = dataclasses.replace(script_args,
+                                          blind_model_path=blind.training_args.output_dir)
         stage = "stage 2/2 3DR-FT"
     # model
     set_seed(training_args.seed)

@@ -4,21 +4,23 @@
 
 This recipe trains the blind model without reweighting (``blind: true``, ``reweighting:
 none``): another value of either is an error pointing to the recipe that takes it.
+``recipes/3drft.py`` trains its blind model (stage 1) with this ``main``, as do the demo and
+the tests.
 """
 
-from hf_real3d._threads import bound_openmp_spinning
+from pathlib import Path
 
-bound_openmp_spinning()  # before torch is imported
-
-from pathlib import Path  # noqa: E402
-
-from transformers import set_seed  # noqa: E402
-
-from hf_real3d.modeling import collator_for  # noqa: E402
-from hf_real3d.training import ReweightedTrainer  # noqa: E402
-from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
-from hf_real3d.training.pipeline import run_recipe  # noqa: E402
-from hf_real3d.training.recipe import (  # noqa: E402
+from hf_real3d.modeling import collator_for
+from hf_real3d.synth import ensure_benchmark
+from hf_real3d.training import ReweightedTrainer, set_seed
+from hf_real3d.training.args import (
+    DEFAULT_DATASET,
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+)
+from hf_real3d.training.pipeline import run_recipe
+from hf_real3d.training.recipe import (
     announce,
     build_model,
     load_training_data,
@@ -39,10 +41,15 @@ def parse(argv=None):
                              instead="recipes/sft.py (full model) or recipes/3drft.py")
 
 
-def main(script_args, training_args):
+def main(script_args, training_args, *, data=None):
+    """Train and save; ``data``: the training data of ``script_args``, when already loaded
+    (3drft.py's stage 1 and the demo pass theirs)."""
     # data: the questions of a built dataset (the default is built when absent)
-    with training_args.main_process_first(desc="dataset"):
-        data = load_training_data(script_args)
+    if data is None:
+        with training_args.main_process_first(desc="dataset"):
+            if script_args.dataset_name == DEFAULT_DATASET:
+                ensure_benchmark(DEFAULT_DATASET)
+            data = load_training_data(script_args)
     # model: the same SceneLM, reading the text alone
     set_seed(training_args.seed)
     model = build_model(script_args, data.tokenizer, blind=True)

@@ -8,18 +8,13 @@ every rotated viewpoint, with optional input ablations and the attention-to-3D d
 
 from __future__ import annotations
 
-from hf_real3d._threads import bound_openmp_spinning
+import json
+import sys
+from dataclasses import dataclass, field
 
-bound_openmp_spinning()  # before torch is imported
-
-import json  # noqa: E402
-import sys  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
-from transformers import HfArgumentParser  # noqa: E402
-
-from hf_real3d.modeling import ABLATIONS  # noqa: E402
-from hf_real3d.training.predict import predict_dataset  # noqa: E402
+from hf_real3d._argparse import DataclassParser
+from hf_real3d.modeling import ABLATIONS
+from hf_real3d.training.predict import predict_dataset
 
 __all__ = ["PredictArguments", "main", "make_parser"]
 
@@ -39,8 +34,8 @@ class PredictArguments:
     batch_size: int = field(default=128, metadata={"help": "Rows per forward pass."})
 
 
-def make_parser() -> HfArgumentParser:
-    return HfArgumentParser(PredictArguments)
+def make_parser() -> DataclassParser:
+    return DataclassParser(PredictArguments, prog="predict.py")
 
 
 def main(a: PredictArguments) -> dict:
@@ -50,7 +45,7 @@ def main(a: PredictArguments) -> dict:
 
 
 if __name__ == "__main__":
-    (args,) = make_parser().parse_args_into_dataclasses()
+    args = make_parser().parse_into_dataclass(sys.argv[1:])
     try:
         print(json.dumps(main(args), indent=2))
     except (ValueError, FileNotFoundError) as err:

@@ -6,22 +6,23 @@
 
 Flags override the YAML file; every field of ScriptArguments and ReweightedConfig is a flag.
 This recipe trains without reweighting (``reweighting: none``): any other ``reweighting``
-is an error pointing to recipes/3drft.py.
+is an error pointing to recipes/3drft.py. ``main`` is what the demo and the tests train
+with (``load_recipe("sft").main``).
 """
 
-from hf_real3d._threads import bound_openmp_spinning
+from pathlib import Path
 
-bound_openmp_spinning()  # before torch is imported
-
-from pathlib import Path  # noqa: E402
-
-from transformers import set_seed  # noqa: E402
-
-from hf_real3d.modeling import collator_for  # noqa: E402
-from hf_real3d.training import ReweightedTrainer  # noqa: E402
-from hf_real3d.training.args import make_parser, parse_recipe_args, recipe_defaults  # noqa: E402
-from hf_real3d.training.pipeline import run_recipe  # noqa: E402
-from hf_real3d.training.recipe import (  # noqa: E402
+from hf_real3d.modeling import collator_for
+from hf_real3d.synth import ensure_benchmark
+from hf_real3d.training import ReweightedTrainer, set_seed
+from hf_real3d.training.args import (
+    DEFAULT_DATASET,
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+)
+from hf_real3d.training.pipeline import run_recipe
+from hf_real3d.training.recipe import (
     announce,
     build_model,
     load_training_data,
@@ -41,10 +42,15 @@ def parse(argv=None):
                              instead="recipes/3drft.py")
 
 
-def main(script_args, training_args):
+def main(script_args, training_args, *, data=None):
+    """Train and save; ``data``: the training data of ``script_args``, when already loaded
+    (the demo loads a seed's once)."""
     # data: the questions and scenes of a built dataset (the default is built when absent)
-    with training_args.main_process_first(desc="dataset"):
-        data = load_training_data(script_args)
+    if data is None:
+        with training_args.main_process_first(desc="dataset"):
+            if script_args.dataset_name == DEFAULT_DATASET:
+                ensure_benchmark(DEFAULT_DATASET)
+            data = load_training_data(script_args)
     # model: SceneLM from config, a saved one, or around a local causal LM
     set_seed(training_args.seed)
     model = build_model(script_args, data.tokenizer, blind=False)

@@ -61,8 +61,9 @@ def test_signals_exit_cleanly_and_remove_temporaries(tmp_path, sig, code):
 
 
 def test_entry_points_bound_openmp_spinning():
-    """The CLI and the recipes set GOMP_SPINCOUNT before torch loads (unless the user set
-    it): beside another CPU job, OpenMP's default spinning made a demo 10x slower."""
+    """Importing hf_real3d sets GOMP_SPINCOUNT before torch loads (unless the user set it),
+    so the CLI and the recipes do: beside another CPU job, OpenMP's default spinning made a
+    demo 10x slower."""
     import subprocess
     import sys
     from pathlib import Path
@@ -75,12 +76,17 @@ def test_entry_points_bound_openmp_spinning():
     out = subprocess.run([sys.executable, "-c", code], env={**env, "GOMP_SPINCOUNT": "7"},
                          capture_output=True, text=True)
     assert out.stdout.split()[0] == "7"
+    # the recipes: their first import is hf_real3d's (its package bounds the spinning), and
+    # no import of torch or transformers comes before it
     root = Path(__file__).resolve().parents[1]
-    for recipe in ("sft", "blind_ft", "3drft", "predict"):
-        text = (root / "recipes" / f"{recipe}.py").read_text()
-        first_torch_user = min(text.index(m) for m in ("hf_real3d.training", "hf_real3d.real3dqa")
-                               if m in text)
-        assert text.index("bound_openmp_spinning()") < first_torch_user, recipe
+    for recipe in ("sft", "blind_ft", "3drft", "3drft_vlm", "predict"):
+        heads = [line for line in (root / "recipes" / f"{recipe}.py").read_text().splitlines()
+                 if line.startswith(("import ", "from ")) and not line.startswith(
+                     ("from __future__", "import dataclasses", "import json", "import sys",
+                      "from pathlib", "from dataclasses"))]
+        assert heads[0].startswith("from hf_real3d"), (recipe, heads[:2])
+        assert not any(h.split()[1].split(".")[0] in ("torch", "transformers", "trl", "peft",
+                                                      "accelerate") for h in heads), recipe
 
 
 def test_lmms_tasks_for_a_folder_that_does_not_exist(tmp_path, capsys):

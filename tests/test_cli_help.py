@@ -35,7 +35,7 @@ def test_command_help_shows_defaults(name, capsys):
 def test_recipe_help_shows_the_measured_defaults(recipe, capsys):
     if recipe == "predict.py":  # not a training recipe: its own parser, no run_recipe
         with pytest.raises(SystemExit) as exit_:
-            recipe_module("predict").make_parser().parse_args_into_dataclasses(["--help"])
+            recipe_module("predict").make_parser().parse_into_dataclass(["--help"])
         code, (out, err) = exit_.value.code, capsys.readouterr()
     else:
         code, out, err = run_recipe_here(recipe[:-3], ["--help"], capsys)

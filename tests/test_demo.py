@@ -244,6 +244,28 @@ def test_arms_choose_the_trained_models():
                                                                        "sft_rot_dro")
 
 
+def test_every_family_mode_has_an_arm_trained_by_its_recipe(tmp_path):
+    """The demo's own vocabulary: each mode of the reweighting family has one arm, with a
+    role and sft_more as its control; each job names the recipe whose main trains it."""
+    from hf_real3d.demo.config import ARM_CONTROLS, FAMILY_ARMS, ROLES
+    from hf_real3d.demo.pool import TrainingPool
+    from hf_real3d.demo.stages import SeedRun
+    from hf_real3d.training.args import ScriptArguments
+    from hf_real3d.training.modes import family
+
+    assert sorted(FAMILY_ARMS.values()) == sorted(family())
+    for arm in FAMILY_ARMS:
+        assert ROLES[arm] and ARM_CONTROLS[arm] == "sft_more" and arm in MODELS, arm
+    run = SeedRun(DemoConfig(out=str(tmp_path)), 0, tmp_path, tmp_path, ScriptArguments(),
+                  None, [], TrainingPool(1))
+    recipes = {name: run.job(name, reweighting, blind=blind).recipe for name, reweighting, blind
+               in (("blind", "none", True), ("sft", "none", False),
+                   ("3drft_paper", "paper", False), ("cal_ft", "cal", False),
+                   ("sft_rot_dro", "viewpoint_dro", False))}
+    assert recipes == {"blind": "blind_ft", "sft": "sft", "3drft_paper": "3drft",
+                       "cal_ft": "3drft", "sft_rot_dro": "3drft"}
+
+
 @pytest.mark.slow
 def test_reduced_srbench_model_study(tmp_path):
     """`hf-real3d demo --srbench_model --skip_real3dqa`: the trained-VLM study alone, two seeds

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "hf_real3d"
-# parts allowed to import hf_real3d.synth (the producer) besides synth itself; training
-# builds the embedded default dataset when a recipe finds it absent
-SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli", "hf_real3d.training"}
+# parts allowed to import hf_real3d.synth (the producer) besides synth itself (and the
+# recipes, outside the package, which build the embedded default dataset when absent)
+SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli"}
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -172,6 +172,47 @@ def test_synth_is_only_imported_by_its_consumers():
                        if not m.startswith("hf_real3d.synth") and _part(m) not in SYNTH_USERS
                        and any(d.startswith("hf_real3d.synth") for d in deps))
     assert not offenders, offenders
+
+
+def test_training_builds_no_data_and_knows_no_demo():
+    """training/ reads built datasets: building the default one is the recipes' business,
+    and the demo's arm names and roles live in demo/ (issue 50)."""
+    graph = _graph()
+    for m, deps in graph.items():
+        if _part(m) == "hf_real3d.training":
+            bad = sorted(d for d in deps if d.startswith(("hf_real3d.synth", "hf_real3d.demo")))
+            assert not bad, f"{m} imports {bad}"
+    from hf_real3d.demo.config import ROLES
+
+    arms = set(ROLES) - {"sft", "blind"}  # the demo's own names ("sft", "blind" are words)
+    for f in (PKG / "training").glob("*.py"):
+        text = f.read_text()
+        said = [arm for arm in sorted(arms) if f'"{arm}"' in text] + \
+            [w for w in ("demo_arm", "demo_role") if w in text]
+        assert not said, (f.name, said)
+
+
+def test_the_recipes_are_the_one_training_flow():
+    """The flow (data, model, trainer, train, save) is spelled out in recipes/ alone: the
+    training package holds no function that builds a trainer and trains it, and the demo
+    trains its models through the recipes' main."""
+    trains = []
+    for f in (PKG / "training").glob("*.py"):
+        text = f.read_text()
+        if "Trainer(" in text and ".train(" in text:
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.FunctionDef):
+                    body = ast.unparse(node)
+                    if "Trainer(" in body and ".train(" in body:
+                        trains.append(f"{f.relative_to(PKG.parent)}:{node.name}")
+    assert not trains, trains
+    recipes = PKG.parent / "recipes"
+    for name in ("sft", "blind_ft", "3drft", "3drft_vlm"):
+        main = next(n for n in ast.walk(ast.parse((recipes / f"{name}.py").read_text()))
+                    if isinstance(n, ast.FunctionDef) and n.name == "main")
+        body = ast.unparse(main)
+        assert "Trainer(" in body and ".train(" in body and "save" in body, name
+    assert "load_recipe(job.recipe).main(" in (PKG / "demo" / "pool.py").read_text()
 
 
 def test_local_imports_say_why():

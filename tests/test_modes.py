@@ -1,22 +1,21 @@
 """The registry of reweighting modes is the one list: the config's choices and help, the
-trainer's dispatch, the model card and the demo's roles all read it."""
+trainer's dispatch and the model card all read it; each mode declares its own
+hyperparameters."""
 
 import dataclasses
+import inspect
 
 import pytest
 import torch
 
-from hf_real3d.demo.config import FAMILY_ARMS, ROLES
 from hf_real3d.training import ReweightedConfig, ReweightingArguments
 from hf_real3d.training.card import write_model_card
 from hf_real3d.training.losses import weighted_loss_from_logprobs
 from hf_real3d.training.modes import (
-    FAMILY,
     MODES,
-    NEEDS_BLIND,
-    NEEDS_TEXT_ONLY,
     LossInputs,
     Mode,
+    family,
     mode,
     register,
 )
@@ -40,14 +39,25 @@ def test_an_unknown_mode_is_refused_naming_the_registered_ones(tmp_path):
         register(MODES["none"])
 
 
-def test_derived_views_agree_with_the_entries():
-    assert FAMILY == tuple(n for n, m in MODES.items() if m.weights is not None)
-    assert set(NEEDS_BLIND) == {n for n, m in MODES.items() if m.needs_blind}
-    assert set(NEEDS_TEXT_ONLY) == {n for n, m in MODES.items() if m.needs_text_only}
-    # every family mode has a demo arm whose role is the registry's
-    for name in FAMILY:
-        arm = MODES[name].demo_arm
-        assert FAMILY_ARMS[arm] == name and ROLES[arm] == MODES[name].demo_role
+def test_family_is_the_modes_with_weights():
+    assert family() == ("cal", "prior", "excess", "paper_normalised")
+    assert family() == tuple(n for n, m in MODES.items() if m.weights is not None)
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_each_mode_declares_the_settings_its_loss_takes(name):
+    """A mode's loss (and its weights) take exactly the settings it declares, each read from
+    a config field of that name: nothing arrives unread."""
+    m = mode(name)
+    fields = {f.name for f in dataclasses.fields(ReweightingArguments)}
+    assert set(m.params) <= fields, set(m.params) - fields
+    fn = m.weights if m.weights is not None else m.loss
+    keywords = {p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind is p.KEYWORD_ONLY} - {"text_logp", "blind_logp"}
+    assert keywords == set(m.params.values()), (keywords, m.params)
+    assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+    args = ReweightingArguments(reweighting=name, weight_clip=3.0, cal_max=4.0)
+    assert m.settings(args) == {kw: getattr(args, f) for f, kw in m.params.items()}
 
 
 @pytest.mark.parametrize("name", list(MODES))
@@ -60,7 +70,7 @@ def test_every_mode_loss_runs_on_the_inputs_it_declares(name):
                    blind_logp=torch.tensor([[-0.2, -3.0, 0.0]]) if m.needs_blind else None,
                    groups=torch.tensor([0]) if m.needs_groups else None)
     args = ReweightingArguments(reweighting=name, excess_ratio=1.0)
-    loss, _ = m.loss(x, args)
+    loss, _ = m.loss(x, **m.settings(args))
     loss.backward()
     assert torch.isfinite(loss) and logp.grad is not None
 
@@ -68,7 +78,7 @@ def test_every_mode_loss_runs_on_the_inputs_it_declares(name):
 def test_equal_weights_mode_is_sft():
     mask = torch.tensor([[True, True, False]])
     logp = torch.tensor([[-0.5, -1.5, 0.0]])
-    loss, w = mode("none").loss(LossInputs(logp, mask), ReweightingArguments(reweighting="none"))
+    loss, w = mode("none").loss(LossInputs(logp, mask))
     assert w is None and float(loss) == pytest.approx(1.0)
     assert float(loss) == float(weighted_loss_from_logprobs(logp, mask, 1.0))
 
@@ -89,3 +99,8 @@ def test_a_new_entry_reaches_the_card(tmp_path, monkeypatch):
             "metrics": {}}
     write_model_card(tmp_path, info)
     assert "a card line from the registry" in (tmp_path / "README.md").read_text()
+    # a mode's own settings are listed, from the training signature
+    info["training"].update(reweighting="cal", cal_min=1.5, cal_max=4.0, nan_policy="raise")
+    write_model_card(tmp_path, info)
+    assert "- cal settings: cal_min 1.5, cal_max 4.0, nan_policy raise." in \
+        (tmp_path / "README.md").read_text()

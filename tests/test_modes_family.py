@@ -20,7 +20,7 @@ from hf_real3d.training import (
 )
 from hf_real3d.training.blind import BlindColumnCollator
 from hf_real3d.training.losses import mean_one, weighted_loss_from_logprobs
-from hf_real3d.training.modes import FAMILY, family_weights
+from hf_real3d.training.modes import family, family_weights
 from hf_real3d.training.vlm import VLMCollator
 
 # settings under which each weighting gives every token the same weight
@@ -86,7 +86,7 @@ def test_paper_normalised_by_hand():
     assert w[M].tolist() == pytest.approx(want)
 
 
-@pytest.mark.parametrize("mode", FAMILY)
+@pytest.mark.parametrize("mode", family())
 def test_equal_weights_give_the_sft_loss(mode):
     kw = dict(EQUAL[mode])
     text, blind = TEXT, BLIND
@@ -103,7 +103,7 @@ def test_equal_weights_give_the_sft_loss(mode):
 
 def test_weights_carry_no_gradient_and_have_mean_one():
     full = FULL.clone().requires_grad_()
-    for mode in FAMILY:
+    for mode in family():
         w = family_weights(mode, full, M, text_logp=TEXT, blind_logp=BLIND)
         assert not w.requires_grad
         if mode != "prior":  # the cap may lower prior's mean
@@ -121,6 +121,10 @@ def test_bad_settings_are_refused(tmp_path):
         trainer_args(tmp_path, reweighting="prior", prior_cap=0.5)
     with pytest.raises(ValueError, match="needs the blind"):
         family_weights("prior", FULL, M)
+    # each mode takes its own settings only: another is named, not swallowed
+    with pytest.raises(ValueError, match=r"'cal' takes the settings \['cal_max', 'cal_min', "
+                                         r"'nan_policy'\] but got 'prior_cap'"):
+        family_weights("cal", FULL, M, text_logp=TEXT, prior_cap=2.0)
 
 
 # --- every route ----------------------------------------------------------------------------
@@ -132,7 +136,7 @@ def _first_loss(trainer, batch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", FAMILY)
+@pytest.mark.parametrize("mode", family())
 def test_scenelm_route(mode, tiny_training, tmp_path):
     """SceneLM: each weighting trains (parameters change, weights logged) and, with equal
     weights, its first loss equals SFT's."""
@@ -165,7 +169,7 @@ def test_scenelm_route(mode, tiny_training, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", FAMILY)
+@pytest.mark.parametrize("mode", family())
 def test_vlm_route(mode, tmp_path):
     """A LLaVA with its processor (images zeroed for the text-only pass, the blind column
     precomputed from a frozen copy): equal weights give SFT's loss, and it trains."""
@@ -194,7 +198,7 @@ def test_vlm_route(mode, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", FAMILY)
+@pytest.mark.parametrize("mode", family())
 def test_module_route(mode, tmp_path):
     """A LEO-like module through a token-level ModuleRoute with a frozen blind copy: the
     projector and the LM train."""
@@ -202,7 +206,7 @@ def test_module_route(mode, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", FAMILY)
+@pytest.mark.parametrize("mode", family())
 def test_trl_route(mode, tmp_path):
     """trl's SFTTrainer (prompt / completion text, the fused-head route): with equal weights
     one SGD step ends where `paper` with equal weights (a blind copy of the policy) ends, to

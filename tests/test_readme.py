@@ -121,7 +121,8 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "report/metrics.json").is_file()
     assert (tmp_path / "out/3drft/model.safetensors").is_file()
     assert (tmp_path / "srbench_report/report.md").is_file()
-    assert ran.count("python") == 7 and ran.count("accelerate-config") == 4, ran
+    assert ran.count("python") == 8 and ran.count("accelerate-config") == 4, ran
+    assert (tmp_path / "out/3drft_from_python/blind/model.safetensors").is_file()
     assert (tmp_path / "out/lora/adapter_model.safetensors").is_file()
     assert (tmp_path / "out/3drft_vlm/model.safetensors").is_file()
     assert (tmp_path / "scanqa_report/metrics.json").is_file()

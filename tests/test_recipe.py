@@ -1,6 +1,7 @@
 """The recipes run as users run them: a dataset folder built by `hf-real3d synth`, then
 accelerate launch with a YAML config and overrides, then predict.py on the same dataset."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from helpers.recipes import recipe_module, run_recipe_here
 
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
-from hf_real3d.training.pipeline import StaleModelError, ensure_blind_model
+from hf_real3d.training.pipeline import StaleModelError, blind_stage
 from hf_real3d.training.recipe import TRAINING_INFO, load_training_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,16 +89,40 @@ def _signature_args(synth_folder, tmp_path, **kw):
 def test_named_stale_blind_model_is_an_error(synth_folder, tmp_path):
     s, t = _signature_args(synth_folder, tmp_path)
     data = load_training_data(s)
-    assert ensure_blind_model(s, t, data) == str(tmp_path / "blind")  # trained: absent before
-    assert ensure_blind_model(s, t, data) == str(tmp_path / "blind")  # reused: same signature
+    stage = blind_stage(s, t, data)  # absent before: to be trained, as blind_ft.py trains
+    assert stage.train and stage.training_args.output_dir == str(tmp_path / "blind")
+    assert stage.script_args.blind and stage.training_args.reweighting == "none"
+    recipe_module("blind_ft").main(stage.script_args, stage.training_args, data=data)
+    assert not blind_stage(s, t, data).train  # reused: same signature
     _, other_lr = _signature_args(synth_folder, tmp_path, learning_rate=1e-3)
     with pytest.raises(StaleModelError, match=r"training\.learning_rate: saved 5e-05, asked "
-                                              r"0\.001"):
-        ensure_blind_model(s, other_lr, data)
+                                              r"0\.001.*check_blind_model false"):
+        blind_stage(s, other_lr, data)
+    # named with check_blind_model false: used as it is (the demo's fine-tuning arms)
+    as_is = blind_stage(dataclasses.replace(s, check_blind_model=False), other_lr, data)
+    assert not as_is.train and as_is.training_args.output_dir == str(tmp_path / "blind")
     fewer = dict(s.__dict__, max_train_questions=30)
     with pytest.raises(StaleModelError, match=r"data\.fingerprint"):
-        ensure_blind_model(ScriptArguments(**fewer), t, load_training_data(ScriptArguments(
-            **fewer)))
+        blind_stage(ScriptArguments(**fewer), t, load_training_data(ScriptArguments(**fewer)))
+
+
+def test_blind_stage_of_a_run_with_weights_carrying_gradient(synth_folder, tmp_path):
+    """3DR-FT with weight_grad (paper only): its blind model trains without reweighting, so
+    without weight_grad (it used to be refused building the blind stage's arguments)."""
+    s, t = _signature_args(synth_folder, tmp_path, weight_grad=True)
+    stage = blind_stage(s, t, load_training_data(s))
+    assert stage.train and stage.training_args.reweighting == "none"
+    assert stage.training_args.weight_grad is False and t.weight_grad is True
+
+
+def test_load_recipe_finds_the_recipes_and_names_a_missing_one(tmp_path):
+    from hf_real3d.errors import InputError
+    from hf_real3d.training.pipeline import RECIPES, load_recipe
+
+    assert RECIPES == ROOT / "recipes"
+    assert load_recipe("sft") is load_recipe("sft") and callable(load_recipe("3drft").main)
+    with pytest.raises(InputError, match=r"recipe 'nope': .*nope\.py not found.*clone"):
+        load_recipe("nope", tmp_path)
 
 
 def test_recipe_config_errors(tmp_path):
@@ -222,40 +247,50 @@ def test_one_set_of_scenelm_defaults():
 @pytest.mark.parametrize("recipe,flags", [("sft", []), ("blind_ft", []),
                                           ("3drft", ["--reweighting", "paper"]),
                                           ("3drft", ["--reweighting", "official"])])
-def test_each_recipe_reads_as_the_flow_and_trains_what_the_library_trains(synth_folder,
-                                                                          tmp_path, recipe,
-                                                                          flags):
+def test_each_recipe_trains_what_the_demo_trains(synth_folder, tmp_path, recipe, flags):
     """The recipes spell out data, (the blind stage,) model, trainer, train, save; the demo
-    trains through train_model / train_3drft. The two give the same weights, signature and
-    card wording."""
+    trains through their main, a job of its pool with the data loaded once beforehand. The
+    two give the same weights (both stages), signature and card wording."""
     import torch
     from safetensors.torch import load_file
 
-    from hf_real3d.training.pipeline import train_3drft
-    from hf_real3d.training.recipe import train_model
+    from hf_real3d.demo.pool import TrainingJob, TrainingPool, one_thread
 
     mod = recipe_module(recipe)
     outs = {}
-    for how in ("recipe", "library"):
+    for how in ("recipe", "demo"):
         out = tmp_path / how
         script_args, training_args = mod.parse(
             ["--dataset_name", str(synth_folder), "--output_dir", str(out), "--max_steps", "2",
              "--report_to", "none", "--max_train_questions", "16", *flags, *TINY])
-        if how == "recipe":
-            mod.main(script_args, training_args)
-        elif recipe == "3drft":
-            train_3drft(script_args, training_args)
+        if how == "recipe":  # as a user runs it: main loads its data (on the demo's one
+            with one_thread():  # thread, so that both run the same kernels)
+                mod.main(script_args, training_args)
         else:
-            train_model(script_args, training_args)
+            data = load_training_data(script_args)
+            with TrainingPool(1) as pool:
+                pool.train([TrainingJob("demo", recipe, script_args, training_args)], data,
+                           script_args)
         outs[how] = out
-    a, b = (load_file(outs[h] / "model.safetensors") for h in ("recipe", "library"))
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    folders = [""] + (["blind"] if "paper" in flags else [])
+    for sub in folders:
+        a, b = (load_file(outs[h] / sub / "model.safetensors") for h in ("recipe", "demo"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), sub
     info = [json.loads((outs[h] / TRAINING_INFO).read_text()) for h in outs]
     assert info[0]["data"] == info[1]["data"] and info[0]["model"] == info[1]["model"]
-    assert info[0]["training"]["reweighting"] == info[1]["training"]["reweighting"]
+    assert info[0]["training"] == info[1]["training"]
     cards = [(outs[h] / "README.md").read_text() for h in outs]
     wording = [line for line in cards[1].splitlines() if line.startswith("- ") and "(" in line]
     assert wording and wording[0] in cards[0]
+    # the weights it started from (the same seed) differ from those saved: it trained
+    from transformers import set_seed
+
+    from hf_real3d.training.recipe import build_model
+
+    set_seed(training_args.seed)
+    start = build_model(script_args, data.tokenizer, blind=recipe == "blind_ft").state_dict()
+    end = load_file(outs["demo"] / "model.safetensors")
+    assert any(not torch.equal(start[k], end[k]) for k in end if k in start)
 
 
 def test_rotation_refusals_are_one_line_from_the_recipe(synth_folder, tmp_path, capsys):

@@ -61,8 +61,8 @@ def test_equal_weights_give_sfts_loss_exactly():
     mask = torch.tensor([[True, True, False], [True, True, True]])
     logp = torch.tensor([[-0.5, -0.5, 0.0], [-0.5, -0.5, -0.5]], requires_grad=True)
     args = ReweightingArguments(reweighting="viewpoint_dro")
-    loss, w = mode("viewpoint_dro").loss(LossInputs(logp, mask, groups=torch.tensor([3, 3])),
-                                         args)
+    m = mode("viewpoint_dro")
+    loss, w = m.loss(LossInputs(logp, mask, groups=torch.tensor([3, 3])), **m.settings(args))
     assert torch.equal(w, torch.ones(2))
     assert float(loss.detach()) == float(weighted_loss_from_logprobs(logp, mask, 1.0).detach())
     loss.backward()
@@ -73,8 +73,8 @@ def test_the_worst_viewpoint_is_weighted_up():
     mask = torch.ones(2, 2, dtype=torch.bool)
     logp = torch.tensor([[-0.1, -0.1], [-2.0, -2.0]])
     args = ReweightingArguments(reweighting="viewpoint_dro", viewpoint_temperature=0.5)
-    loss, w = mode("viewpoint_dro").loss(LossInputs(logp, mask, groups=torch.tensor([1, 1])),
-                                         args)
+    m = mode("viewpoint_dro")
+    loss, w = m.loss(LossInputs(logp, mask, groups=torch.tensor([1, 1])), **m.settings(args))
     assert w[1] > 1 > w[0] and float(w.mean()) == pytest.approx(1.0)
     assert float(loss) > float(weighted_loss_from_logprobs(logp, mask, 1.0))
 

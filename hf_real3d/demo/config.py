@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from hf_real3d._fields import help_field
 from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
-from hf_real3d.training.modes import MODES
 
 __all__ = ["DemoConfig", "MODELS", "CORE_MODELS", "OPTIONAL_ARMS", "DEFAULT_ARMS", "ROLES",
            "ARM_CONTROLS", "FAMILY_ARMS", "ROTATION_ARMS", "ROTATION_CONTROLS",
@@ -48,13 +47,20 @@ ROLES = {"filter_full": "filter's full model (builds the filtered set)",
                       "steps as sft_rot_more",
          "sft_rot_transfer": "SFT augmented on some question kinds only (transfer_kinds), "
                              "the control's steps: consistency on kinds never seen turned",
-         # the family arms: their roles come from the registry of modes
-         **{m.demo_arm: m.demo_role for m in MODES.values() if m.demo_arm}}
+         # the reweighting family's arms (FAMILY_ARMS)
+         "cal_ft": "CAL-style: the control fine-tuned with weights = its own gain from the "
+                   "3D input, clamped to [1, 5]",
+         "prior_ft": "PRIOR-style: the control fine-tuned with weights = the blind "
+                     "reference's surprise, capped",
+         "excess_ft": "Rho-1-style: the control fine-tuned on the 60% of tokens of highest "
+                      "excess loss over the blind reference",
+         "3drft_paper_normalised": "3DR-FT paper weights rescaled to mean 1 per batch"}
 COUNTER_PRIOR_SEED_OFFSET = 2000  # the counter-prior evaluation rooms
 FILTER_SEED_OFFSET = 1000  # the filter's pair: other initial weights and data order
 # the reweighting family's arms: each fine-tunes the trained control exactly as 3drft_paper
 # does, with its own token weights (the reweighting mode)
-FAMILY_ARMS = {m.demo_arm: m.name for m in MODES.values() if m.demo_arm}
+FAMILY_ARMS = {"cal_ft": "cal", "prior_ft": "prior", "excess_ft": "excess",
+               "3drft_paper_normalised": "paper_normalised"}
 # the viewpoint-consistency arms (--arms rotation): rotation-augmented training, the
 # viewpoint objective, 3DR-FT on augmented data and the transfer test
 ROTATION_ARMS = ("sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot", "sft_rot_transfer")

@@ -2,11 +2,13 @@
 
 SceneLM's training steps are compute-bound and small: one training gains less from a second
 thread than a second training does from its own core, so trainings side by side, one thread
-each, finish a seed sooner. :class:`TrainingPool` runs a list of
-independent trainings that way (``--jobs N`` worker processes, started with ``spawn``) and
-hands back the saved models. Every training, in a worker or in this process, runs on one
-thread, so the figures do not depend on ``--jobs``; a list of one trains here. Each model
-is read back from its saved folder.
+each, finish a seed sooner. :class:`TrainingPool` runs a list of independent trainings that
+way (``--jobs N`` worker processes, started with ``spawn``) and hands back the saved models.
+Each training is a recipe's ``main`` (``recipes/sft.py``, ``blind_ft.py``, ``3drft.py``: the
+one training flow, found by :func:`~hf_real3d.training.pipeline.load_recipe`), given the
+seed's data already loaded. Every training, in a worker or in this process, runs on one
+thread, so the figures do not depend on ``--jobs``; a list of one trains here. Each model is
+read back from its saved folder.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ __all__ = ["TrainingJob", "TrainingPool", "one_thread"]
 
 @dataclass
 class TrainingJob:
-    """One model to train: its name, its recipe arguments and whether it is blind."""
+    """One model to train: its name, the recipe that trains it (``sft``, ``blind_ft`` or
+    ``3drft``) and that recipe's arguments."""
 
     name: str
+    recipe: str
     script_args: Any  # ScriptArguments
     training_args: Any  # ReweightedConfig
-    blind: bool = False
     cost: float = field(default=1.0, compare=False)  # longest first when sharing workers
 
 
@@ -70,7 +73,7 @@ def _data_key(sargs: Any) -> tuple:
 def _cached_data(cache: dict[tuple, Any], sargs: Any, tokenizer: Any) -> Any:
     """The training data of ``sargs`` (loaded once per key, with ``tokenizer`` so that
     token ids are the parent's); only one dataset's entries are kept."""
-    # the recipe's data loading, when a training needs other data than it was given
+    # the recipes' data loading, when a training needs other data than it was given
     from hf_real3d.training.recipe import load_training_data
 
     key = _data_key(sargs)
@@ -81,14 +84,18 @@ def _cached_data(cache: dict[tuple, Any], sargs: Any, tokenizer: Any) -> Any:
     return cache[key]
 
 
+def _train(job: TrainingJob, data: Any) -> None:
+    """``job``'s recipe trains it on ``data`` (the training data of its arguments)."""
+    # the recipes (and the training stack they import), when something trains
+    from hf_real3d.training.pipeline import load_recipe
+
+    load_recipe(job.recipe).main(job.script_args, job.training_args, data=data)
+
+
 def _train_in_worker(job: TrainingJob, tokenizer: Any) -> str:
     """Train ``job`` in a worker (its data loaded once per dataset, with the parent's
     tokenizer, so token ids are the parent's); return the saved model's folder."""
-    # the recipe's training stack, imported in the worker
-    from hf_real3d.training.recipe import train_model
-
-    train_model(job.script_args, job.training_args,
-                data=_cached_data(_WORKER_DATA, job.script_args, tokenizer), blind=job.blind)
+    _train(job, _cached_data(_WORKER_DATA, job.script_args, tokenizer))
     return job.training_args.output_dir
 
 
@@ -125,9 +132,8 @@ class TrainingPool:
         whose tokenizer every training uses; a job whose arguments read other data, e.g.
         rotation-augmented, loads its own once); return ``{name: SceneLM}`` in the jobs'
         order."""
-        # the recipe's training stack and SceneLM, when something trains
+        # SceneLM, when something trains
         from hf_real3d.modeling import SceneLM
-        from hf_real3d.training.recipe import train_model
 
         if self.jobs == 1 or len(jobs) == 1:
             with one_thread():
@@ -135,7 +141,7 @@ class TrainingPool:
                     own = data if data_args is None or \
                         _data_key(job.script_args) == _data_key(data_args) else \
                         _cached_data(self._data, job.script_args, data.tokenizer)
-                    train_model(job.script_args, job.training_args, data=own, blind=job.blind)
+                    _train(job, own)
         else:
             self._train_side_by_side(jobs, data)
         # every model as saved, wherever it trained

@@ -26,7 +26,7 @@ from hf_real3d.srbench.report import (
 )
 from hf_real3d.stats import mean_std, seed_stats, summary_text
 from hf_real3d.tables import markdown_table
-from hf_real3d.training.modes import FAMILY
+from hf_real3d.training.modes import family
 
 from .config import FAMILY_ARMS
 from .findings import (
@@ -120,9 +120,9 @@ def diagnosis_section(results: Any) -> list[str]:
                 "share of paper loss weight (%)": col("paper_loss_share", 100),
                 "official mean factor": col("official_mean"),
                 "share of official loss weight (%)": col("official_loss_share", 100)}
-        family = [m for m in FAMILY if f"{m}_loss_share" in w[0]["groups"].get("all", {})]
+        shown = [m for m in family() if f"{m}_loss_share" in w[0]["groups"].get("all", {})]
         rows.update({f"share of {m} loss weight (%)": col(f"{m}_loss_share", 100)
-                     for m in family})
+                     for m in shown})
         md += ["Weights 3DR-FT gives the trained control (`sft`, against `blind`) on the train "
                "split, before fine-tuning, by prior kind of the question (answer content "
                "tokens; the end-of-answer token keeps weight 1). `paper`: blind log-prob / "
@@ -148,7 +148,7 @@ def diagnosis_section(results: Any) -> list[str]:
                "for `official` of questions; 1 = as SFT): `paper` "
                + emphasis("paper_loss_share", "tokens") + "; `official` "
                + emphasis("official_loss_share", "questions")
-               + "".join(f"; `{m}` " + emphasis(f"{m}_loss_share", "tokens") for m in family)
+               + "".join(f"; `{m}` " + emphasis(f"{m}_loss_share", "tokens") for m in shown)
                + ". The paper weight is a "
                "ratio of two surprises, so it is near 1 where the control's text-only pass is "
                "as surprised as the blind model, and large only where the control guesses from "

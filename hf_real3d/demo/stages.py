@@ -43,7 +43,6 @@ from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments
 from hf_real3d.training.data import TrainingData, load_scene_bank, load_split
 from hf_real3d.training.diagnostics import token_weights, weight_summary
-from hf_real3d.training.pipeline import ensure_blind_model
 from hf_real3d.training.recipe import load_training_data
 
 from .config import (
@@ -103,11 +102,13 @@ class SeedRun:
             script_args: ScriptArguments | None = None, seed: int | None = None,
             epochs: float | None = None, lr: float | None = None, **overrides) -> TrainingJob:
         """One model to train (or fine-tune, as ``script_args`` says) into
-        ``models/<name>``; ``overrides`` set further training arguments."""
+        ``models/<name>`` by its recipe: ``blind_ft`` (``blind``), ``sft`` (no reweighting)
+        or ``3drft``; ``overrides`` set further training arguments."""
         targs = self.training_args(name, reweighting, seed=seed, epochs=epochs, lr=lr)
         for k, v in overrides.items():
             setattr(targs, k, v)
-        return TrainingJob(name, script_args or self.script_args, targs, blind,
+        recipe = "blind_ft" if blind else "sft" if reweighting == "none" else "3drft"
+        return TrainingJob(name, recipe, script_args or self.script_args, targs,
                            cost=targs.num_train_epochs * (1.0 if blind else 1.6))
 
     def train(self, *jobs: TrainingJob) -> dict[str, SceneLM]:
@@ -203,9 +204,10 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
     log("the 3DR-FT arms and their controls (not used by the filter): " + ", ".join(
         m for m in cfg.models() if m not in ("filter_full", "filter_blind", "sft", "blind",
                                              "sft_no3d")))
-    blind_path = ensure_blind_model(
-        dataclasses.replace(sargs, blind_model_path=str(run.root / "models" / "blind")),
-        run.training_args("3drft_paper", "paper"), run.data)
+    # the blind reference first_models trained, as it is: 3DR-FT's arms fine-tune the
+    # control (or start from the blind weights), so their own settings differ from its
+    blind_path = str(run.root / "models" / "blind")
+    sargs = dataclasses.replace(sargs, check_blind_model=False)
     jobs = []
     if cfg.drft_from_sft:  # fine-tune the trained control; sft_more: the same, unweighted
         start = dataclasses.replace(sargs, model_name_or_path=str(run.root / "models" / "sft"),
@@ -256,7 +258,7 @@ def rotation_jobs(run: SeedRun, *, first: bool, blind_path: str | None = None
     ``3drft_rot`` with 3DR-FT's paper weights, read from ``blind_path``)."""
     cfg = run.cfg
     arms = cfg.rotation_arms()
-    aug = dataclasses.replace(run.script_args, rotation_augment="all")
+    aug = dataclasses.replace(run.script_args, rotation_augment="all", check_blind_model=False)
     jobs = []
     if first:
         scratch = {"max_steps": run.steps(cfg.epochs)}

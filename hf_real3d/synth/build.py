@@ -17,7 +17,9 @@ Deterministic for a seed: every scene draws from its own generator seeded by
 from __future__ import annotations
 
 import collections
+import logging
 import os
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
@@ -32,12 +34,14 @@ from hf_real3d.hub import ConfigData, write_dataset_files
 from hf_real3d.scanqa import ROOM_KINDS, scanqa_records, write_scanqa
 from hf_real3d.scene import Scene, read_scannet, write_scannet
 from hf_real3d.schema import fill_rows, question_features, record_row, scene_features, scene_rows
+from hf_real3d.sources import DatasetFolder, resolve
 from hf_real3d.sqa3d import SQA3DRecord, summarize, write_split
 from hf_real3d.synth.config import SPLITS, SynthConfig
 from hf_real3d.synth.questions import generate_questions, sample_situation
 from hf_real3d.synth.rooms import generate_room
 
-__all__ = ["SynthConfig", "build_benchmark", "generate_split", "generate_scene_records"]
+__all__ = ["SynthConfig", "build_benchmark", "ensure_benchmark", "generate_split",
+           "generate_scene_records"]
 
 _SPLIT_CODE = {"train": 1, "val": 2, "test": 3}
 
@@ -173,6 +177,27 @@ CITATION = """@inproceedings{ma2023sqa3d,
   booktitle={ICLR},
   year={2023}
 }"""
+
+
+def ensure_benchmark(out: str | os.PathLike, config: SynthConfig | None = None) -> Path:
+    """``out`` holding the benchmark: the dataset folder found there (its README.md card),
+    or built now with ``config`` (default: :class:`SynthConfig`'s, what ``hf-real3d synth
+    --out <out>`` writes). One line on stderr says which. What the recipes do with their
+    default ``dataset_name``, ``data/synth``."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # an empty folder is built
+        resolve(out, DatasetFolder, what="the default benchmark's folder")
+        _say(f"dataset: {out} (the embedded default benchmark, found)")
+        return out
+    _say(f"dataset: {out} not found: building the embedded default benchmark "
+         f"(as hf-real3d synth --out {out})")
+    build_benchmark(out, config, progress=False)
+    return out
+
+
+def _say(msg: str) -> None:
+    logging.getLogger("hf_real3d.synth").info(msg)
+    print(f"[hf_real3d] {msg}", file=sys.stderr, flush=True)
 
 
 def _write_card(root: Path, config: SynthConfig, records: dict[str, list[SQA3DRecord]],

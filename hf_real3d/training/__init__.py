@@ -1,5 +1,9 @@
 """3D-reweighted fine-tuning (3DR-FT): pure losses, config, trainer."""
 
+# the recipes seed through the package they train with (transformers' own set_seed), so that
+# their first import is hf_real3d's, which bounds OpenMP's spinning before torch loads
+from transformers import set_seed
+
 from hf_real3d.training.blind import (
     BlindColumnCollator,
     model_digest,
@@ -14,7 +18,7 @@ from hf_real3d.training.losses import (
     per_sample_nll,
     token_logprobs,
 )
-from hf_real3d.training.modes import MODES, REWEIGHTING, Mode, family_weights, mode, register
+from hf_real3d.training.modes import MODES, Mode, family_weights, mode, register
 from hf_real3d.training.routes import (
     FusedHeadRoute,
     HFModelRoute,
@@ -33,12 +37,12 @@ __all__ = [
     "FusedHeadRoute",
     "HFModelRoute",
     "ModuleRoute",
-    "REWEIGHTING",
     "MODES",
     "Mode",
     "mode",
     "register",
     "family_weights",
+    "set_seed",
     "ReweightingArguments",
     "TextOnlyInputError",
     "TokenScores",

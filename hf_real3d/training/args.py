@@ -47,8 +47,15 @@ class ScriptArguments(SceneModelArguments):
         "help": "Local causal-LM checkpoint to use as the language model (Qwen, Llama, ...)."})
     blind: bool = field(default=False, metadata={"help": "Train the text-only (blind) model."})
     blind_model_path: str | None = field(default=None, metadata={
-        "help": "Blind fine-tuned model for reweighting='paper'. When absent (or stale and not "
-                "named here) 3drft.py trains it first into <output_dir>/blind."})
+        "help": "Blind fine-tuned model for the modes that read one (reweighting='paper', "
+                "'prior', 'excess', 'paper_normalised'). When absent (or stale and not named "
+                "here) 3drft.py trains it first (blind_ft.py's flow) into <output_dir>/blind."})
+    check_blind_model: bool = field(default=True, metadata={
+        "help": "Use a blind model found at blind_model_path only when it was trained with "
+                "this run's architecture, data and settings (its hf_real3d_training.json); a "
+                "stale one named here is an error. False: use it as it is, e.g. one trained "
+                "from scratch for a run that fine-tunes a trained model (the demo's 3DR-FT "
+                "arms)."})
     live_reference: bool = field(default=False, metadata={
         "help": "Run the blind model live as a frozen reference instead of precomputing."})
     max_train_questions: int | None = field(default=None, metadata={

@@ -59,9 +59,9 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
         f"{tr['learning_rate']:g} ({tr['lr_scheduler_type']}), batch "
         f"{tr['per_device_train_batch_size']} per device x {tr['gradient_accumulation_steps']} "
         f"accumulation, seed {tr['seed']}."]
-    if mode(tr["reweighting"]).uses_clip:
-        lines.append(f"- weight clip {tr['weight_clip']}, epsilon {tr['epsilon']}, "
-                     f"reweight_eos {tr['reweight_eos']}.")
+    settings = [f"{k} {tr[k]}" for k in mode(tr["reweighting"]).params if k in tr]
+    if settings:  # the mode's own hyperparameters
+        lines.append(f"- {tr['reweighting']} settings: {', '.join(settings)}.")
     if info.get("text_only_pass"):
         lines.append(f"- text-only pass (text_only_mode `{tr['text_only_mode']}`): "
                      f"{info['text_only_pass']}.")

@@ -30,7 +30,8 @@ from hf_real3d.training.losses import (
     token_logprobs,
     viewpoint_dro_weights,
 )
-from hf_real3d.training.modes import FAMILY, family_weights
+from hf_real3d.training.modes import family as family_modes
+from hf_real3d.training.modes import family_weights, mode
 
 __all__ = ["token_weights", "weight_summary", "viewpoint_weights", "viewpoint_summary"]
 
@@ -48,9 +49,10 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
     """
     if not rows:
         raise InputError("token_weights: no rows given")
-    bad = [m for m in family if m not in FAMILY]
+    bad = [m for m in family if m not in family_modes()]
     if bad:
-        raise InputError(f"token_weights: family weighting {bad[0]!r} is not one of {FAMILY}")
+        raise InputError(f"token_weights: family weighting {bad[0]!r} is not one of "
+                         f"{family_modes()}")
     missing = [i for i, r in enumerate(rows) if group_field not in r]
     if missing:
         raise InputError(f"token_weights: row {missing[0]} has no {group_field!r} field; pass "
@@ -85,11 +87,14 @@ def token_weights(model, blind_model, tokenizer, bank: SceneBank, rows: Sequence
             cols["official"].append(np.repeat(factor.numpy(), per_row))
             if family:  # the full pass too: cal reads the gain from the 3D input
                 full_logp, _ = token_logprobs(model(**enc).logits, labels)
-                for mode in family:
-                    fw = family_weights(mode, full_logp, mask, text_logp=text_logp,
-                                        blind_logp=blind_logp, eps=eps, clip=clip,
-                                        nan_policy="zero")
-                    cols[mode].append(fw[mask].numpy())
+                # each mode's own settings among these; its others keep their defaults
+                common = {"eps": eps, "clip": clip, "nan_policy": "zero"}
+                for name in family:
+                    takes = mode(name).params.values()
+                    fw = family_weights(name, full_logp, mask, text_logp=text_logp,
+                                        blind_logp=blind_logp,
+                                        **{k: v for k, v in common.items() if k in takes})
+                    cols[name].append(fw[mask].numpy())
     return pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
 
 
@@ -130,11 +135,11 @@ def weight_summary(weights: pd.DataFrame, *, clip: float | None = 10.0,
             "official_log10_hist": np.histogram(
                 np.log10(q.official.clip(lower=1e-6)), f_edges)[0].tolist(),
         }
-        for mode in (m for m in FAMILY if m in content):  # the family's weights, if computed
-            total = content[mode].sum()
-            groups[str(name)][f"{mode}_mean"] = float(g[mode].mean()) if len(g) else None
-            groups[str(name)][f"{mode}_loss_share"] = \
-                float(g[mode].sum() / total) if total > 0 else None
+        for fam in (m for m in family_modes() if m in content):  # the family's, if computed
+            total = content[fam].sum()
+            groups[str(name)][f"{fam}_mean"] = float(g[fam].mean()) if len(g) else None
+            groups[str(name)][f"{fam}_loss_share"] = \
+                float(g[fam].sum() / total) if total > 0 else None
     return {"paper_log10_edges": edges.tolist(), "official_log10_edges": f_edges.tolist(),
             "clip": clip, "groups": groups}
 

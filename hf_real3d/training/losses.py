@@ -245,8 +245,8 @@ def _check_finite_inputs(nan_policy: str, mask: torch.Tensor, **inputs) -> None:
 
 
 def cal_weights(logp: torch.Tensor, mask: torch.Tensor, *, text_logp: torch.Tensor,
-                cal_min: float = 1.0, cal_max: float = 5.0, nan_policy: str = "raise",
-                **_: object) -> torch.Tensor:
+                cal_min: float = 1.0, cal_max: float = 5.0, nan_policy: str = "raise"
+                ) -> torch.Tensor:
     """``cal``: the policy's gain from its 3D input, ``logp - text_logp``, clamped to
     ``[cal_min, cal_max]`` and rescaled to mean 1 over ``mask`` (detached).
 
@@ -264,8 +264,8 @@ def cal_weights(logp: torch.Tensor, mask: torch.Tensor, *, text_logp: torch.Tens
 
 
 def prior_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.Tensor,
-                  eps: float = 1e-4, prior_cap: float = 5.0, nan_policy: str = "raise",
-                  **_: object) -> torch.Tensor:
+                  eps: float = 1e-4, prior_cap: float = 5.0, nan_policy: str = "raise"
+                  ) -> torch.Tensor:
     """``prior``: the blind reference's surprise ``-blind_logp`` (at most
     :data:`PRIOR_MAX_SURPRISE` nats; ``-inf`` counts as that), rescaled to mean 1 over
     ``mask`` and then capped at ``prior_cap`` (detached).
@@ -283,8 +283,8 @@ def prior_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.T
 
 
 def excess_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.Tensor,
-                   excess_ratio: float = 0.6, nan_policy: str = "raise",
-                   **_: object) -> torch.Tensor:
+                   excess_ratio: float = 0.6, nan_policy: str = "raise"
+                   ) -> torch.Tensor:
     """``excess`` (Rho-1): the ``excess_ratio`` share of ``mask``'s tokens with the largest
     excess loss ``CE_policy - CE_blind = blind_logp - logp`` get weight 1, the others 0
     (ties: the earlier token), rescaled to mean 1 (detached).
@@ -315,7 +315,7 @@ def excess_weights(logp: torch.Tensor, mask: torch.Tensor, *, blind_logp: torch.
 def paper_normalised_weights(logp: torch.Tensor, mask: torch.Tensor, *,
                              blind_logp: torch.Tensor, text_logp: torch.Tensor,
                              eps: float = 1e-4, clip: float | None = None,
-                             nan_policy: str = "raise", **_: object) -> torch.Tensor:
+                             nan_policy: str = "raise") -> torch.Tensor:
     """``paper_normalised``: :func:`paper_weights` rescaled to mean 1 over ``mask``, which
     keeps their redistribution and drops their change of step size (detached).
 

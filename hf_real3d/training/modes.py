@@ -1,22 +1,24 @@
 """The registry of reweighting modes: every ``reweighting=`` value is one :class:`Mode`.
 
 An entry holds the mode's name, what it reads (the blind reference's log-probs, the policy's
-own text-only pass), a one-line description, the model card's wording, the demo arm that
-trains it (if any) and its loss. The trainer's dispatch, the config's ``choices`` and help
-text, the model card and the demo's roles are all read from here, so adding a mode means
-adding one :func:`register` call and its test.
+own text-only pass), a one-line description, the model card's wording, its hyperparameters
+(the config fields it reads) and its loss. The trainer's dispatch, the config's ``choices``
+and help text and the model card are all read from here, so adding a mode means adding one
+:func:`register` call and its test.
 
 >>> from hf_real3d.training.modes import MODES, mode
 >>> list(MODES)
 ['none', 'paper', 'official', 'cal', 'prior', 'excess', 'paper_normalised', 'viewpoint_dro']
 >>> mode("prior").needs_blind, mode("prior").needs_text_only
 (True, False)
+>>> mode("prior").params  # config field: the keyword its loss takes it as
+{'epsilon': 'eps', 'prior_cap': 'prior_cap', 'nan_policy': 'nan_policy'}
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -34,8 +36,8 @@ from hf_real3d.training.losses import (
     weighted_loss_from_logprobs,
 )
 
-__all__ = ["Mode", "LossInputs", "MODES", "register", "mode", "family_weights", "FAMILY",
-           "NEEDS_BLIND", "NEEDS_TEXT_ONLY", "REWEIGHTING", "help_text", "check_groups"]
+__all__ = ["Mode", "LossInputs", "MODES", "register", "mode", "family", "family_weights",
+           "help_text", "check_groups"]
 
 
 @dataclass
@@ -46,7 +48,8 @@ class LossInputs:
     its 3D input (when the mode needs it); ``blind_logp``: the blind reference's (when the
     mode needs it); ``num_items_in_batch``: the answer tokens over the accumulated global
     batch (None: the local count); ``num_sequences``: the sequences over the same batch;
-    ``fixed_weight_mask``: tokens that keep weight 1 (the end-of-answer token)."""
+    ``eos_mask``: the end-of-answer tokens (``paper`` keeps them at weight 1 unless
+    ``reweight_eos``); ``groups``: each sequence's viewpoint group (``viewpoint_dro``)."""
 
     logp: torch.Tensor
     mask: torch.Tensor
@@ -54,11 +57,12 @@ class LossInputs:
     blind_logp: torch.Tensor | None = None
     num_items_in_batch: torch.Tensor | int | None = None
     num_sequences: torch.Tensor | int | None = None
-    fixed_weight_mask: torch.Tensor | None = None
+    eos_mask: torch.Tensor | None = None
     groups: torch.Tensor | None = None
 
 
-LossFn = Callable[[LossInputs, Any], "tuple[torch.Tensor, torch.Tensor | None]"]
+# a mode's loss: ``loss(inputs, **settings)``, ``settings`` being its declared hyperparameters
+LossFn = Callable[..., "tuple[torch.Tensor, torch.Tensor | None]"]
 WeightFn = Callable[..., torch.Tensor]
 
 
@@ -66,14 +70,15 @@ WeightFn = Callable[..., torch.Tensor]
 class Mode:
     """One reweighting mode.
 
-    ``token_level``: the loss needs per-token log-probs (a route giving one loss per sample
-    serves only the modes without it). ``loss(inputs, args)`` returns the micro-batch loss
-    and the weights of its answer tokens (or samples) for the logs, or None. ``weights`` is
-    set for the family's modes, whose detached token weights have mean 1 and enter SFT's
-    sum unchanged otherwise.
-    ``needs_groups``: the batch must hold each question's viewpoints together, with their
-    group ids. ``demo_arm``/``demo_role``: the demo's arm that fine-tunes the control with
-    this mode."""
+    ``params``: the mode's hyperparameters, each config field it reads
+    (:class:`~hf_real3d.training.trainer.ReweightingArguments`) and the keyword its loss
+    and weights take it as; :meth:`settings` reads them from a config. ``loss(inputs,
+    **settings)`` returns the micro-batch loss and the weights of its answer tokens (or
+    samples) for the logs, or None. ``token_level``: the loss needs per-token log-probs (a
+    route giving one loss per sample serves only the modes without it). ``weights`` is set
+    for the family's modes, whose detached token weights have mean 1 and enter SFT's sum
+    unchanged otherwise. ``needs_groups``: the batch must hold each question's viewpoints
+    together, with their group ids."""
 
     name: str
     summary: str
@@ -81,12 +86,15 @@ class Mode:
     needs_blind: bool
     needs_text_only: bool
     loss: LossFn
+    params: dict[str, str] = field(default_factory=dict, hash=False)
     token_level: bool = True
     weights: WeightFn | None = None
-    uses_clip: bool = False
     needs_groups: bool = False
-    demo_arm: str | None = None
-    demo_role: str | None = None
+
+    def settings(self, args: Any) -> dict[str, Any]:
+        """The mode's hyperparameters read from ``args`` (a ``ReweightingArguments``), by the
+        keyword its loss takes each as."""
+        return {kw: getattr(args, name) for name, kw in self.params.items()}
 
 
 MODES: dict[str, Mode] = {}
@@ -112,17 +120,22 @@ def help_text() -> str:
     return "; ".join(f"'{m.name}' ({m.summary})" for m in MODES.values()) + "."
 
 
+def family() -> tuple[str, ...]:
+    """The registered modes whose weights enter SFT's sum (``cal``, ``prior``, ``excess``,
+    ``paper_normalised``): their token weights have mean 1 (:func:`family_weights`)."""
+    return tuple(m.name for m in MODES.values() if m.weights is not None)
+
+
 def family_weights(name: str, logp: torch.Tensor, mask: torch.Tensor, *,
                    text_logp: torch.Tensor | None = None,
-                   blind_logp: torch.Tensor | None = None, eps: float = 1e-4,
-                   clip: float | None = None, cal_min: float = 1.0, cal_max: float = 5.0,
-                   prior_cap: float = 5.0, excess_ratio: float = 0.6,
-                   nan_policy: str = "raise") -> torch.Tensor:
+                   blind_logp: torch.Tensor | None = None, **settings: Any) -> torch.Tensor:
     """Detached token weights of the family mode ``name``, mean 1 over ``mask``.
 
     ``logp``: the full pass's log-probs; ``text_logp``: the policy without its 3D input
     (``cal``, ``paper_normalised``); ``blind_logp``: the blind reference's (``prior``,
-    ``excess``, ``paper_normalised``). See :mod:`hf_real3d.training.losses` for each rule.
+    ``excess``, ``paper_normalised``); the mode is handed the ones it reads. ``settings``:
+    some of the mode's own hyperparameters (``Mode.params``' keywords; the rest keep their
+    defaults), another is refused. See :mod:`hf_real3d.training.losses` for each rule.
 
     >>> m = torch.ones(1, 4, dtype=torch.bool)
     >>> full = torch.tensor([[-0.1, -0.1, -2.0, -0.5]])
@@ -135,45 +148,54 @@ def family_weights(name: str, logp: torch.Tensor, mask: torch.Tensor, *,
     """
     entry = MODES.get(name)
     if entry is None or entry.weights is None:
-        raise InputError(f"Expected a weighting in {FAMILY} but got {name!r}")
-    if entry.needs_text_only and text_logp is None:
-        raise InputError(f"reweighting={name!r} needs the policy's text-only log-probs")
-    if entry.needs_blind and blind_logp is None:
-        raise InputError(f"reweighting={name!r} needs the blind reference's log-probs")
-    return entry.weights(logp, mask, text_logp=text_logp, blind_logp=blind_logp, eps=eps,
-                         clip=clip, cal_min=cal_min, cal_max=cal_max, prior_cap=prior_cap,
-                         excess_ratio=excess_ratio, nan_policy=nan_policy)
+        raise InputError(f"Expected a weighting in {family()} but got {name!r}")
+    takes = sorted(entry.params.values())
+    other = sorted(set(settings) - set(takes))
+    if other:
+        raise InputError(f"reweighting={name!r} takes the settings {takes} but got {other[0]!r}")
+    inputs = {}
+    if entry.needs_text_only:
+        if text_logp is None:
+            raise InputError(f"reweighting={name!r} needs the policy's text-only log-probs")
+        inputs["text_logp"] = text_logp
+    if entry.needs_blind:
+        if blind_logp is None:
+            raise InputError(f"reweighting={name!r} needs the blind reference's log-probs")
+        inputs["blind_logp"] = blind_logp
+    return entry.weights(logp, mask, **inputs, **settings)
 
 
 # --- the modes ------------------------------------------------------------------------------
 
-def _sft_loss(x: LossInputs, args) -> tuple[torch.Tensor, None]:
+def _sft_loss(x: LossInputs) -> tuple[torch.Tensor, None]:
     return weighted_loss_from_logprobs(x.logp, x.mask, 1.0, x.num_items_in_batch), None
 
 
-def _paper_loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
+def _paper_loss(x: LossInputs, *, eps: float, clip: float | None, weight_grad: bool,
+                reweight_eos: bool, nan_policy: str) -> tuple[torch.Tensor, torch.Tensor]:
     loss, w = paper_loss_from_logprobs(
-        x.logp, x.mask, x.blind_logp, x.text_logp, x.num_items_in_batch, eps=args.epsilon,
-        clip=args.weight_clip, fixed_weight_mask=x.fixed_weight_mask,
-        nan_policy=args.nan_policy, weight_grad=args.weight_grad)
+        x.logp, x.mask, x.blind_logp, x.text_logp, x.num_items_in_batch, eps=eps, clip=clip,
+        fixed_weight_mask=None if reweight_eos else x.eos_mask, nan_policy=nan_policy,
+        weight_grad=weight_grad)
     return loss, w[x.mask].detach()
 
 
-def _official_loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
+def _official_loss(x: LossInputs, *, eps: float, nan_policy: str
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
     return official_loss_from_logprobs(x.logp, x.mask, x.text_logp, x.num_sequences,
-                                       eps=args.epsilon, nan_policy=args.nan_policy)
+                                       eps=eps, nan_policy=nan_policy)
 
 
 def _family_loss(name: str) -> LossFn:
-    def loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss(x: LossInputs, **settings: Any) -> tuple[torch.Tensor, torch.Tensor]:
         w = family_weights(name, x.logp, x.mask, text_logp=x.text_logp,
-                           blind_logp=x.blind_logp, eps=args.epsilon, clip=args.weight_clip,
-                           cal_min=args.cal_min, cal_max=args.cal_max,
-                           prior_cap=args.prior_cap, excess_ratio=args.excess_ratio,
-                           nan_policy=args.nan_policy)
+                           blind_logp=x.blind_logp, **settings)
         return weighted_loss_from_logprobs(x.logp, x.mask, w, x.num_items_in_batch), w[x.mask]
     return loss
 
+
+# config field -> the keyword the losses and weights take it as
+_EPS, _CLIP, _NAN = {"epsilon": "eps"}, {"weight_clip": "clip"}, {"nan_policy": "nan_policy"}
 
 register(Mode(
     "none", summary="plain SFT", card="plain SFT (no reweighting)",
@@ -181,43 +203,40 @@ register(Mode(
 register(Mode(
     "paper", summary="token weights = blind log-prob / current text-only log-prob",
     card="3DR-FT, paper variant (token weight = blind log-prob / own text-only log-prob)",
-    needs_blind=True, needs_text_only=True, loss=_paper_loss, uses_clip=True))
+    needs_blind=True, needs_text_only=True, loss=_paper_loss,
+    params={**_CLIP, **_EPS, "reweight_eos": "reweight_eos", "weight_grad": "weight_grad",
+            **_NAN}))
 register(Mode(
     "official", summary="per-sample full loss / own text-only loss",
     card="3DR-FT, official-code variant (per-sample full loss / own text-only loss)",
-    needs_blind=False, needs_text_only=True, loss=_official_loss, token_level=False))
+    needs_blind=False, needs_text_only=True, loss=_official_loss, token_level=False,
+    params={**_EPS, **_NAN}))
 register(Mode(
     "cal", summary="weights of mean 1 per batch: the policy's gain from its 3D input, "
                    "clamped to [cal_min, cal_max]",
     card="CAL-style reweighting (token weight = own gain from the 3D input, clamped, mean 1 "
          "per batch)",
     needs_blind=False, needs_text_only=True, loss=_family_loss("cal"), weights=cal_weights,
-    demo_arm="cal_ft",
-    demo_role="CAL-style: the control fine-tuned with weights = its own gain from the 3D "
-              "input, clamped to [1, 5]"))
+    params={"cal_min": "cal_min", "cal_max": "cal_max", **_NAN}))
 register(Mode(
     "prior", summary="weights of mean 1 per batch: the blind reference's surprise, capped at "
                      "prior_cap",
     card="PRIOR-style reweighting (token weight = the blind model's surprise, mean 1 per "
          "batch, capped)",
     needs_blind=True, needs_text_only=False, loss=_family_loss("prior"), weights=prior_weights,
-    demo_arm="prior_ft",
-    demo_role="PRIOR-style: the control fine-tuned with weights = the blind reference's "
-              "surprise, capped"))
+    params={**_EPS, "prior_cap": "prior_cap", **_NAN}))
 register(Mode(
     "excess", summary="Rho-1: the excess_ratio share of tokens of highest loss over the blind "
                       "reference's",
     card="Rho-1-style selection (the tokens of highest excess loss over the blind model)",
     needs_blind=True, needs_text_only=False, loss=_family_loss("excess"),
-    weights=excess_weights, demo_arm="excess_ft",
-    demo_role="Rho-1-style: the control fine-tuned on the 60% of tokens of highest excess "
-              "loss over the blind reference"))
+    weights=excess_weights, params={"excess_ratio": "excess_ratio", **_NAN}))
 register(Mode(
     "paper_normalised", summary="the paper weights rescaled to mean 1 per batch",
     card="3DR-FT paper weights rescaled to mean 1 per batch",
     needs_blind=True, needs_text_only=True, loss=_family_loss("paper_normalised"),
-    weights=paper_normalised_weights, uses_clip=True, demo_arm="3drft_paper_normalised",
-    demo_role="3DR-FT paper weights rescaled to mean 1 per batch"))
+    weights=paper_normalised_weights, params={**_CLIP, **_EPS, **_NAN}))
+
 
 def check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
     """The batch's viewpoint group ids, refused when the batch carries none."""
@@ -229,10 +248,11 @@ def check_groups(name: str, groups: Any, column: str) -> torch.Tensor:
     return torch.as_tensor(groups)
 
 
-def _viewpoint_dro_loss(x: LossInputs, args) -> tuple[torch.Tensor, torch.Tensor]:
-    groups = check_groups("viewpoint_dro", x.groups, args.viewpoint_group_column)
+def _viewpoint_dro_loss(x: LossInputs, *, temperature: float, group_column: str
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    groups = check_groups("viewpoint_dro", x.groups, group_column)
     w = viewpoint_dro_weights(mean_nll(x.logp.detach().float(), x.mask), groups,
-                              temperature=args.viewpoint_temperature)
+                              temperature=temperature)
     tok = w[:, None].to(x.logp.dtype) * x.mask
     return weighted_loss_from_logprobs(x.logp, x.mask, tok, x.num_items_in_batch), w
 
@@ -243,10 +263,5 @@ register(Mode(
                              "mean 1 per question",
     card="viewpoint-robust training (per question, the viewpoint of highest loss weighted "
          "up: softmax over its viewpoints' losses, mean 1 per question)",
-    needs_blind=False, needs_text_only=False, loss=_viewpoint_dro_loss, needs_groups=True))
-
-# derived views, kept for readers of the older names
-REWEIGHTING = tuple(MODES)
-FAMILY = tuple(m.name for m in MODES.values() if m.weights is not None)
-NEEDS_BLIND = tuple(m.name for m in MODES.values() if m.needs_blind)
-NEEDS_TEXT_ONLY = tuple(m.name for m in MODES.values() if m.needs_text_only)
+    needs_blind=False, needs_text_only=False, loss=_viewpoint_dro_loss, needs_groups=True,
+    params={"viewpoint_temperature": "temperature", "viewpoint_group_column": "group_column"}))

@@ -1,9 +1,10 @@
-"""Training one model: data from a built dataset, the model, the trainer, the saved model
-with its training signature and card. The recipes (``recipes/*.py``), the staged pipeline
-(:mod:`hf_real3d.training.pipeline`) and the demo all train through :func:`train_model`, so a
-model trained by the demo and one trained with ``accelerate launch recipes/3drft.py`` go
-through the same code. Data always comes from ``datasets`` (``--dataset_name``: a folder
-built by ``hf-real3d synth`` / ``build-real3dqa``, or a Hub id).
+"""The steps the recipes spell out: the training data of a built dataset, the model, the
+blind reference's log-probs, the announcement, the saved model with its training signature
+and card. The flow itself (data, model, trainer, train, save) is written out once, in each
+recipe's ``main`` (``recipes/sft.py``, ``blind_ft.py``, ``3drft.py``); the demo and the tests
+train by calling those ``main`` functions. Data always comes from ``datasets``
+(``--dataset_name``: a folder built by ``hf-real3d synth`` / ``build-real3dqa``, or a Hub
+id); the recipes build the default folder (``data/synth``) when it is absent.
 """
 
 from __future__ import annotations
@@ -15,20 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from transformers import set_seed
-
 from hf_real3d._io import write_json
 from hf_real3d.errors import InputError
 from hf_real3d.modeling import (
     SceneLM,
     SceneLMConfig,
     SceneQACollator,
-    collator_for,
 )
 from hf_real3d.modeling.settings import SceneModelArguments
-from hf_real3d.synth import SynthConfig
-from hf_real3d.synth.build import build_benchmark
-from hf_real3d.training.args import DEFAULT_DATASET, ScriptArguments
+from hf_real3d.training.args import ScriptArguments
 from hf_real3d.training.augment import rotation_augment
 from hf_real3d.training.blind import precompute_blind_logprobs
 from hf_real3d.training.card import write_model_card
@@ -40,12 +36,11 @@ from hf_real3d.training.data import (
     load_split,
     tokenize_dataset,
 )
-from hf_real3d.training.modes import mode
+from hf_real3d.training.modes import MODES, mode
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
-__all__ = ["load_training_data", "build_model", "reference_data", "announce", "train_model",
-           "save_trained", "training_signature", "ensure_dataset", "check_augment_args",
-           "TRAINING_INFO"]
+__all__ = ["load_training_data", "build_model", "reference_data", "announce", "save_trained",
+           "training_signature", "check_augment_args", "TRAINING_INFO"]
 
 logger = logging.getLogger("hf_real3d.training")
 TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
@@ -59,26 +54,11 @@ def _log(msg: str) -> None:
 # --- data and model -------------------------------------------------------------------------
 
 
-def ensure_dataset(name: str) -> str:
-    """The dataset folder to train on. The default (``data/synth``) is built here when it is
-    absent (what ``hf-real3d synth --out data/synth`` writes, built by the library); the log
-    says which. Any other name is left to :func:`load_split`, whose error names it."""
-    if name != DEFAULT_DATASET:
-        return name
-    if (Path(name) / "README.md").is_file():
-        _log(f"dataset: {name} (the embedded default benchmark, found)")
-        return name
-    _log(f"dataset: {name} not found: building the embedded default benchmark "
-         f"(as hf-real3d synth --out {name})")
-    build_benchmark(name, SynthConfig(), progress=False)
-    return name
-
-
 def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData:
-    """Question splits and scenes from ``args.dataset_name``, tokenized for training (the
-    default dataset is built first when absent: :func:`ensure_dataset`)."""
+    """Question splits and scenes from ``args.dataset_name``, tokenized for training;
+    ``tokenizer``: the one to use (default: :func:`build_tokenizer`'s, from
+    ``args.tokenizer_path`` or trained on the training split)."""
     check_augment_args(args)
-    ensure_dataset(args.dataset_name)
     train = load_split(args.dataset_name, args.dataset_config, args.dataset_train_split)
     if args.max_train_questions is not None:
         train = train.select(range(min(args.max_train_questions, len(train))))
@@ -191,6 +171,14 @@ _TRAIN_KEYS = ("num_train_epochs", "max_steps", "per_device_train_batch_size",
                "cal_max", "prior_cap", "excess_ratio")
 
 
+def _training_keys() -> tuple[str, ...]:
+    """The training settings a signature records: the common ones, then every registered
+    mode's own hyperparameters (the same keys whatever the mode, so that signatures of two
+    modes compare key by key)."""
+    own = [k for m in MODES.values() for k in m.params if k not in _TRAIN_KEYS]
+    return (*_TRAIN_KEYS, *dict.fromkeys(own))
+
+
 def training_signature(script_args: ScriptArguments, training_args: ReweightedConfig,
                        data: TrainingData, *, blind: bool) -> dict[str, Any]:
     """What determines a trained model: its architecture, the data it saw (fingerprint) and
@@ -198,7 +186,7 @@ def training_signature(script_args: ScriptArguments, training_args: ReweightedCo
     return {
         "model": {**{k: getattr(script_args, k) for k in _MODEL_KEYS}, "blind": bool(blind)},
         "data": {"fingerprint": data.fingerprint, "train_rows": len(data.train)},
-        "training": {k: getattr(training_args, k) for k in _TRAIN_KEYS},
+        "training": {k: getattr(training_args, k) for k in _training_keys()},
     }
 
 
@@ -270,38 +258,6 @@ def save_trained(trainer: ReweightedTrainer, result, script_args: ScriptArgument
     write_model_card(training_args.output_dir, info)
 
 
-def train_model(script_args: ScriptArguments, training_args: ReweightedConfig, *,
-                data: TrainingData | None = None, blind: bool | None = None,
-                stage: str | None = None) -> ReweightedTrainer:
-    """Train SFT / blind / 3DR-FT as ``training_args.reweighting`` and ``blind`` say, step
-    by step as ``recipes/sft.py`` reads: data, model, trainer, train, save with card.
-    Returns the trainer."""
-    blind = script_args.blind if blind is None else blind
-    if data is None:
-        with training_args.main_process_first(desc="dataset"):
-            data = load_training_data(script_args)
-    set_seed(training_args.seed)  # the initial weights depend on the seed alone
-    model = build_model(script_args, data.tokenizer, blind=blind)
-    collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
-    train_ds, eval_ds, ref_model, blind_info = (
-        (data.train, data.eval, None, None) if blind else
-        reference_data(script_args, training_args, data, collator))
-    announce(stage or Path(training_args.output_dir).name, training_args, data, len(train_ds),
-             blind=blind)
-    trainer = ReweightedTrainer(model=model, args=training_args, ref_model=ref_model,
-                                train_dataset=train_ds, eval_dataset=eval_ds,
-                                data_collator=collator, processing_class=data.tokenizer)
-    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    save_trained(trainer, result, script_args, training_args, data, blind=blind,
-                 blind_info=blind_info)
-    return trainer
-
-
 def _read_info(path: str | os.PathLike) -> dict[str, Any]:
     f = Path(path) / TRAINING_INFO
     return json.loads(f.read_text()) if f.is_file() else {}
-
-
-# --- recipe arguments -----------------------------------------------------------------------
-
-

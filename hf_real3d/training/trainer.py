@@ -315,16 +315,14 @@ class ReweightingMixin:
                                                     if mask.any() else 0.0)
         if entry.needs_blind:
             blind_logp = self._blind_logprobs(route, inputs, mask, blind_col, blind_col_mask)
-        fixed = None
         eos = self._eos_id()
-        if not args.reweight_eos and eos is not None and full.tokens is not None:
-            fixed = full.tokens.eq(eos)
+        eos_mask = full.tokens.eq(eos) if eos is not None and full.tokens is not None else None
         global_seqs = num_items_in_batch is not None and model.training
         loss, wv = entry.loss(LossInputs(
             full.logp, mask, text_logp=text_logp, blind_logp=blind_logp,
             num_items_in_batch=num_items_in_batch if full.per_token else None,
             num_sequences=self._num_sequences if global_seqs else None,
-            fixed_weight_mask=fixed, groups=groups), args)
+            eos_mask=eos_mask, groups=groups), **entry.settings(args))
         if wv is not None and len(wv):
             self._stats["weight_mean"].append(float(wv.mean()))
             self._stats["weight_up_share"].append(float((wv > 1).float().mean()))

@@ -1,4 +1,5 @@
-"""``recipes/3drft_vlm.py``: 3DR-FT of a Hugging Face VLM on a built dataset's rendered views.
+"""What ``recipes/3drft_vlm.py`` uses: 3DR-FT of a Hugging Face VLM on a built dataset's
+rendered views (the recipe spells the flow out: data, model, reference, trainer, save).
 
 The questions (config ``sqa3d``) are joined with the ``views`` config on ``question_id`` and
 ``rotation_deg`` (rendered first, with one log line, when the folder lacks it), so a VLM
@@ -39,12 +40,12 @@ from hf_real3d.training.args import parse_recipe_args
 from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
-from hf_real3d.training.recipe import _log, ensure_dataset
-from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
-from hf_real3d.training.vlm import VLMCollator
+from hf_real3d.training.recipe import _log
+from hf_real3d.training.trainer import ReweightedConfig
 from hf_real3d.views import add_views_config, view_rows
 
-__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava", "train_vlm"]
+__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava",
+           "load_vlm", "blind_vlm", "announce_vlm", "parse_vlm_args"]
 
 
 @dataclass
@@ -178,40 +179,30 @@ def small_llava(texts: list[str], *, hidden: int, layers: int, image_size: int,
     return model, proc
 
 
-def train_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig
-              ) -> ReweightedTrainer:
-    """``recipes/3drft_vlm.py``: a small LLaVA-style VLM fine-tuned on rendered views (3D as images)
-    with the trainer's loss; saves the model, its processor and card."""
-    with training_args.main_process_first(desc="dataset"):
-        ensure_dataset(script_args.dataset_name)
-        train = vlm_rows(script_args.dataset_name, script_args.dataset_config,
-                         script_args.dataset_train_split, limit=script_args.max_train_questions,
-                         augment=script_args.rotation_augment,
-                         rotation_viewpoints=script_args.rotation_viewpoints)
-    if script_args.model_name_or_path:
-        model = AutoModelForImageTextToText.from_pretrained(script_args.model_name_or_path)
-        proc = AutoProcessor.from_pretrained(script_args.model_name_or_path)
-    else:
-        model, proc = build_small_llava(train, script_args.hidden_size, script_args.num_layers,
-                                        script_args.image_size)
-    ref = None
-    if mode(training_args.reweighting).needs_blind:
-        if not script_args.blind_model_path:
-            raise FileNotFoundError(f"reweighting={training_args.reweighting!r} needs "
-                                    "blind_model_path (a blind VLM folder); or use "
-                                    "reweighting='official' or 'cal'")
-        ref = AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
+def load_vlm(path: str) -> tuple[torch.nn.Module, object]:
+    """A local VLM folder: ``(model, processor)``."""
+    return (AutoModelForImageTextToText.from_pretrained(path),
+            AutoProcessor.from_pretrained(path))
+
+
+def blind_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig):
+    """The frozen blind VLM the mode reads (``blind_model_path``), or None for a mode that
+    reads none."""
+    if not mode(training_args.reweighting).needs_blind:
+        return None
+    if not script_args.blind_model_path:
+        raise FileNotFoundError(f"reweighting={training_args.reweighting!r} needs "
+                                "blind_model_path (a blind VLM folder); or use "
+                                "reweighting='official' or 'cal'")
+    return AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
+
+
+def announce_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig,
+                 n_train: int) -> None:
+    """Log the training about to start: the reweighting, the text-only pass, the data."""
     _log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
          f"{training_args.text_only_mode}) on {script_args.dataset_name} "
-         f"[{script_args.dataset_train_split}: {len(train)} questions with views]")
-    trainer = ReweightedTrainer(model=model, args=training_args, train_dataset=train,
-                                data_collator=VLMCollator(proc), processing_class=proc,
-                                ref_model=ref)
-    trainer.train()
-    trainer.save_model(training_args.output_dir)
-    if trainer.is_world_process_zero():
-        proc.save_pretrained(training_args.output_dir)
-    return trainer
+         f"[{script_args.dataset_train_split}: {n_train} questions with views]")
 
 
 def parse_vlm_args(argv=None, defaults: dict | None = None
