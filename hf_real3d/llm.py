@@ -326,12 +326,12 @@ class ServerBackend:
         if url is None:  # batch files only: no server is asked from here
             probe = False
         elif urlsplit(url).scheme not in ("http", "https"):
-            raise ValueError(f"--llm_url {url!r}: expected an http:// or https:// base URL, "
+            raise ValueError(f"`llm_url` {url!r}: expected an http:// or https:// base URL, "
                              "e.g. http://127.0.0.1:8000/v1")
         if not model:
-            raise ValueError(f"--llm_url {url}: name the model the server serves (--llm_model)")
+            raise ValueError(f"`llm_url` {url}: name the model the server serves (`llm_model`)")
         if api_key_env is not None and not os.environ.get(api_key_env):
-            raise LLMError(f"--llm_api_key_env {api_key_env}: that environment variable is "
+            raise LLMError(f"`llm_api_key_env` {api_key_env}: that environment variable is "
                            "not set (it should hold the API key)")
         self.url, self.model, self.api_key_env = url, model, api_key_env
         self.timeout, self.retries, self.probe_models = timeout, retries, probe
@@ -398,13 +398,13 @@ class ServerBackend:
             resp = client.with_options(max_retries=0).models.with_raw_response.list() \
                 .http_response
         except openai.APIConnectionError as err:
-            raise LLMError(f"--llm_url {where}: no server answers there ({err.__class__.__name__}:"
+            raise LLMError(f"`llm_url` {where}: no server answers there ({err.__class__.__name__}:"
                            f" {_err_text(err)}); start it or fix the URL") from None
         except openai.APIStatusError as err:
             if err.status_code in (401, 403):
-                raise LLMError(f"--llm_url {where}: GET /models answered HTTP {err.status_code}"
+                raise LLMError(f"`llm_url` {where}: GET /models answered HTTP {err.status_code}"
                                f": {self._key_hint()}") from None
-            raise LLMError(f"--llm_url {where}: not an OpenAI-compatible API (GET /models "
+            raise LLMError(f"`llm_url` {where}: not an OpenAI-compatible API (GET /models "
                            f"answered HTTP {err.status_code}); give its base URL, e.g. "
                            "http://HOST:PORT/v1") from None
         try:
@@ -413,12 +413,12 @@ class ServerBackend:
             ids = [c["id"] for c in cards]
         except (ValueError, KeyError, TypeError):
             head = " ".join(resp.text[:80].split())
-            raise LLMError(f"--llm_url {where}: GET /models answered HTTP {resp.status_code} "
+            raise LLMError(f"`llm_url` {where}: GET /models answered HTTP {resp.status_code} "
                            f"but not a model list ({head!r}); give the API's base URL (e.g. "
                            "http://HOST:PORT/v1); a proxy or login portal may be answering"
                            ) from None
         if self.model not in ids:
-            raise LLMError(f"--llm_model {self.model!r}: {where} does not serve it (it lists "
+            raise LLMError(f"`llm_model` {self.model!r}: {where} does not serve it (it lists "
                            f"{ids}); pick one of those")
         card = next(c for c in cards if c["id"] == self.model)
         self.card = {k: card[k] for k in ("id", "created", "owned_by", "root", "parent",
@@ -504,14 +504,14 @@ class LocalBackend:
     def __init__(self, path: str | os.PathLike):
         folder = Path(path)
         if not (folder / "config.json").is_file():
-            raise LLMError(f"--llm_path {folder}: no model folder there (no config.json); give "
+            raise LLMError(f"`llm_path` {folder}: no model folder there (no config.json); give "
                            "a local transformers causal-LM folder with its tokenizer")
         weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
         for p in weights:
             with open(p, "rb") as f:
                 head = f.read(64)
             if head.startswith(b"version https://git-lfs"):
-                raise LLMError(f"--llm_path {folder}: {p.name} is a git-lfs pointer file, not "
+                raise LLMError(f"`llm_path` {folder}: {p.name} is a git-lfs pointer file, not "
                                f"the weights; run `git lfs pull` in {folder}")
         self.path = folder
         self.digest = hashlib.sha256(json.dumps(
@@ -541,7 +541,7 @@ class LocalBackend:
                 tok = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
                 model = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True)
             except (OSError, ValueError) as err:
-                raise LLMError(f"--llm_path {self.path}: not a causal LM with its tokenizer "
+                raise LLMError(f"`llm_path` {self.path}: not a causal LM with its tokenizer "
                                f"({str(err).splitlines()[0]})") from None
             model.eval()
             self._loaded = (model, tok)
@@ -608,13 +608,13 @@ class CachedBackend:
                 what = f"{have.get('model')!r} ({have.get('route')}" + (
                     f", tag {have['tag']!r}" if have.get("tag") else "") + ")"
                 want = f"{self.meta['model']!r}" + (f" (tag {tag!r})" if tag else "")
-                raise LLMError(f"--llm_cache {self.folder}: a cache of the model {what}, not of "
+                raise LLMError(f"`llm_cache` {self.folder}: a cache of the model {what}, not of "
                                f"{want}; give another cache folder")
         elif self.folder.is_dir() and any(self.folder.iterdir()):
-            raise LLMError(f"--llm_cache {self.folder}: not empty and not a response cache (no "
+            raise LLMError(f"`llm_cache` {self.folder}: not empty and not a response cache (no "
                            "model.json); give an empty or new folder")
         elif self.folder.exists() and not self.folder.is_dir():
-            raise LLMError(f"--llm_cache {self.folder}: a file, not a folder; give a folder")
+            raise LLMError(f"`llm_cache` {self.folder}: a file, not a folder; give a folder")
         self._made = meta.is_file()
         self._lock = threading.Lock()
         self._dirs: set[str] = set()
@@ -695,20 +695,20 @@ class LLMClient:
         if url is None and path is None and batch and model:
             pass  # batch files only (--batch_out, --batch_in): the model's name is enough
         elif (url is None) == (path is None):
-            raise ValueError("give a server (--llm_url with --llm_model) or a local model "
-                             "folder (--llm_path), one of the two")
+            raise ValueError("give a server (`llm_url` with `llm_model`) or a local model "
+                             "folder (`llm_path`), one of the two")
         if url is not None and not model:
-            raise ValueError(f"--llm_url {url}: name the model the server serves (--llm_model)")
+            raise ValueError(f"`llm_url` {url}: name the model the server serves (`llm_model`)")
         if (concurrency is not None and concurrency < 1) or retries < 0 or timeout <= 0:
-            raise ValueError(f"--llm_concurrency {concurrency} must be >= 1, --llm_retries "
-                             f"{retries} >= 0 and --llm_timeout {timeout} > 0")
+            raise ValueError(f"`llm_concurrency` {concurrency} must be >= 1, `llm_retries` "
+                             f"{retries} >= 0 and `llm_timeout` {timeout} > 0")
         if reask < 0 or max_failures < 0:
-            raise ValueError(f"--llm_reask {reask} and --max_failures {max_failures} must be "
-                             ">= 0 (--max_failures 0: never stop)")
+            raise ValueError(f"`llm_reask` {reask} and `max_failures` {max_failures} must be "
+                             ">= 0 (`max_failures` 0: never stop)")
         if structured not in STRUCTURED:
-            raise ValueError(f"--llm_structured {structured!r}: expected one of {STRUCTURED}")
+            raise ValueError(f"`llm_structured` {structured!r}: expected one of {STRUCTURED}")
         if cache_tag is not None and not cache_tag.strip():
-            raise ValueError("--llm_cache_tag: empty; give a word that names this server's "
+            raise ValueError("`llm_cache_tag`: empty; give a word that names this server's "
                              "state (e.g. a date or a model revision)")
         self.backend: ServerBackend | LocalBackend = (
             ServerBackend(url, model, api_key_env=api_key_env, timeout=timeout,
@@ -960,8 +960,8 @@ class LLMClient:
         -i`` reads), written atomically; returns (requests, items that need one).
         ``custom_id`` is the cache key."""
         if self.backend.route != "server":
-            raise ValueError("--batch_out: a batch file is for a server (--llm_url, "
-                             "--llm_model), not a local folder")
+            raise ValueError("`batch_out`: a batch file is for a server (`llm_url`, "
+                             "`llm_model`), not a local folder")
         need = self.pending(prompts, schema=schema, check=check)
         todo = list({k: body for _, k, body in need}.items())
         write_jsonl(path, ({"custom_id": k, "method": "POST",
@@ -975,7 +975,7 @@ class LLMClient:
         ``vllm run-batch -o`` writes). A line of another shape is a FormatError naming it."""
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"--batch_in {path}: no such file (the output of the batch "
+            raise FileNotFoundError(f"`batch_in` {path}: no such file (the output of the batch "
                                     "run, e.g. vllm run-batch -o FILE)")
         replies: dict[str, Reply] = {}
         errors: dict[str, str] = {}
@@ -983,7 +983,7 @@ class LLMClient:
             cid = row.get("custom_id")
             resp = row.get("response")
             if not isinstance(cid, str) or not (isinstance(resp, dict) or row.get("error")):
-                raise FormatError(f"--batch_in {path}: line {n} is not a Batch API result "
+                raise FormatError(f"`batch_in` {path}: line {n} is not a Batch API result "
                                   "(custom_id with response or error); give the output file of "
                                   "the batch run")
             if row.get("error") and not resp:
@@ -1060,9 +1060,9 @@ class LLMClient:
                 out[it.index] = self._generation(it)
             if todo and not used:
                 n = len(extra or {}) + len(batch_errors)
-                raise LLMError(f"--batch_in {batch_in}: none of its {n} result(s) answers a "
+                raise LLMError(f"`batch_in` {batch_in}: none of its {n} result(s) answers a "
                                "request of this run (another run's file, or other "
-                               "settings: model, prompt, decoding, --llm_cache_tag)")
+                               "settings: model, prompt, decoding, `llm_cache_tag`)")
             return [g for g in out if g is not None]
         if todo:
             try:
@@ -1102,7 +1102,7 @@ class LLMClient:
             if on_result:
                 on_result(it.index, g)
             if self.max_failures and streak >= self.max_failures:
-                raise LLMError(f"stopped after {streak} failures in a row (--max_failures "
+                raise LLMError(f"stopped after {streak} failures in a row (`max_failures` "
                                f"{self.max_failures}); the last: {last_error}. The replies "
                                f"received ({received}) are cached: fix the cause and run the "
                                "same command again")

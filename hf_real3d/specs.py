@@ -58,6 +58,6 @@ def prediction_pairs(full: list[str], blind: list[str]) -> list[tuple[str, str, 
     """(NAME, full file, blind file) from ``--full NAME=FILE`` and ``--blind NAME=FILE``."""
     f, b = dict(named_files(full)), dict(named_files(blind))
     if set(f) != set(b):
-        raise ValueError(f"every --full NAME=FILE needs a --blind NAME=FILE of the same NAME; "
+        raise ValueError(f"every `full` NAME=FILE needs a `blind` NAME=FILE of the same NAME; "
                          f"full: {sorted(f)}, blind: {sorted(b)}")
     return [(name, f[name], b[name]) for name in f]

@@ -136,7 +136,7 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
     if "scenes" not in have:
         raise ValueError(f"{root}: no 'scenes' config to render views from (the official "
                          "release has no geometry; build with hf-real3d synth or "
-                         "build-real3dqa --scans)")
+                         "build-real3dqa `scans`)")
     scenes = {}
     for split in load_local(root, "scenes", split=None).values():
         for row in split.with_format("numpy", columns=["points"], output_all_columns=True):

@@ -154,13 +154,13 @@ def test_recipe_refuses_rotation_options_that_cannot_work(folder, tmp_path):
     from hf_real3d.training.args import ScriptArguments
     from hf_real3d.training.recipe import load_training_data
 
-    with pytest.raises(ValueError, match="--rotation_set without --rotation_augment: nothing "
-                                         "would be augmented; add --rotation_augment all"):
+    with pytest.raises(ValueError, match="`rotation_set` without `rotation_augment`: nothing "
+                                         "would be augmented; set `rotation_augment` to all"):
         load_training_data(ScriptArguments(dataset_name=str(folder), rotation_set="x"))
-    with pytest.raises(ValueError, match="--rotation_viewpoints 1: expected at least 2"):
+    with pytest.raises(ValueError, match="`rotation_viewpoints` 1: expected at least 2"):
         load_training_data(ScriptArguments(dataset_name=str(folder), rotation_augment="all",
                                            rotation_viewpoints=1))
     # a dataset without the rooms' geometry and no rotation set: the fix is named
-    with pytest.raises(ValueError, match="has no 'rooms' config .*give --rotation_set"):
+    with pytest.raises(ValueError, match="has no 'rooms' config .*give `rotation_set`"):
         load_training_data(ScriptArguments(dataset_name=str(folder), rotation_augment="all",
                                            scenes_config="rooms"))

@@ -129,7 +129,7 @@ def test_refusals_before_any_work(tmp_path, monkeypatch, capsys):
     with pytest.raises(ValueError, match="expected an http"):
         client("127.0.0.1:8000", tmp_path)
     with StubLLM(lambda m: "x", models=["a", "b"]) as srv:
-        with pytest.raises(LLMError, match=r"--llm_model 'c': .* lists \['a', 'b'\]"):
+        with pytest.raises(LLMError, match=r"`llm_model` 'c': .* lists \['a', 'b'\]"):
             client(srv.url, tmp_path / "x", model="c").check()
         # a server that is not an OpenAI-compatible API
         with pytest.raises(LLMError, match="not an OpenAI-compatible API"):
@@ -216,7 +216,7 @@ def test_everything_failed_and_too_many_failures_in_a_row(tmp_path):
     with StubLLM(lambda m: 503) as srv:
         c = client(srv.url, tmp_path, concurrency=4)  # --max_failures 20, the default
         with pytest.raises(LLMError, match=r"stopped after 20 failures in a row "
-                                           r"\(--max_failures 20\); the last: prompt \d+: "
+                                           r"\(`max_failures` 20\); the last: prompt \d+: "
                                            "HTTP 503"):
             c.generate(chats(200))
         assert 20 <= srv.requests <= 20 + 4

@@ -281,7 +281,7 @@ def test_pooled_kappa_is_weighted_by_items_and_annotators_select(flagged_folder,
     only = review_stats(rf, ["ann_a", "ann_b"])
     assert only["counted"] == ["ann_a", "ann_b"] and only["not_counted"] == ["tester"]
     assert only["kappa"]["kappa"] == pytest.approx(pairs["ann_a / ann_b"]["kappa"])
-    with pytest.raises(ValueError, match="--annotators nobody: not in"):
+    with pytest.raises(ValueError, match="`annotators` nobody: not in"):
         review_stats(rf, ["nobody"])
 
 
@@ -448,7 +448,7 @@ def test_a_moved_rotation_set_names_review_json(flagged_folder, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"review\.json: the rotation set it reviews, "
                                                 ".*set \\(the path recorded in review.json\\), "
                                                 "is no longer there; give its new place with "
-                                                "--dataset"):
+                                                "`dataset`"):
         review_stats(tmp_path / "rv")
     # given its new place, the same review carries on
     rf = ReviewFolder(tmp_path / "rv", tmp_path / "moved")
@@ -529,7 +529,7 @@ def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
     # an item already judged: refused, or superseding with --revise
     (tmp_path / "c.jsonl").write_text(json.dumps(
         {"question_id": g1[2][0], "rotation_deg": g1[2][1], "decision": "accept"}) + "\n")
-    with pytest.raises(FormatError, match="already judged by lab .*pass --revise"):
+    with pytest.raises(FormatError, match="already judged by lab .*pass `revise`"):
         import_decisions(tmp_path / "rv", "lab", tmp_path / "c.jsonl")
     got = import_decisions(tmp_path / "rv", "lab", tmp_path / "c.jsonl", revise=True)
     assert got["revisions"] == 1 and rf.latest("lab")[g1[2]]["decision"] == "accept"

@@ -357,13 +357,13 @@ class ExplorerData:
              review_settings: dict[str, Any] | None = None) -> ExplorerData:
         t0 = time.perf_counter()
         if predictions and not dataset:
-            raise ExplorerInputError("--predictions needs --dataset (the references they are "
+            raise ExplorerInputError("`predictions` needs `dataset` (the references they are "
                                      "scored against)")
         if srbench_predictions and not srbench:
-            raise ExplorerInputError("--srbench_predictions needs --srbench")
+            raise ExplorerInputError("`srbench_predictions` needs `srbench`")
         if (scenes or any(v is not None for v in (review_settings or {}).values())) \
                 and not review:
-            raise ExplorerInputError("--scenes and --review_* need --review (the review "
+            raise ExplorerInputError("`scenes` and `review`_* need `review` (the review "
                                      "folder)")
         # a rotation set in release files is reviewed without the Questions tab, which
         # needs a dataset folder
@@ -382,8 +382,8 @@ class ExplorerData:
         lb = load_leaderboard(results) if results else None
         sr = load_srbench(srbench, srbench_predictions) if srbench else None
         if qd is None and lb is None and sr is None and rf is None:
-            raise ExplorerInputError("nothing to explore: give --dataset, --results, --srbench "
-                                     "and/or --review")
+            raise ExplorerInputError("nothing to explore: give `dataset`, `results`, `srbench` "
+                                     "and/or `review`")
         return cls(qd, models, lb, sr, time.perf_counter() - t0, rf)
 
     def allowed_paths(self) -> list[str]:

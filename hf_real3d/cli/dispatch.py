@@ -33,6 +33,7 @@ import hf_real3d.cli.stress as stress
 from hf_real3d._argparse import DataclassParser
 from hf_real3d._runtime import Terminated, check_stop, clear_stop, request_stop
 from hf_real3d.cli._common import Command
+from hf_real3d.errors import as_flags
 
 __all__ = ["COMMANDS", "main", "parse", "refuse_out_in_inputs"]
 
@@ -186,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clear_stop()
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     previous_int = signal.signal(signal.SIGINT, _on_sigint)
-    name = argv[0]
+    name, options = argv[0], None
     try:
         name, options = parse(argv)
         refuse_out_in_inputs(name, options)
@@ -208,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hf_real3d._extras import missing_extra_message
 
             msg = missing_extra_message(err)
-        print(f"hf-real3d {name}: error: {msg}", file=sys.stderr)
+        fields = {f.name for f in dataclasses.fields(options)} if options is not None else ()
+        print(f"hf-real3d {name}: error: {as_flags(str(msg), fields)}", file=sys.stderr)
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -159,7 +159,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
                                 configs[0] if configs else None)
         if config not in configs:
             raise FormatError(f"{src}: no config {config!r} (has {configs}); pick one with "
-                              "--config")
+                              "`config`")
         rows = [dict(r) for r in load_local(path, config, split)]
         src = f"{src} ({config})"
         if rows and "qid" in rows[0] and "options" in rows[0]:
@@ -175,8 +175,8 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
                               answer=answer_column or "answers", group=group_by or "scene_id",
                               qtype=type_column, id_col="question_id")
     if question_columns is None or answer_column is None or group_by is None:
-        raise FormatError(f"{src}: name the columns: --question-column, --answer-column and "
-                          "--group-by")
+        raise FormatError(f"{src}: name the columns: `question_column`, `answer_column` and "
+                          "`group_by`")
     # a Hub dataset (offline: from the cache), or a local folder of a saved or plain dataset
     import datasets
 
@@ -188,7 +188,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         if isinstance(ds, datasets.DatasetDict):
             if split not in ds:
                 raise FormatError(f"{src}: no split {split!r} (it has {sorted(ds)}); pick one "
-                                  "with --split")
+                                  "with `split`")
             ds = ds[split]
     else:
         ds = datasets.load_dataset(src, config, split=split)
@@ -203,5 +203,5 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     rep = first_repeat(items.ids) if id_column else None
     if rep:
         raise FormatError(f"{src}: item {rep[1]} repeats the id {items.ids[rep[1]]!r} of item "
-                          f"{rep[0]} (--id-column {id_column}); ids must be unique")
+                          f"{rep[0]} (`id_column` {id_column}); ids must be unique")
     return items

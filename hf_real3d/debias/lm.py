@@ -52,7 +52,7 @@ class LMDiagnostic:
     def check(self) -> None:
         """Refuse a missing checkpoint before any work."""
         if self.lm_path is not None and not (Path(self.lm_path) / "config.json").is_file():
-            raise FileNotFoundError(f"--lm_path {self.lm_path}: no config.json; give a local "
+            raise FileNotFoundError(f"`lm_path` {self.lm_path}: no config.json; give a local "
                                     "causal-LM folder (with its tokenizer) or a saved SceneLM")
 
     # --- model ------------------------------------------------------------------------------

@@ -99,20 +99,20 @@ def check_options(*, folds: int, round_fraction: float, margin: float,
                   budget: float | None, do_prune: bool, out: str | os.PathLike) -> None:
     """Refuse settings that would do nothing or something else than meant, before any work."""
     if folds < 2:
-        raise ValueError(f"--folds {folds}: expected at least 2")
+        raise ValueError(f"`folds` {folds}: expected at least 2")
     if not 0 < round_fraction < 1:
-        raise ValueError(f"--round_fraction {round_fraction}: expected a share of the set in "
+        raise ValueError(f"`round_fraction` {round_fraction}: expected a share of the set in "
                          "(0, 1), e.g. 0.05 for 5%")
     if margin < 0:
-        raise ValueError(f"--margin {margin}: expected points >= 0")
+        raise ValueError(f"`margin` {margin}: expected points >= 0")
     if budget is not None and (budget <= 0 or (budget >= 1 and budget != int(budget))):
-        raise ValueError(f"--budget {budget}: expected a fraction in (0, 1) or a whole number "
+        raise ValueError(f"`budget` {budget}: expected a fraction in (0, 1) or a whole number "
                          "of items >= 1")
     if not do_prune and (budget is not None or round_fraction != 0.05 or margin != 2.0):
-        raise ValueError("--budget, --round_fraction and --margin set how pruning runs; add "
-                         "--prune")
+        raise ValueError("`budget`, `round_fraction` and `margin` set how pruning runs; add "
+                         "`prune`")
     if Path(out).exists() and not Path(out).is_dir():
-        raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
+        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
 
 
 def _local(path: Path) -> Source | None:

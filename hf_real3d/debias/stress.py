@@ -104,12 +104,12 @@ class StressResult:
 def check_items(items: Items, folds: int) -> None:
     """Refuse what k-fold cannot do: fewer groups than folds, fewer than 2 folds."""
     if folds < 2:
-        raise ValueError(f"Expected --folds >= 2 but got {folds}")
+        raise ValueError(f"Expected `folds` >= 2 but got {folds}")
     n_groups = len(set(items.groups))
     if n_groups < folds:
         raise ValueError(f"{items.source}: {n_groups} groups ({items.group_by}) for {folds} "
-                         f"folds; a group must stay on one side, so use --folds {n_groups} or "
-                         "fewer, or another --group-by")
+                         f"folds; a group must stay on one side, so use `folds` {n_groups} or "
+                         "fewer, or another `group_by`")
 
 
 def _vectorizer(diagnostic: str):

@@ -169,11 +169,11 @@ class DemoConfig(SceneModelArguments):
         needs."""
         self.optional_arms()
         if self.seeds < 1 and not (self.skip_real3dqa and self.srbench_model):
-            raise ValueError(f"--seeds {self.seeds}: expected at least 1")
+            raise ValueError(f"`seeds` {self.seeds}: expected at least 1")
         if self.first_seed < 0:
-            raise ValueError(f"--first_seed {self.first_seed}: expected 0 or more")
+            raise ValueError(f"`first_seed` {self.first_seed}: expected 0 or more")
         if self.jobs < 1:
-            raise ValueError(f"--jobs {self.jobs}: expected at least 1 (1: one training after "
+            raise ValueError(f"`jobs` {self.jobs}: expected at least 1 (1: one training after "
                              "the other)")
         for name in ("train_scenes", "test_scenes", "questions_per_scene", "batch_size"):
             if getattr(self, name) < 1:
@@ -182,16 +182,16 @@ class DemoConfig(SceneModelArguments):
             if not getattr(self, name) > 0:
                 raise ValueError(f"--{name} {getattr(self, name)}: expected a positive number")
         if not self.viewpoint_temperature > 0:
-            raise ValueError(f"--viewpoint_temperature {self.viewpoint_temperature}: expected a "
+            raise ValueError(f"`viewpoint_temperature` {self.viewpoint_temperature}: expected a "
                              "positive number")
         if "sft_rot_transfer" in self.optional_arms() and not self.transfer_kind_list():
-            raise ValueError("--transfer_kinds is empty; name the kinds sft_rot_transfer sees "
+            raise ValueError("`transfer_kinds` is empty; name the kinds sft_rot_transfer sees "
                              "turned, comma-separated")
         if self.rotation_arms() and self.batch_size % 4:
-            raise ValueError(f"--batch_size {self.batch_size}: the rotation arms keep a "
+            raise ValueError(f"`batch_size` {self.batch_size}: the rotation arms keep a "
                              "question's 4 viewpoints in one batch; use a multiple of 4")
         if self.skip_real3dqa and not self.srbench_model:
-            raise ValueError("--skip_real3dqa leaves nothing to run without --srbench_model")
+            raise ValueError("`skip_real3dqa` leaves nothing to run without `srbench_model`")
 
     def seed_list(self) -> list[int]:
         return list(range(self.first_seed, self.first_seed + self.seeds))
@@ -223,7 +223,7 @@ class DemoConfig(SceneModelArguments):
             if bad or not names:
                 near = difflib.get_close_matches(bad[0], OPTIONAL_ARMS, n=1) if bad else []
                 raise ValueError(
-                    f"--arms: unknown arm {bad[0] if bad else self.arms!r}"
+                    f"`arms`: unknown arm {bad[0] if bad else self.arms!r}"
                     + (f" (did you mean {near[0]!r}?)" if near else "")
                     + f"; use 'default', 'none', 'all', 'rotation' or a comma-separated "
                     f"list of {list(OPTIONAL_ARMS)}")

@@ -72,7 +72,7 @@ def run_demo(cfg: DemoConfig) -> Path:
     t0 = time.time()
     out = Path(cfg.out)
     if out.exists() and not out.is_dir():
-        raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
+        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
     out.mkdir(parents=True, exist_ok=True)
     with TrainingPool(cfg.jobs) as pool:
         seeds = [] if cfg.skip_real3dqa else [run_seed(cfg, seed, pool)

@@ -224,8 +224,8 @@ def scored_models(run: SeedRun, models: dict[str, SceneLM]) -> str:
             jobs.append(run.job(name, FAMILY_ARMS[name], script_args=start, **fine))
     else:
         if cfg.family_arms():
-            raise ValueError("--arms: the reweighting family fine-tunes the trained control; "
-                             "it needs --drft_from_sft true")
+            raise ValueError("`arms`: the reweighting family fine-tunes the trained control; "
+                             "it needs `drft_from_sft` true")
         with_blind = dataclasses.replace(sargs, blind_model_path=blind_path)
         for name, reweighting in (("3drft_paper", "paper"), ("3drft_official", "official")):
             if name in cfg.models():

@@ -397,7 +397,7 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
     configs. Returns the summary written to ``check.json``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise FileExistsError(f"{out}: exists and is not a folder; give another --out")
+        raise FileExistsError(f"{out}: exists and is not a folder; give another `out`")
     rs = read_rotation_set(dataset, scenes)
     result = check_set(rs, margin_deg=margin_deg, progress=progress)
     summary = {"dataset": str(dataset), "source": rs.source,

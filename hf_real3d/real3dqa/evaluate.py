@@ -66,7 +66,7 @@ def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -
     configs = resolve(folder, DatasetFolder, what="a dataset folder").configs()
     if pruned and "real3dqa_tst" not in configs:
         raise FileNotFoundError(f"{folder}: no real3dqa_tst config; write it with hf-real3d "
-                                f"stress-test --dataset {folder} --out DIR --prune")
+                                f"stress-test `dataset` {folder} `out` DIR `prune`")
 
     # the datasets library (through hub) only for built folders: scoring against a release
     # folder does not pay for importing it
@@ -267,13 +267,13 @@ def _group_verdicts(src: Path) -> dict[str, set[Any]]:
 
     if CHECKS_CONFIG not in kind.configs():
         raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
-                                f"write it with hf-real3d check-rotations --dataset {src} "
-                                "--out DIR")
+                                f"write it with hf-real3d check-rotations `dataset` {src} "
+                                "`out` DIR")
     ds = load_local(src, CHECKS_CONFIG)
     if "verdict" not in ds.column_names:
         raise FileNotFoundError(f"{src}: its {CHECKS_CONFIG} config predates the verdicts "
                                 f"(no verdict column); write it again with hf-real3d "
-                                f"check-rotations --dataset {src} --out DIR")
+                                f"check-rotations `dataset` {src} `out` DIR")
     rows = ds.select_columns(["question_id", "verdict"]).to_list()
     return {v: flagged_groups(rows, (v,)) for v in ("defect", "needs_scene")}
 

@@ -102,7 +102,7 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
     nothing and raises :class:`LLMError`."""
     out = Path(out)
     if out.is_dir():
-        raise FileExistsError(f"--out {out}: a folder; give a predictions file (.jsonl)")
+        raise FileExistsError(f"`out` {out}: a folder; give a predictions file (.jsonl)")
     check_out(out, dataset=dataset, prompt=template, batch_in=batch_in, batch_out=batch_out)
     if batch_out is not None:
         check_out(batch_out, name="batch_out", dataset=dataset, prompt=template)
@@ -197,9 +197,9 @@ def refuse_failed_judges(judges: Sequence[tuple[str, Any]], *, allow: bool = Fal
             failed, total = sum(bool(r.get("error")) for r in rows), len(rows)
             where = str(file)
         if total and failed > JUDGE_FAILURE_LIMIT * total:
-            raise FormatError(f"--judge {name}={file}: {failed} of {total} questions failed "
+            raise FormatError(f"`judge` {name}={file}: {failed} of {total} questions failed "
                               f"in {where}; run hf-real3d judge again (answered questions come "
-                              "from the cache) or pass --allow_judge_failures")
+                              "from the cache) or pass `allow_judge_failures`")
 
 
 def judge_card_lines(judges: list[tuple[str, Any]], removed: dict[str, int]) -> list[str]:

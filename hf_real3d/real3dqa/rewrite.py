@@ -219,7 +219,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     from a batch run's output file."""
     angles = viewpoint_angles(n_viewpoints)
     if Path(out).exists() and not Path(out).is_dir():
-        raise FileExistsError(f"--out {out}: exists and is not a folder; give another --out")
+        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
     cache_folder = client.cache.folder if client.cache is not None else None
     check_out(out, dataset=dataset, scenes=scenes, prompt=template, batch_in=batch_in,
               batch_out=batch_out, llm_cache=cache_folder)

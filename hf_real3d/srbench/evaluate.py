@@ -68,8 +68,8 @@ def score_rows(rows: Sequence[dict[str, Any]], predictions: Sequence[str | None]
         if rule != "lmms_eval" and bare is not None:
             raise MetricInputError(
                 f"row {bare} (qid {qids[bare]}) has no options, and rule {rule!r} reads option "
-                "texts; give --dataset (lmms-eval's samples do not carry the options) or use "
-                "--rule lmms_eval")
+                "texts; give `dataset` (lmms-eval's samples do not carry the options) or use "
+                "`rule` lmms_eval")
         hits, unparsed = rule_hits(rule, list(predictions), [r["answer"] for r in rows],
                                    [_row_options(r) for r in rows])
     elif len(hits) != len(rows):
@@ -181,7 +181,7 @@ def rows_of(answers: SRBenchAnswers) -> list[dict[str, Any]]:
     :func:`score_rows` takes (options kept at their letters; none when the file has none)."""
     if not answers.has_items():
         raise FormatError(f"{answers.name}: its file carries no items (answer, category); give "
-                          "--dataset to score it")
+                          "`dataset` to score it")
     t = answers.table
     letters = [k for k in "ABCD" if k in t.columns]
     rows = []
@@ -280,7 +280,7 @@ def evaluate_dataset(
     check_unique_names([*predictions, *models], "--predictions / --model")
     answers = [read_srbench_answers(spec) for spec in predictions]
     if dataset is None and (models or not answers):
-        raise ValueError("Give --dataset (a folder built by build-3dsrbench), or --predictions "
+        raise ValueError("Give `dataset` (a folder built by build-3dsrbench), or `predictions` "
                          "files that carry their items (VLMEvalKit tables, lmms-eval samples)")
     results: dict[str, Any] = {}
     notes: list[str] = []

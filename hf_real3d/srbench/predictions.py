@@ -95,7 +95,7 @@ def _jsonl_answers(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
         if "qid" not in r or not isinstance(r.get("prediction"), str):
             if {"doc_id", "doc", "resps", "target"} & set(r):
                 raise FormatError(f"{path}: line {n} looks like an lmms-eval sample "
-                                  "(--log_samples) but has no filtered_resps; write the samples "
+                                  "(`log_samples`) but has no filtered_resps; write the samples "
                                   "with a current lmms-eval, or give JSONL rows {qid, "
                                   "prediction}")
             raise FormatError(f"{path}: line {n} needs qid and a string prediction")

@@ -119,7 +119,7 @@ def rotation_augment(dataset: datasets.Dataset,
     if scenes is None and rotations is None:
         raise InputError("rotation_augment: no geometry and no rotation set to turn questions "
                          "from; give the rooms (scenes=, a dataset's scenes config) or a "
-                         "rotation set (rotations=, --rotation_set)")
+                         "rotation set (rotations=, `rotation_set`)")
     shared = sorted(set(dataset["scene_id"]) & set(exclude_scenes))
     if shared:
         raise InputError(f"rotation_augment: the training questions share {len(shared)} "
@@ -157,7 +157,7 @@ def rotation_augment(dataset: datasets.Dataset,
             reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
             raise InputError(f"rotation_augment: no question could be turned from its scene's "
                              f"geometry (most common reasons: {reasons}); give a rotation set "
-                             "instead (--rotation_set)")
+                             "instead (`rotation_set`)")
         source = "geometry"
     rng = np.random.default_rng(seed)
     out = []

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from hf_real3d.errors import InputError
+from hf_real3d.errors import InputError, as_flags
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
 from hf_real3d.training.data import TrainingData
 from hf_real3d.training.recipe import _log, _read_info, _signature_diff, training_signature
@@ -131,6 +131,8 @@ def run_recipe(main, parse=parse_recipe_args, argv=None) -> None:
     try:
         main(script_args, training_args)
     except (InputError, FileNotFoundError) as err:  # a user's input: one line, no traceback
-        print(f"{Path(sys.argv[0]).name}: error: {err}", file=sys.stderr)
+        # the library names its arguments; the recipe's user typed them as flags
+        flags = [f.name for a in (script_args, training_args) for f in dataclasses.fields(a)]
+        print(f"{Path(sys.argv[0]).name}: error: {as_flags(str(err), flags)}", file=sys.stderr)
         raise SystemExit(2) from None
     end_distributed()

@@ -104,16 +104,16 @@ def check_augment_args(args: ScriptArguments) -> None:
     """Refuse the rotation options that would do nothing or something else than meant,
     before any data is read."""
     if not args.rotation_augment:
-        given = [f"--{k}" for k in ("rotation_set", "rotation_kinds")
+        given = [f"`{k}`" for k in ("rotation_set", "rotation_kinds")
                  if getattr(args, k) is not None]
         if given:
-            raise InputError(f"{', '.join(given)} without --rotation_augment: nothing would be "
-                             "augmented; add --rotation_augment all (or one)")
+            raise InputError(f"{', '.join(given)} without `rotation_augment`: nothing would be "
+                             "augmented; set `rotation_augment` to all (or one)")
         return
     if args.rotation_viewpoints < 2:
-        raise InputError(f"--rotation_viewpoints {args.rotation_viewpoints}: expected at least 2")
+        raise InputError(f"`rotation_viewpoints` {args.rotation_viewpoints}: expected at least 2")
     if args.rotation_kinds is not None and not _kinds(args):
-        raise InputError("--rotation_kinds is empty; name the kinds to turn, comma-separated")
+        raise InputError("`rotation_kinds` is empty; name the kinds to turn, comma-separated")
 
 
 def _augment(args: ScriptArguments, train, ev):
@@ -126,9 +126,9 @@ def _augment(args: ScriptArguments, train, ev):
             scenes = load_split(args.dataset_name, args.scenes_config, args.dataset_train_split)
         except (ValueError, FileNotFoundError) as err:
             raise InputError(
-                f"--rotation_augment: {args.dataset_name} has no {args.scenes_config!r} config "
+                f"`rotation_augment`: {args.dataset_name} has no {args.scenes_config!r} config "
                 f"for its {args.dataset_train_split!r} split (the rooms' geometry the turns are "
-                f"rewritten from: {err}); give --rotation_set (a release folder or what "
+                f"rewritten from: {err}); give `rotation_set` (a release folder or what "
                 "hf-real3d rotate / export-rotations write) or a dataset with scenes") from None
     return rotation_augment(
         train, scenes, rotations=args.rotation_set, choose=args.rotation_augment,

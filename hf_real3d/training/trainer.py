@@ -426,7 +426,7 @@ class ReweightedTrainer(ReweightingMixin, Trainer):
             raise InputError(
                 f"reweighting={args.reweighting!r} needs a {col!r} column in the training set "
                 "(one id per question, shared by its viewpoints) and it has none; augment the "
-                "split with its turned viewpoints (--rotation_augment all, or "
+                "split with its turned viewpoints (`rotation_augment` all, or "
                 "hf_real3d.training.augment.rotation_augment) or set viewpoint_group_column")
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

@@ -67,7 +67,7 @@ def select_annotators(rf: ReviewFolder, annotators: Sequence[str] | None) -> lis
     names = [check_annotator(a) for a in annotators]
     missing = [a for a in names if a not in present]
     if missing:
-        raise ValueError(f"--annotators {', '.join(missing)}: not in {rf.folder} (its "
+        raise ValueError(f"`annotators` {', '.join(missing)}: not in {rf.folder} (its "
                          f"annotators: {', '.join(present) or 'none'})")
     return sorted(set(names))
 

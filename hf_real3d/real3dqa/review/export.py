@@ -230,7 +230,7 @@ def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
         raise EmptyExport(
             f"export-rotations would keep no rotation group: "
             f"{_empty_reason(names, rf.annotators(), min_annotators, made, counts, rf.folder)}"
-            "; nothing was written (--allow_empty writes an empty release anyway)")
+            "; nothing was written (`allow_empty` writes an empty release anyway)")
     rotations = {}
     for k in views:
         items = []

@@ -148,16 +148,16 @@ class ReviewFolder:
         if meta is None and not create:
             raise FileNotFoundError(
                 f"{self.folder}: no review.json, so not a review folder; make one with "
-                "hf-real3d review-init --dataset SET --review FOLDER (or explore --review)")
+                "hf-real3d review-init `dataset` SET `review` FOLDER (or explore `review`)")
         if dataset is None:
             if meta is None:
                 raise FileNotFoundError(f"{self.folder}: no review.json; give the rotation set "
-                                        "to review (--dataset) to start a review folder")
+                                        "to review (`dataset`) to start a review folder")
             dataset = meta["dataset"]
             if not Path(dataset).exists():
                 raise FileNotFoundError(
                     f"{meta_path}: the rotation set it reviews, {dataset} (the path recorded "
-                    "in review.json), is no longer there; give its new place with --dataset")
+                    "in review.json), is no longer there; give its new place with `dataset`")
         self.rotation_set = read_rotation_set(dataset, scenes)
         rotated = [r for r in self.rotation_set.rows if int(r["rotation_deg"])]
         fp = _fingerprint(rotated)
@@ -197,7 +197,7 @@ class ReviewFolder:
                                  + "; leave those options out or start another review folder")
             if checks is not None:
                 raise ValueError(f"{meta_path}: the folder's checks were stored when it was "
-                                 "made; leave --checks out, or start another review folder")
+                                 "made; leave `checks` out, or start another review folder")
             verdicts, proposals = self._stored_checks(keys, dataset)
         self.meta = meta
         self.dataset = Path(dataset)
@@ -730,7 +730,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, source: str | os
     rf.check_writable()
     path = Path(source)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file of decisions (--from)")
+        raise FileNotFoundError(f"{path}: no such file of decisions (`from`)")
     rows = _import_rows(path)
     if not rows:
         raise ValueError(f"{path}: no decisions in it; nothing to import")
@@ -769,7 +769,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, source: str | os
             prior = standing.get(entry.key)
             if prior is not None and not revise:
                 raise FormatError(f"{where}: {item} is already judged by {annotator} (decision "
-                                  f"{prior}); pass --revise to record this line as a new "
+                                  f"{prior}); pass `revise` to record this line as a new "
                                   "decision that supersedes it (the history stays)")
             planned.append((entry, fields, prior))
             standing[entry.key] = n_next
