@@ -94,3 +94,23 @@ def test_readme_quick_start_commands_are_run_by_the_how_to_pages():
     quick = [c for c in quick if not c.startswith(("make ", "pip install "))]  # set-up
     assert quick and not [c for c in quick if c not in howto], \
         [c for c in quick if c not in howto]
+
+
+def test_one_front_door():
+    """docs/index.md is the README with its links into docs/ made relative: one front page,
+    with the install line, the two commands and a Python quick start that a how-to page runs
+    (test_readme runs it)."""
+    readme = (ROOT / "README.md").read_text()
+    assert (ROOT / "docs/index.md").read_text() == readme.replace("](docs/", "](").replace(
+        "`make docs` builds the site into `site/` (strictly: a broken link or a missing "
+        "reference\nfails it). Its pages, readable here too, in the order a user meets them:",
+        "`make docs` builds this site into `site/` (strictly: a broken link or a missing "
+        "reference\nfails it). Its pages, in the order a user meets them:")
+    assert "pip install hf-real3d" in readme and "make demo" in readme and "make test" in readme
+    quick = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert quick and all(call in quick[0] for call in ("load_dataset(", "evaluate.load(",
+                                                        "load_recipe(", ".main("))
+    howto = "".join(p.read_text() for p in doc_pages("How-to"))
+    for block in quick:
+        assert f"```python\n{block}```" in howto  # the how-to test runs it
+        assert len(block.strip().splitlines()) <= 15

@@ -19,10 +19,30 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
+# the order the snippets run in: each page's inputs are what an earlier page made (the site
+# lists them in a reader's order, evaluate first)
+RUN_ORDER = ("release.md", "rotations.md", "stress-test.md", "build.md", "llm-pipeline.md",
+             "evaluate.md", "train.md", "routes.md", "hub.md", "real-scanqa.md", "srbench.md",
+             "explore.md", "lmms-eval.md")
+
+
 def _blocks():
-    return [(lang, block, page.name) for page in doc_pages("How-to")
+    pages = doc_pages("How-to")
+    assert sorted(p.name for p in pages) == sorted(RUN_ORDER)  # every how-to runs
+    pages.sort(key=lambda p: RUN_ORDER.index(p.name))
+    return [(lang, block, page.name) for page in pages
             for lang, block in re.findall(r"```(bash|python)\n(.*?)```", page.read_text(),
                                           flags=re.S)]
+
+
+def _release_predictions(cwd: Path, folder: str, name: str):
+    """Predictions of the imported release that answer every row as its gold answer."""
+    from hf_real3d.real3dqa.evaluate import load_folder_references
+
+    refs = load_folder_references(cwd / folder)
+    (cwd / name).write_text("\n".join(json.dumps(
+        {"question_id": int(q), "rotation_deg": int(d), "prediction": a[0]})
+        for q, d, a in zip(refs.question_id, refs.rotation_deg, refs.answers)))
 
 
 def _commands(block: str):
@@ -85,6 +105,9 @@ def test_readme_snippets(tmp_path, real_dir):
                     _predictions(tmp_path)
                 if "build-real-scanqa" in args:
                     _scanqa_predictions(tmp_path)
+                if "mymodel=preds.jsonl" in args and not (tmp_path / "preds.jsonl").exists():
+                    _release_predictions(tmp_path, args[args.index("--dataset") + 1],
+                                         "preds.jsonl")
                 if args[0] == "accelerate" and "--config_file" in args:
                     # GPU launches: the config must be a valid accelerate config
                     from accelerate.commands.config.config_args import load_config_from_file
@@ -121,7 +144,9 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "report/metrics.json").is_file()
     assert (tmp_path / "out/3drft/model.safetensors").is_file()
     assert (tmp_path / "srbench_report/report.md").is_file()
-    assert ran.count("python") == 8 and ran.count("accelerate-config") == 4, ran
+    assert ran.count("python") == 9 and ran.count("accelerate-config") == 4, ran
+    assert (tmp_path / "report_checked/metrics.json").is_file()  # the README's release chain
+    assert (tmp_path / "out/quick/model.safetensors").is_file()  # its Python quick start
     assert (tmp_path / "out/3drft_from_python/blind/model.safetensors").is_file()
     assert (tmp_path / "out/lora/adapter_model.safetensors").is_file()
     assert (tmp_path / "out/3drft_vlm/model.safetensors").is_file()
