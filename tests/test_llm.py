@@ -1011,3 +1011,15 @@ def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
     assert colour and s["removed"] == colour
     assert "judge `stub`: stub at http://127.0.0.1" in (tmp_path / "rs/README.md").read_text()
     assert f"removed {colour} question(s)" in (tmp_path / "rs/README.md").read_text()
+
+
+def test_rotate_with_one_viewpoint_is_refused_before_any_work(sqa3d_folder, tmp_path, capsys):
+    """`--viewpoints 1` would write a rotation set with no turned item (issue 49)."""
+    from hf_real3d.cli import main
+
+    assert main(["rotate", "--dataset", str(sqa3d_folder / "sqa3d"), "--out",
+                 str(tmp_path / "rot"), "--viewpoints", "1", "--llm_url",
+                 "http://127.0.0.1:1/v1", "--llm_model", "m", "--llm_no_probe"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--viewpoints 1: a rotation set needs viewpoint 0 and at least one turn" in err
+    assert not (tmp_path / "rot").exists()

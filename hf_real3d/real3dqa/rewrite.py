@@ -39,6 +39,7 @@ from typing import Any
 import datasets
 
 from hf_real3d._io import FormatError, check_out
+from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
 from hf_real3d.hub import ConfigData, load_local, write_dataset_folder
 from hf_real3d.llm import (
@@ -217,6 +218,9 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     the decoding seed; ``dry_run``: what would be asked, nothing sent or written;
     ``batch_out``: the requests as a Batch API file, nothing else; ``batch_in``: the replies
     from a batch run's output file."""
+    if n_viewpoints < 2:
+        raise InputError(f"`viewpoints` {n_viewpoints}: a rotation set needs viewpoint 0 and "
+                         "at least one turn; give 2 or more (4: 0, 90, 180, 270)")
     angles = viewpoint_angles(n_viewpoints)
     if Path(out).exists() and not Path(out).is_dir():
         raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
