@@ -37,10 +37,10 @@ from hf_real3d.llm import (
 )
 from hf_real3d.real3dqa.checks import check_text
 from hf_real3d.real3dqa.judge import run_judge
+from hf_real3d.real3dqa.mentions import heading_cue
 from hf_real3d.real3dqa.rewrite import (
     HEADING_CUE_NOTE,
     ROTATE_TEMPLATE,
-    heading_cue,
     parse_rotation,
     rotate_dataset,
 )

@@ -32,6 +32,7 @@ from hf_real3d.spatial import singular
 
 __all__ = [
     "ALWAYS_SEVERAL",
+    "heading_cue",
     "GENERIC",
     "HEADING_FREE",
     "HOUR_WORDS",
@@ -614,3 +615,21 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
             bearing, width = _bearing(asked[0])
             return "at", (bearing, width, low[asked[0].start():asked[0].end()].strip())
     return "other", None
+
+
+# words that tie a situation to the agent's heading, beyond what the English reader places
+_HEADING_WORDS = re.compile(
+    r"\b(?:(?<!lying )(?<!laying )on\s+my\s+back|at\s+my\s+back|facing|faced|i\s+face|"
+    r"faces?\s+(?:the|a|an|towards?)|front|ahead|behind|back\s+to|left|right|o'clock|clock|"
+    r"towards?|look(?:s|ed|ing)?\s+(?:at|toward|towards|out)|"
+    r"turn(?:s|ed|ing)?\s+(?:to|toward|towards)|straight|north|south|east|west|opposite\s+me)\b")
+
+
+def heading_cue(situation: str) -> bool:
+    """Whether a situation ties the agent's heading to something (an object in front, on a
+    side, at a clock hour, faced or turned towards). One that does not (\"I am turning on the
+    lamp while standing between two beds\") stays true after any turn, so a turned item with
+    it asks for another answer from the same input."""
+    reading = read(situation)
+    return bool(reading.mentions or reading.unresolved
+                or _HEADING_WORDS.search(normal_text(situation)))

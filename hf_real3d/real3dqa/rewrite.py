@@ -17,8 +17,8 @@ that does not parse, is cut at ``max_tokens``, leaves a field empty, repeats the
 situation or names no direction is excluded with its reason, never repaired; a question keeps
 its rotation group only when every turned viewpoint has one, and the replies of its other
 viewpoints are then excluded too, with that reason. A situation that names no direction
-(:func:`heading_cue`) is asked with a request for a heading cue when a scene is given, and not
-asked without one (``no heading cue without a scene``).
+(:func:`hf_real3d.real3dqa.mentions.heading_cue`) is asked with a request for a heading cue
+when a scene is given, and not asked without one (``no heading cue without a scene``).
 The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
 and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
 structured output, finish reason, tokens), and ``scenes`` when given), checked at once by
@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import math
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,7 @@ from hf_real3d.real3dqa.build import CITATION
 from hf_real3d.real3dqa.check_rotations import check_rotations
 from hf_real3d.real3dqa.checks import HOUR_WORDS
 from hf_real3d.real3dqa.format import question_row, same_text
-from hf_real3d.real3dqa.mentions import normal_text, read
+from hf_real3d.real3dqa.mentions import heading_cue
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene
 from hf_real3d.schema import (
@@ -74,7 +73,7 @@ from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ROTATE_TEMPLATE", "ROTATION_SCHEMA", "scene_graph_text", "parse_rotation",
-           "heading_cue", "rotate_dataset"]
+           "rotate_dataset"]
 
 ROTATE_TEMPLATE = PROMPTS / "rotate.json"
 _FIELDS = ("degrees", "situation", "question", "answer")
@@ -99,26 +98,10 @@ ROTATION_SCHEMA = {"title": "rotation", "type": "object",
                                   "answer": {"type": "string"}},
                    "required": ["situation", "answer"], "additionalProperties": False}
 
-# words that tie a situation to the agent's heading, beyond what the English reader places
-_CUE = re.compile(
-    r"\b(?:(?<!lying )(?<!laying )on\s+my\s+back|at\s+my\s+back|facing|faced|i\s+face|"
-    r"faces?\s+(?:the|a|an|towards?)|front|ahead|behind|back\s+to|left|right|o'clock|clock|"
-    r"towards?|look(?:s|ed|ing)?\s+(?:at|toward|towards|out)|"
-    r"turn(?:s|ed|ing)?\s+(?:to|toward|towards)|straight|north|south|east|west|opposite\s+me)\b")
-
 #: what the prompt adds when a situation names no direction and a scene is given
 HEADING_CUE_NOTE = ("The situation names no direction. In the rotated situation, name an "
                     "object that is now in front of the agent or on one side of it (from the "
                     "list above), so that the turned viewpoint can be told from the others.")
-
-
-def heading_cue(situation: str) -> bool:
-    """Whether a situation ties the agent's heading to something (an object in front, on a
-    side, at a clock hour, faced or turned towards). One that does not (\"I am turning on the
-    lamp while standing between two beds\") stays true after any turn, so a turned item with
-    it asks for another answer from the same input."""
-    reading = read(situation)
-    return bool(reading.mentions or reading.unresolved or _CUE.search(normal_text(situation)))
 
 
 def parse_rotation(text: str, original: str, *, cut: bool = False
