@@ -52,7 +52,6 @@ __all__ = [
     "yaw_from_facing",
     "wrap_degrees",
     "direction_bin",
-    "direction_name",
     "direction_names",
     "bin_margin",
     "turn_direction",
@@ -309,10 +308,6 @@ def direction_names(n: int = 4) -> tuple[str, ...]:
         return tuple(f"{12 if i == 0 else i} o'clock" for i in range(12))
     return tuple(f"sector {i}" for i in range(n))
 
-
-def direction_name(angle_deg: float, n: int = 4) -> str:
-    """The name of the direction bin (of ``n``) an egocentric angle falls in, e.g. ``"left"``."""
-    return direction_names(n)[direction_bin(angle_deg, n)]
 
 
 def bearing_after_turn(bearing_deg: float, degrees_clockwise: float) -> float:

@@ -35,7 +35,6 @@ __all__ = [
     "Unanswerable",
     "NAV_WORDS",
     "CATEGORY",
-    "DIRECTION_DEPENDENT_KINDS",
     "number_word",
     "plural",
     "singular",
@@ -261,11 +260,6 @@ def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None
 
 
 # kinds whose answer changes when the agent turns in place
-DIRECTION_DEPENDENT_KINDS = frozenset({
-    "nearest_in_direction", "navigate", "count_direction", "exists_direction", "turn_nearest",
-    "can_reach",
-    "relation_direction", "attribute_color", "attribute_shape", "attribute_state",
-})
 
 # Real-3DQA's question categories for the synthetic kinds
 CATEGORY = {

@@ -6,9 +6,10 @@ import json
 import re
 
 import pytest
+from helpers.doc_tables import demo_summary_table
 
 from hf_real3d.demo import MODELS, DemoConfig, DemoResults, run_demo
-from hf_real3d.demo.report import demo_summary_table, render_demo_report
+from hf_real3d.demo.report import render_demo_report
 from hf_real3d.real3dqa import load_references, score_predictions
 from hf_real3d.real3dqa.predictions import load_predictions
 
@@ -148,8 +149,9 @@ def test_reduced_demo(tmp_path):
         assert f"| {arm} | sft_more |" in gains, arm
         assert arm in seed.flips
     # the README's arms table renders from results.json and the arms record: one row per arm
+    from helpers.doc_tables import arms_record, arms_table
+
     from hf_real3d.demo.config import ARM_CONTROLS
-    from hf_real3d.demo.report import arms_record, arms_table
 
     table = arms_table(data, arms_record(results))
     assert [line.split(" | ")[0][2:] for line in table.splitlines()[2:]] == list(ARM_CONTROLS)

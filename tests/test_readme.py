@@ -158,7 +158,7 @@ def test_readme_snippets(tmp_path, real_dir):
 def test_readme_demo_table_is_rendered_from_results_json():
     """The documentation's demo table is `report.demo_summary_table` of the measured results.json
     (its summary is kept in tests/data/demo_results.json)."""
-    from hf_real3d.demo.report import demo_summary_table, summary_gains_table, summary_scanqa_table
+    from helpers.doc_tables import demo_summary_table, summary_gains_table, summary_scanqa_table
 
     data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
     text = documentation()
@@ -253,8 +253,9 @@ def test_readme_arms_table_and_goals_come_from_the_study():
     `hf-real3d demo --arms all --seeds 3` (its summary is tests/data/demo_results.json, the
     per-seed diagnosis tests/data/demo_arms.json), and it states each arm's goal verdict as
     the report computes it."""
+    from helpers.doc_tables import arms_table, summary_goal_findings
+
     from hf_real3d.demo.config import OPTIONAL_ARMS
-    from hf_real3d.demo.report import arms_table, summary_goal_findings
 
     data = json.loads((ROOT / "tests/data/demo_results.json").read_text())
     record = json.loads((ROOT / "tests/data/demo_arms.json").read_text())

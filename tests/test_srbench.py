@@ -19,7 +19,7 @@ from hf_real3d.srbench import (
     score_rows,
     write_tsv,
 )
-from hf_real3d.synth.render import Camera, mirror_scene_mesh, scene_mesh_arrays
+from hf_real3d.synth.render import Camera, scene_mesh_arrays
 from hf_real3d.synth.rooms import generate_room
 from hf_real3d.synth.srbench_gen import (
     SRBenchConfig,
@@ -52,6 +52,15 @@ def _render_box(target, cam):
     v, t = np.asarray(box.vertices), np.asarray(box.triangles)
     r.set_mesh((v, np.tile([1.0, 0.0, 0.0], (len(v), 1)), t))
     return r.render(cam)
+
+
+def mirror_scene_mesh(arrays: tuple[np.ndarray, ...], camera: Camera) -> tuple[np.ndarray, ...]:
+    """The scene reflected across the camera's vertical plane (normal = camera x axis):
+    its render is the horizontal flip of the original render."""
+    v, c, t = arrays
+    n = camera.world_from_cam()[:, 0]
+    d = (v - np.asarray(camera.position)) @ n
+    return v - 2 * d[:, None] * n[None, :], c, t[:, [0, 2, 1]]  # keep faces front-facing
 
 
 def _render_flip_pair(seed, cam):

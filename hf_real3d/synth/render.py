@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 from hf_real3d._extras import require
 from hf_real3d.scene import Scene
 
-__all__ = ["Camera", "Renderer", "mirror_scene_mesh", "scene_mesh_arrays", "png_bytes"]
+__all__ = ["Camera", "Renderer", "scene_mesh_arrays", "png_bytes"]
 
 # base camera looking along world +x with world z up: columns = cam x, y, z in world
 _BASE = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
@@ -93,14 +93,6 @@ def scene_mesh_arrays(scene: Scene, skip_labels=("ceiling",)) -> tuple[np.ndarra
         off += len(o.points)
     return np.concatenate(verts), np.concatenate(cols), np.concatenate(tris)
 
-
-def mirror_scene_mesh(arrays: tuple[np.ndarray, ...], camera: Camera) -> tuple[np.ndarray, ...]:
-    """The scene reflected across the camera's vertical plane (normal = camera x axis):
-    its render is the horizontal flip of the original render."""
-    v, c, t = arrays
-    n = camera.world_from_cam()[:, 0]
-    d = (v - np.asarray(camera.position)) @ n
-    return v - 2 * d[:, None] * n[None, :], c, t[:, [0, 2, 1]]  # keep faces front-facing
 
 
 class Renderer:

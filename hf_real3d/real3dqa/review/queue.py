@@ -45,7 +45,7 @@ from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, read_t
 from hf_real3d.real3dqa.format import plain_text
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "JudgedElsewhere", "check_annotator",
-           "MAX_REASON", "MAX_TEXT", "labels_of", "item_label", "import_decisions"]
+           "MAX_REASON", "MAX_TEXT", "item_label", "import_decisions"]
 
 DECISIONS = ("accept", "correct", "discard")
 MAX_REASON = 1000  # characters of a reason
@@ -115,10 +115,6 @@ def item_label(d: dict[str, Any]) -> str:
     return "correct: " + plain_text(d["situation"]) + " -> " + " | ".join(
         _plain_answers(d["answers"]))
 
-
-def labels_of(decisions: Iterable[dict[str, Any]]) -> list[str]:
-    """:func:`item_label` of each decision."""
-    return [item_label(d) for d in decisions]
 
 
 class ReviewFolder:
