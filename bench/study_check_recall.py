@@ -1,5 +1,5 @@
 """How much of each kind of rotation mistake `check-rotations` finds: recall per corruption
-kind (hf_real3d.real3dqa.corrupt) on synthetic rooms rotated from geometry, with the scene
+kind (bench/_corrupt.py) on synthetic rooms rotated from geometry, with the scene
 rules (the folder's scenes config) and with the text rules alone (the share called
 ``defect``, and ``defect`` or ``needs_scene``), and the defects on the uncorrupted
 rotations. docs/rotations.md quotes this study's output.
@@ -15,9 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _corrupt import KINDS, corrupt
+
 from hf_real3d.real3dqa import build_real3dqa
 from hf_real3d.real3dqa.check_rotations import check_set
-from hf_real3d.real3dqa.corrupt import KINDS, corrupt
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
 from hf_real3d.sqa3d import read_split
 from hf_real3d.synth import SynthConfig, build_benchmark

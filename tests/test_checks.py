@@ -1,4 +1,4 @@
-"""The rotation checker (hf_real3d.real3dqa.checks, check_rotations, corrupt): its rules on
+"""The rotation checker (hf_real3d.real3dqa.checks, check_rotations; bench/_corrupt): its rules on
 hand-made texts and on the issue's release items, recall per corruption kind on synthetic
 rooms rotated from geometry, the outputs and configs of `hf-real3d check-rotations`, and its
 errors."""
@@ -10,15 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bench import bench_module
 from helpers.docs import documentation
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
 from hf_real3d.real3dqa.check_rotations import check_rotations, check_set
 from hf_real3d.real3dqa.checks import SENSES, VERDICTS, TurnedItem, check_text, judge
-from hf_real3d.real3dqa.corrupt import KINDS, corrupt
 from hf_real3d.real3dqa.mentions import answer_direction
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
+
+KINDS, corrupt = bench_module("_corrupt").KINDS, bench_module("_corrupt").corrupt
 
 
 def rules(original, rotated, turn):

@@ -48,9 +48,10 @@ def flagged_folder(tmp_path_factory):
     rotations config has half its items mirrored and the turned answers of its "How many"
     questions changed at 90 and 270 degrees: a review queue with flags, and with repairs
     proposed (the counts restored)."""
+    from helpers.bench import bench_module
     from helpers.data import build_synthetic_real3dqa
 
-    from hf_real3d.real3dqa.corrupt import corrupt
+    corrupt = bench_module("_corrupt").corrupt
 
     folder = build_synthetic_real3dqa(tmp_path_factory.mktemp("review"), seed=5, test_scenes=1,
                                       questions=24)

@@ -36,7 +36,7 @@ class Items:
     labels: list[str]
     groups: list[str]
     types: list[str]
-    kind: str
+    kind: str  # one of KINDS
     source: str
     group_by: str
     options: list[list[str]] | None = None

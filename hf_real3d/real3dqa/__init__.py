@@ -6,8 +6,9 @@ and scoring predictions (EM, refined EM, P_k, VRS).
   :mod:`.filtering` (removes questions a blind model or a text-only judge answers),
   :mod:`.judge` (the text-only language-model judge) and :mod:`.rotation` / :mod:`.rewrite`
   (turn the agent: from the scene graph, or by a language model);
-* :mod:`.checks` / :mod:`.check_rotations` check rotations against the turn; :mod:`.corrupt`
-  makes seeded mistakes for the checker's recall study; :mod:`.draw` draws a room;
+* :mod:`.mentions` reads the texts; :mod:`.checks` / :mod:`.check_rotations` give each
+  rotated item a verdict against its turn (:mod:`.rotation_set` reads the set);
+  :mod:`.draw` draws a room;
 * :mod:`.predictions` reads prediction files;
 * :mod:`.evaluate` scores prediction tables against references (predictions of a trained
   SceneLM: :mod:`hf_real3d.training.predict`);
