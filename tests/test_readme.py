@@ -144,7 +144,9 @@ def test_readme_snippets(tmp_path, real_dir):
     assert (tmp_path / "report/metrics.json").is_file()
     assert (tmp_path / "out/3drft/model.safetensors").is_file()
     assert (tmp_path / "srbench_report/report.md").is_file()
-    assert ran.count("python") == 9 and ran.count("accelerate-config") == 4, ran
+    n_python = sum(lang == "python" for lang, _, _ in _blocks())
+    assert n_python >= 9 and ran.count("python") == n_python, ran  # every Python block ran
+    assert ran.count("accelerate-config") == 4, ran
     assert (tmp_path / "report_checked/metrics.json").is_file()  # the README's release chain
     assert (tmp_path / "out/quick/model.safetensors").is_file()  # its Python quick start
     assert (tmp_path / "out/3drft_from_python/blind/model.safetensors").is_file()

@@ -133,7 +133,7 @@ def test_viewpoint_dro_trains_scenelm_with_whole_questions_per_batch(tiny_traini
     flat = Dataset.from_list([{k: v for k, v in r.items() if k != "viewpoint_group"}
                               for r in rows])
     with pytest.raises(ValueError, match="needs a 'viewpoint_group' column in the training "
-                                         r"set .*\(--rotation_augment all"):
+                                         r"set .*\(`rotation_augment` all"):
         ReweightedTrainer(model=tiny_model(tok), args=args, train_dataset=flat,
                           data_collator=collator_for(model, tok, bank), processing_class=tok)
 

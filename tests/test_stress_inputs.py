@@ -36,11 +36,14 @@ def _saved(tmp_path, n_scenes=8, per=12, answer=None, **columns):
 
 
 def _run(folder, out, **kw):
-    kw.setdefault("question_columns", ["question"])
+    from hf_real3d.debias.config import StressTestConfig
+
+    kw.setdefault("question_column", ["question"])
     kw.setdefault("answer_column", "answer")
     kw.setdefault("group_by", "scene")
     kw.setdefault("type_column", "kind")
-    return run_stress_test(folder, out, log=lambda m: None, **kw)
+    return run_stress_test(StressTestConfig(dataset=str(folder), out=str(out), **kw),
+                           log=lambda m: None)
 
 
 def test_per_type_baselines_within_each_type_and_the_type_not_read(tmp_path):
@@ -61,7 +64,7 @@ def test_per_type_baselines_within_each_type_and_the_type_not_read(tmp_path):
 
 @pytest.mark.slow
 def test_prune_writes_the_kept_items_as_a_saved_dataset(tmp_path):
-    s = _run(_saved(tmp_path), tmp_path / "out", do_prune=True, budget=0.2,
+    s = _run(_saved(tmp_path), tmp_path / "out", prune=True, budget=0.2,
              round_fraction=0.1, margin=0.0)
     kept = datasets.load_from_disk(s["kept_written_to"])
     assert isinstance(kept, datasets.DatasetDict) and kept["test"].num_rows == s["final"]["kept"]

@@ -3,79 +3,19 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
-from hf_real3d._fields import help_field
+from hf_real3d.debias.config import StressTestConfig
 
-
-@dataclass
-class StressTestOptions:
-    """Test-set stress test (after Brown et al. 2025): a text-only diagnostic trained by
-    grouped k-fold cross-validation on the set's own non-visual inputs; --prune runs
-    iterative bias pruning."""
-    dataset: str = help_field("A folder this library built or imported, an SQA3D folder "
-                              "(questions + annotations JSON), a 3DSRBench .tsv, or a Hub "
-                              "dataset id with the --*-column options.")
-    out: str = help_field("Folder for stress_test.json, scores.jsonl, stress_test.png and "
-                          "report.md.")
-    config: str | None = help_field("Config of a dataset folder (default: real3dqa, "
-                                    "real_scanqa, or the 3DSRBench real/synthetic_common).",
-                                    default=None)
-    split: str = help_field("Split to read.", default="test")
-    folds: int = help_field("Cross-validation folds.", default=5)
-    group_by: str | None = help_field("Column whose values stay in one fold (default: "
-                                      "scene_id; 3DSRBench: the base qid).", default=None)
-    diagnostic: str = help_field("rf: a random forest over word counts (its importances name "
-                                 "the words that carry the score); logreg: a logistic "
-                                 "regression over TF-IDF; lm: a causal LM fine-tuned per fold "
-                                 "through the library's trainer (--lm_path).", default="rf",
-                                 choices=("rf", "logreg", "lm"))
-    lm_path: str | None = help_field("With --diagnostic lm: a local causal-LM folder (with its "
-                                     "tokenizer) or a saved SceneLM (its language model, e.g. "
-                                     "the blind one); default: a small Llama built from "
-                                     "config.", default=None)
-    lm_epochs: float = help_field("With --diagnostic lm: fine-tuning epochs per fold.",
-                                  default=4.0)
-    question_column: list[str] = help_field("Columns joined into the text the diagnostic "
-                                            "reads (a Hub dataset).", default_factory=list)
-    answer_column: str | None = help_field("Answer column (a string or a list whose first "
-                                           "entry counts).", default=None)
-    type_column: str | None = help_field("Question-type column (default: the question's "
-                                         "first word).", default=None)
-    id_column: str | None = help_field("Item id column (a Hub or saved dataset; default: "
-                                       "question_id, else id, else the row number).",
-                                       default=None)
-    type_as_feature: bool = help_field("Let the diagnostic read each item's question type too "
-                                       "(off: the type only groups the report).",
-                                       default=False)
-    exclude: str | None = help_field("A dataset whose ids are left out (the questions a "
-                                     "filter removed: --dataset sqa3d --exclude real3dqa).",
-                                     default=None)
-    prune: bool = help_field("Run iterative bias pruning and write the kept items as "
-                             "<config>_tst (a folder this library built) or, in the input's "
-                             "own form, under OUT/kept.", default=False)
-    round_fraction: float = help_field("Share of the original set removed per pruning "
-                                       "round.", default=0.05)
-    margin: float = help_field("Pruning stops when solvability is within this many points "
-                               "of the majority-answer baseline.", default=2.0)
-    budget: float | None = help_field("At most this many removals (a fraction if < 1).",
-                                      default=None)
-    seed: int = help_field("Seed of the folds and the forest.", default=0)
+# the command's options are the library's settings, passed whole
+StressTestOptions = StressTestConfig
 
 
-def cmd_stress_test(o: StressTestOptions) -> None:
+def cmd_stress_test(o: StressTestConfig) -> None:
     """``hf-real3d stress-test``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.debias.run import run_stress_test
 
-    s = run_stress_test(o.dataset, o.out, config=o.config, split=o.split,
-                        question_columns=o.question_column or None,
-                        answer_column=o.answer_column, group_by=o.group_by,
-                        type_column=o.type_column, exclude=o.exclude, diagnostic=o.diagnostic,
-                        folds=o.folds, seed=o.seed, do_prune=o.prune,
-                        round_fraction=o.round_fraction, margin=o.margin, budget=o.budget,
-                        lm_path=o.lm_path, lm_epochs=o.lm_epochs,
-                        type_as_feature=o.type_as_feature, id_column=o.id_column)
+    s = run_stress_test(o)
     sv = s["solvability"]
     if s.get("note"):
         print(f"note: {s['note']}", file=sys.stderr)

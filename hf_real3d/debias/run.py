@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 
 from hf_real3d._extras import require
 from hf_real3d._io import atomic_dir, atomic_path, write_json
+from hf_real3d.debias.config import StressTestConfig
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import StressResult, check_items, prune, stress_test
 from hf_real3d.sources import DatasetFolder, Source, SRBenchTSV, resolve
@@ -212,31 +212,8 @@ def _removed_section(items: Items, keep: set[int], config: str) -> str:
             + ", ".join(f"`{a}` {c}" for a, c in by_answer.most_common(10)) + ".")
 
 
-def run_stress_test(
-    dataset: str | os.PathLike,
-    out: str | os.PathLike,
-    *,
-    config: str | None = None,
-    split: str = "test",
-    question_columns: Sequence[str] | None = None,
-    answer_column: str | None = None,
-    group_by: str | None = None,
-    type_column: str | None = None,
-    exclude: str | None = None,
-    diagnostic: str = "rf",
-    folds: int = 5,
-    seed: int = 0,
-    do_prune: bool = False,
-    round_fraction: float = 0.05,
-    margin: float = 2.0,
-    budget: float | None = None,
-    write_configs: bool = True,
-    lm_path: str | None = None,
-    lm_epochs: float = 4.0,
-    type_as_feature: bool = False,
-    id_column: str | None = None,
-    log=print,
-) -> dict[str, Any]:
+def run_stress_test(config: StressTestConfig, *, write_configs: bool = True,
+                    log=print) -> dict[str, Any]:
     """TsT (and IBP with ``do_prune``) of ``dataset``; returns what ``stress_test.json``
     holds: ``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
     "diagnostic", "folds", "group_by", "features"}`` in percent, and with pruning
@@ -245,14 +222,22 @@ def run_stress_test(
     for ``lm_epochs`` per fold (:mod:`hf_real3d.debias.lm`). ``type_as_feature``: the
     diagnostic also reads each item's question type (off by default: the report says which).
     With ``do_prune``, the kept items are also written in the input's own form under
-    ``out/kept`` (a ``save_to_disk`` folder, SQA3D files, a 3DSRBench TSV)."""
+    ``out/kept`` (a ``save_to_disk`` folder, SQA3D files, a 3DSRBench TSV). ``config``: the
+    settings (:class:`hf_real3d.debias.config.StressTestConfig`, what the command parses)."""
+    c = config
+    dataset, out, split, diagnostic, folds, seed = (c.dataset, c.out, c.split, c.diagnostic,
+                                                    c.folds, c.seed)
+    do_prune, round_fraction, margin, budget = c.prune, c.round_fraction, c.margin, c.budget
+    lm_path, lm_epochs, type_as_feature = c.lm_path, c.lm_epochs, c.type_as_feature
+    config_name = c.config
     check_options(folds=folds, round_fraction=round_fraction, margin=margin, budget=budget,
                   do_prune=do_prune, out=out)
-    items = load_items(dataset, config=config, split=split, question_columns=question_columns,
-                       answer_column=answer_column, group_by=group_by, type_column=type_column,
-                       id_column=id_column)
-    if exclude:
-        items = exclude_ids(items, exclude)
+    items = load_items(dataset, config=config_name, split=split,
+                       question_columns=c.question_column or None,
+                       answer_column=c.answer_column, group_by=c.group_by,
+                       type_column=c.type_column, id_column=c.id_column)
+    if c.exclude:
+        items = exclude_ids(items, c.exclude)
     check_items(items, folds)
     lm = None
     if diagnostic == "lm":
@@ -300,7 +285,7 @@ def run_stress_test(
     if keep is not None:
         report += "\n" + _removed_section(items, set(keep), items.source) + "\n"
         kept_at = _write_kept(Path(dataset), items, keep, out / "kept", split=split,
-                              config=config)
+                              config=config_name)
         if kept_at:
             summary["kept_written_to"] = kept_at
     with atomic_path(out / "report.md") as tmp:
@@ -308,7 +293,7 @@ def run_stress_test(
     folder = Path(dataset)
     if write_configs and isinstance(_local(folder), DatasetFolder) and \
             not _local(folder).saved and items.kind != "sqa3d":
-        summary["configs"] = _add_configs(folder, config, items, res, keep)
+        summary["configs"] = _add_configs(folder, config_name, items, res, keep)
     write_json(out / "stress_test.json", summary, indent=2)
     return summary
 
