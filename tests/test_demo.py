@@ -4,6 +4,7 @@ prediction files."""
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from helpers.doc_tables import demo_summary_table
@@ -14,19 +15,30 @@ from hf_real3d.real3dqa import load_references, score_predictions
 from hf_real3d.real3dqa.predictions import load_predictions
 
 
-@pytest.mark.slow
-def test_reduced_demo(tmp_path):
-    """`hf-real3d demo --arms all` at a tiny size: every model of MODELS."""
-    cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """`hf-real3d demo --arms all` at a tiny size, run once for the focused tests below:
+    every model of MODELS."""
+    tmp = tmp_path_factory.mktemp("reduced_demo")
+    cfg = DemoConfig(out=str(tmp / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
                      questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=4,
                      counter_prior_scenes=3, progress=False, arms="all")
     report = run_demo(cfg).read_text()
-    data = json.loads((tmp_path / "demo/results.json").read_text())
+    data = json.loads((tmp / "demo/results.json").read_text())
     results = DemoResults.from_json(data)
-    assert render_demo_report(results) == report  # the report is a function of the results
+    root = tmp / "demo/seed0"
+    return SimpleNamespace(cfg=cfg, report=report, data=data, results=results,
+                           seed=results.seeds[0], out=tmp / "demo", root=root,
+                           info=lambda name: json.loads(
+                               (root / "models" / name / "hf_real3d_training.json").read_text()))
+
+
+@pytest.mark.slow
+def test_demo_results_json_holds_every_model_and_subset(demo):
+    data, results = demo.data, demo.results
+    assert render_demo_report(results) == demo.report  # the report is a function of the results
     assert [s.seed for s in results.seeds] == [0]
-    seed = results.seeds[0]
-    assert [m["model"] for m in seed.metrics] == list(MODELS)
+    assert [m["model"] for m in demo.seed.metrics] == list(MODELS)
     # results.json: {seeds, mean, std, per_seed} of MODEL -> SUBSET -> METRIC
     assert data["seeds"] == [0] and set(data["mean"]) == set(MODELS) == set(data["std"])
     for model in MODELS:
@@ -45,11 +57,13 @@ def test_reduced_demo(tmp_path):
         assert got == data["per_seed"][0][model]  # one seed: the mean is that seed
     # the README table renders from results.json alone
     assert demo_summary_table(data).count("\n") == len(MODELS) + 1
-    # the filter's pair and the scored models never share a seed or a checkpoint
-    root = tmp_path / "demo/seed0"
-    info = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
-            for n in ("filter_full", "filter_blind", "sft", "blind", "3drft_paper",
-                      "3drft_official", "sft_more")}
+
+
+@pytest.mark.slow
+def test_demo_filter_pair_and_scored_models_share_no_seed_or_checkpoint(demo):
+    root, cfg = demo.root, demo.cfg
+    info = {n: demo.info(n) for n in ("filter_full", "filter_blind", "sft", "blind",
+                                      "3drft_paper", "3drft_official", "sft_more")}
     # 3DR-FT fine-tunes the trained control, as sft_more does without reweighting
     for n in ("3drft_paper", "3drft_official", "sft_more"):
         assert info[n]["model"]["model_name_or_path"] == str(root / "models/sft"), n
@@ -59,9 +73,15 @@ def test_reduced_demo(tmp_path):
     assert info["filter_full"]["training"]["seed"] != info["sft"]["training"]["seed"]
     assert info["filter_blind"]["training"]["seed"] != info["blind"]["training"]["seed"]
     assert info["3drft_paper"]["blind_model"]["path"] == str(root / "models/blind")
+    assert info["3drft_paper"]["data"]["fingerprint"] == info["blind"]["data"]["fingerprint"]
     build = json.loads((root / "summary.json").read_text())["build"]
     steps = [s["step"] for s in build["filter_stats"]]
     assert steps == ["original", "removed by pair:filter", "remaining"]  # the filter's pair only
+
+
+@pytest.mark.slow
+def test_demo_report_sections_plots_and_diagnosis(demo):
+    report, seed = demo.report, demo.seed
     assert set(seed.ablations) == {"none", "no_3d", "shuffle_3d", "no_situation", "no_question"}
     for section in ("## Table 2", "## Table 3", "## Table 4", "## Table 6", "## Figure 5",
                     "## Figure 6", "## Findings", "## 3DSRBench"):
@@ -74,19 +94,24 @@ def test_reduced_demo(tmp_path):
     assert set(seed.by_kind) == set(MODELS)
     kinds = set(seed.by_kind["sft"]["original"])
     assert kinds and kinds <= {"scene", "prior", "counter_prior"}
-    n_test = sum(v["n"] for v in seed.by_kind["sft"]["original"].values())
     w = seed.weights["groups"]
     assert w["all"]["tokens"] == sum(w[k]["tokens"] for k in w if k != "all")
     assert sum(w[k]["paper_loss_share"] for k in w if k != "all") == pytest.approx(1.0)
     pngs = re.findall(r"\]\((\w+\.png)\)", report)
     assert {"pk.png", "topdown.png"} <= set(pngs)
     for png in pngs:  # every plot the report shows exists
-        raw = (tmp_path / "demo" / png).read_bytes()
+        raw = (demo.out / png).read_bytes()
         assert raw[:4] == b"\x89PNG" and len(raw) > 5000, png
-    refs = load_references(root / "real3dqa")
+
+
+@pytest.mark.slow
+def test_demo_metrics_equal_those_recomputed_from_the_saved_predictions(demo):
+    seed = demo.seed
+    refs = load_references(demo.root / "real3dqa")
+    n_test = sum(v["n"] for v in seed.by_kind["sft"]["original"].values())
     assert n_test == refs[refs.rotation_deg == 0].question_id.nunique()  # every test question
     for m in seed.metrics:
-        again = score_predictions(refs, load_predictions(root / "predictions" /
+        again = score_predictions(refs, load_predictions(demo.root / "predictions" /
                                                          f"{m['model']}.jsonl"),
                                   name=m["model"], allow_missing=True).metrics
         for subset in ("original", "debiased"):
@@ -94,10 +119,13 @@ def test_reduced_demo(tmp_path):
                 assert again[subset][metric] == pytest.approx(m[subset][metric]), (m["model"],
                                                                                    subset)
         assert again["rotation"]["vrs"] == pytest.approx(m["rotation"]["vrs"])
-    assert info["3drft_paper"]["data"]["fingerprint"] == info["blind"]["data"]["fingerprint"]
-    # the paper-literal arms, each against its matched control
-    from_blind = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
-                  for n in ("3drft_from_blind", "sft_from_blind", "3drft_paper_grad")}
+
+
+@pytest.mark.slow
+def test_demo_paper_literal_arms_against_their_matched_controls(demo):
+    root, report, seed = demo.root, demo.report, demo.seed
+    from_blind = {n: demo.info(n) for n in ("3drft_from_blind", "sft_from_blind",
+                                            "3drft_paper_grad")}
     for n in ("3drft_from_blind", "sft_from_blind"):
         assert from_blind[n]["training"]["init_from_blind"] == str(root / "models/blind"), n
     assert from_blind["3drft_from_blind"]["training"]["reweighting"] == "paper"
@@ -107,11 +135,16 @@ def test_reduced_demo(tmp_path):
                 "training"].items() if k != "reweighting"}
     assert from_blind["3drft_paper_grad"]["model"]["model_name_or_path"] == \
         str(root / "models/sft")
+    assert from_blind["3drft_paper_grad"]["training"]["weight_grad"] is True
     assert "## 3DR-FT: the gain three ways" in report
     assert set(seed.text_only) >= {"3drft_paper_grad", "sft_more"}
     for arm in ("3drft_paper", "3drft_official", "3drft_paper_grad", "3drft_from_blind"):
         assert f"| {arm} |" in report.split("## 3DR-FT: the gain three ways")[1]
-    assert from_blind["3drft_paper_grad"]["training"]["weight_grad"] is True
+
+
+@pytest.mark.slow
+def test_demo_real_scanqa_and_bias_pruning(demo):
+    root, report, seed = demo.root, demo.report, demo.seed
     # Real-ScanQA, built by the filter's pair: its full model keeps nothing it and its
     # blind twin both answer
     assert "## Table 4 (Real-ScanQA)" in report
@@ -121,6 +154,7 @@ def test_reduced_demo(tmp_path):
     assert 0 < n_kept <= n_all and f"| original | {n_all} |" in card
     assert f"| remaining | {n_kept} |" in card and "pair:filter" in card
     # bias pruning of the filtered set: TsT, IBP and the scored models on what it keeps
+    refs = load_references(root / "real3dqa")
     pr = seed.pruning
     assert pr["n"] == len(refs[refs.in_debiased & (refs.rotation_deg == 0)])
     assert 0 < pr["kept"] <= pr["n"] and pr["folds"] == 2  # two test rooms: two folds
@@ -128,44 +162,55 @@ def test_reduced_demo(tmp_path):
     sft_filtered = next(m for m in seed.metrics if m["model"] == "sft")["debiased"]
     assert pr["em_refined"]["sft"]["filtered"] == pytest.approx(sft_filtered["em_refined"])
     assert "## Bias pruning of the filtered set" in report
-    # one seed: no finding is tested, whatever its figures
-    findings = report.split("## Findings (measured)")[1].split("\n## ")[0]
+
+
+@pytest.mark.slow
+def test_demo_one_seed_tests_no_finding(demo):
+    findings = demo.report.split("## Findings (measured)")[1].split("\n## ")[0]
     assert "(f:blind)" in findings and "holds)" not in findings
     assert findings.count("not tested: 1 seed") == findings.count("\n- (")
-    # the reweighting family: each arm fine-tunes the trained control as 3drft_paper does
-    # (same start, epochs and learning rate, against the same sft_more) and appears in the
-    # gains table, the text-only column, attention to 3D, the weight diagnosis, the flips
-    from hf_real3d.demo.config import FAMILY_ARMS
-
-    paper = json.loads((root / "models/3drft_paper/hf_real3d_training.json").read_text())
-    gains = report.split("## 3DR-FT: the gain three ways")[1]
-    for arm, mode in FAMILY_ARMS.items():
-        arm_info = json.loads((root / "models" / arm / "hf_real3d_training.json").read_text())
-        assert arm_info["training"]["reweighting"] == mode
-        assert {k: v for k, v in arm_info["training"].items() if k != "reweighting"} == \
-            {k: v for k, v in paper["training"].items() if k != "reweighting"}, arm
-        assert arm_info["model"]["model_name_or_path"] == str(root / "models/sft")
-        assert arm in data["mean"] and arm in seed.text_only and arm in seed.attention
-        assert f"| {arm} | sft_more |" in gains, arm
-        assert arm in seed.flips
     # the README's arms table renders from results.json and the arms record: one row per arm
     from helpers.doc_tables import arms_record, arms_table
 
     from hf_real3d.demo.config import ARM_CONTROLS
 
-    table = arms_table(data, arms_record(results))
+    table = arms_table(demo.data, arms_record(demo.results))
     assert [line.split(" | ")[0][2:] for line in table.splitlines()[2:]] == list(ARM_CONTROLS)
     assert all(line.endswith("| not tested: 1 seed, run --seeds 2 or more |")
                for line in table.splitlines()[2:])
+
+
+@pytest.mark.slow
+def test_demo_reweighting_family_arms_match_3drft_paper(demo):
+    """Each arm fine-tunes the trained control as 3drft_paper does (same start, epochs and
+    learning rate, against the same sft_more) and appears in the gains table, the text-only
+    column, attention to 3D, the weight diagnosis, the flips."""
+    from hf_real3d.demo.config import FAMILY_ARMS
+
+    seed, report = demo.seed, demo.report
+    paper = demo.info("3drft_paper")
+    gains = report.split("## 3DR-FT: the gain three ways")[1]
+    for arm, mode in FAMILY_ARMS.items():
+        arm_info = demo.info(arm)
+        assert arm_info["training"]["reweighting"] == mode
+        assert {k: v for k, v in arm_info["training"].items() if k != "reweighting"} == \
+            {k: v for k, v in paper["training"].items() if k != "reweighting"}, arm
+        assert arm_info["model"]["model_name_or_path"] == str(demo.root / "models/sft")
+        assert arm in demo.data["mean"] and arm in seed.text_only and arm in seed.attention
+        assert f"| {arm} | sft_more |" in gains, arm
+        assert arm in seed.flips
     groups = seed.weights["groups"]
     for mode in FAMILY_ARMS.values():
         share = sum(groups[k][f"{mode}_loss_share"] for k in groups if k != "all")
         assert share == pytest.approx(1.0), mode
         assert f"share of {mode} loss weight" in report
-    # the rotation arms: each matched in optimizer steps to its control, on the same rooms
-    rot = {n: json.loads((root / "models" / n / "hf_real3d_training.json").read_text())
-           for n in ("sft", "sft_more", "sft_rot", "sft_rot_dro", "sft_rot_more", "3drft_rot",
-                     "sft_rot_transfer")}
+
+
+@pytest.mark.slow
+def test_demo_rotation_arms_matched_in_steps_on_the_same_rooms(demo):
+    root, cfg, seed = demo.root, demo.cfg, demo.seed
+    rot = {n: demo.info(n) for n in ("sft", "sft_more", "sft_rot", "sft_rot_dro",
+                                     "sft_rot_more", "3drft_rot", "sft_rot_transfer")}
     steps = {n: i["metrics"]["global_step"] for n, i in rot.items()}
     assert steps["sft_rot"] == steps["sft_rot_dro"] == steps["sft_rot_transfer"] == steps["sft"]
     assert steps["sft_rot_more"] == steps["3drft_rot"] == steps["sft_more"]
@@ -187,7 +232,7 @@ def test_reduced_demo(tmp_path):
         views = seed.rotation["weights"][state]["viewpoints"]
         assert list(views) == ["0", "90", "180", "270"]
         assert sum(v["weight_share"] for v in views.values()) == pytest.approx(1.0)
-    section = report.split("## Viewpoint consistency")[1].split("\n## ")[0]
+    section = demo.report.split("## Viewpoint consistency")[1].split("\n## ")[0]
     for arm in ("sft_rot", "sft_rot_dro", "3drft_rot", "sft_rot_transfer"):
         assert f"| {arm} |" in section and f"(rotation:{arm})" in section, arm
     assert "**Transfer across question kinds**" in section and "| sft_rot_transfer - sft |" \
