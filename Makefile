@@ -49,7 +49,7 @@ demo: install
 
 # RUN_SLOW=1: the end-to-end tests marked `slow` run too (plain `pytest` skips them)
 test: install
-	$(OFFLINE) RUN_SLOW=1 $(PY) -m pytest -q
+	$(OFFLINE) RUN_SLOW=1 $(PY) -m pytest -q --durations=40
 
 bench: install
 	$(OFFLINE) $(PY) bench/run_all.py
