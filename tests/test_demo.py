@@ -4,6 +4,9 @@ prediction files."""
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -239,27 +242,45 @@ def test_demo_rotation_arms_matched_in_steps_on_the_same_rooms(demo):
         in section
 
 
+# `make demo`'s arms (the core and DEFAULT_ARMS) at a tiny size
+DEFAULT_SIZES = dict(train_scenes=4, val_scenes=1, test_scenes=2, questions_per_scene=24,
+                     epochs=1, filter_epochs=1, srbench_scenes=0, counter_prior_scenes=3)
+
+
+@pytest.fixture(scope="module")
+def default_demo(tmp_path_factory):
+    """`hf-real3d demo` with the default arms and jobs, two seeds, run once (as a user runs
+    it, its progress output kept) for the default-arms test, the jobs test (seed 0) and the
+    seed-order test (seed 1)."""
+    out = tmp_path_factory.mktemp("default_demo") / "demo"
+    sizes = [a for k, v in DEFAULT_SIZES.items() for a in (f"--{k}", str(v))]
+    p = subprocess.run([str(Path(sys.executable).parent / "hf-real3d"), "demo", "--out",
+                        str(out), "--seeds", "2", *sizes], capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return SimpleNamespace(out=out, report=(out / "report.md").read_text(), err=p.stderr,
+                           data=json.loads((out / "results.json").read_text()))
+
+
 @pytest.mark.slow
-def test_reduced_default_demo(tmp_path):
+def test_reduced_default_demo(default_demo):
     """`make demo`'s arms: the core and DEFAULT_ARMS only; nothing else is trained, and every
     table, the findings and the gains table render without the optional arms."""
     from hf_real3d.demo.config import CORE_MODELS, DEFAULT_ARMS
 
-    cfg = DemoConfig(out=str(tmp_path / "demo"), train_scenes=4, val_scenes=1, test_scenes=2,
-                     questions_per_scene=24, epochs=1, filter_epochs=1, srbench_scenes=0,
-                     counter_prior_scenes=3, progress=False)
-    report = run_demo(cfg).read_text()
-    data = json.loads((tmp_path / "demo/results.json").read_text())
+    report, data = default_demo.report, default_demo.data
     expected = [m for m in MODELS if m in set(CORE_MODELS) | set(DEFAULT_ARMS)]
     assert list(data["mean"]) == expected
-    trained = sorted(p.name for p in (tmp_path / "demo/seed0/models").iterdir())
-    assert trained == sorted(m for m in expected if m != "sft_no3d")
+    for seed_dir in ("seed0", "seed1"):
+        trained = sorted(p.name for p in (default_demo.out / seed_dir / "models").iterdir())
+        assert trained == sorted(m for m in expected if m != "sft_no3d"), seed_dir
     gains = report.split("## 3DR-FT: the gain three ways")[1].split("\n## ")[0]
     assert [line.split(" | ")[0][2:] for line in gains.splitlines()
             if line.startswith("| ") and " | sft_more |" in line] == \
         ["3drft_paper", *DEFAULT_ARMS]
     findings = report.split("## Findings (measured)")[1].split("\n## ")[0]
     assert "(d) 3DR-FT (paper)" in findings and "official" not in findings
+    assert "not tested: 1 seed" not in findings  # two seeds: every finding is tested
     seed = DemoResults.from_json(data).seeds[0]
     assert set(seed.text_only) == {"sft", "sft_more", "3drft_paper", *DEFAULT_ARMS}
     assert set(seed.flips) == {"3drft_paper", "sft_more", *DEFAULT_ARMS}
@@ -353,28 +374,23 @@ def test_reduced_srbench_model_study(tmp_path):
 
 
 @pytest.mark.slow
-def test_jobs_change_the_time_not_the_figures(tmp_path, capfd):
-    """`--jobs 2` trains independent models side by side in worker processes; every training
-    runs on one thread either way, so results.json is the same as with `--jobs 1`. With
-    progress bars, the side-by-side trainings show one bar of finished models, not the
-    workers' step bars on one line."""
-    runs = {}
-    for jobs in (1, 2):
-        cfg = DemoConfig(out=str(tmp_path / f"jobs{jobs}"), train_scenes=4, val_scenes=1,
-                         test_scenes=2, questions_per_scene=24, epochs=1, filter_epochs=1,
-                         srbench_scenes=0, counter_prior_scenes=3, progress=jobs == 2,
-                         jobs=jobs)
-        capfd.readouterr()
-        run_demo(cfg)
-        err = capfd.readouterr().err
-        runs[jobs] = json.loads((tmp_path / f"jobs{jobs}/results.json").read_text())
+def test_jobs_change_the_time_not_the_figures(tmp_path, default_demo):
+    """`--jobs 2` (the default) trains independent models side by side in worker processes;
+    every training runs on one thread either way, so seed 0's results with `--jobs 1` are the
+    default demo's. With progress bars, the side-by-side trainings show one bar of finished
+    models, not the workers' step bars on one line."""
+    err = default_demo.err
     assert "training side by side (2 at a time): filter_full, filter_blind, sft, blind" in err
     assert "4/4" in err and "3/3" in err  # the first batch, then the default arms
-    assert runs[1]["per_seed"] == runs[2]["per_seed"]
-    one, two = (runs[j]["details"]["seeds"][0] for j in (1, 2))
-    for key in one:
+    run_demo(DemoConfig(out=str(tmp_path / "jobs1"), progress=False, jobs=1, **DEFAULT_SIZES))
+    one = json.loads((tmp_path / "jobs1/results.json").read_text())
+    two = default_demo.data
+    assert one["per_seed"][0] == two["per_seed"][0]
+    seed_one, seed_two = one["details"]["seeds"][0], two["details"]["seeds"][0]
+    assert set(seed_one) == set(seed_two)
+    for key in seed_one:
         if key != "root":
-            assert one[key] == two[key], key
+            assert seed_one[key] == seed_two[key], key
 
 
 @pytest.mark.parametrize("args, said", [
@@ -402,16 +418,13 @@ def test_demo_options_are_refused_before_any_work(tmp_path, args, said, capsys):
 
 
 @pytest.mark.slow
-def test_a_seed_alone_gives_what_it_gives_after_another(tmp_path):
+def test_a_seed_alone_gives_what_it_gives_after_another(tmp_path, default_demo):
     """Issue 39: seed k's figures must not depend on what ran before it in the process.
     `--first_seed 1 --seeds 1` against seed 1 of `--seeds 2` (the pool's workers and every
     cache carried over from seed 0), to the last digit."""
-    sizes = dict(train_scenes=6, val_scenes=1, test_scenes=3, questions_per_scene=30,
-                 epochs=2, filter_epochs=1, srbench_scenes=0, counter_prior_scenes=2,
-                 arms="default", progress=False)
-    run_demo(DemoConfig(out=str(tmp_path / "both"), seeds=2, **sizes))
-    run_demo(DemoConfig(out=str(tmp_path / "alone"), first_seed=1, seeds=1, **sizes))
-    both = json.loads((tmp_path / "both/results.json").read_text())["details"]["seeds"]
+    run_demo(DemoConfig(out=str(tmp_path / "alone"), first_seed=1, seeds=1, progress=False,
+                        **DEFAULT_SIZES))
+    both = default_demo.data["details"]["seeds"]
     alone = json.loads((tmp_path / "alone/results.json").read_text())["details"]["seeds"]
     after = next(s for s in both if s["seed"] == 1)
     assert [s["seed"] for s in alone] == [1]
