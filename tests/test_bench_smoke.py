@@ -4,11 +4,10 @@ here): a benchmark that breaks when the library changes fails the suite."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers.bench import bench_module
+from helpers.paths import ROOT
 
 
 def _bench_rows(tmp_path, script: str, *args: str) -> list[dict]:
@@ -32,12 +31,7 @@ def test_train_step_bench_runs(tmp_path):
 def test_official_baseline_cleans_as_the_library_does():
     # the bench restates the official script's cleaning (re.sub with pattern strings, its
     # cost); it must give the library's normalisation, string for string
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_official_vrs", ROOT / "bench/_official_vrs.py")
-    official = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(official)
-    clean_answer = official.clean_answer
+    clean_answer = bench_module("_official_vrs").clean_answer
     from hf_real3d.answers import normalize_answer
 
     texts = ["The chair on my LEFT ", "2", "a table", "mat2 is  there", "none", "tv oclock",

@@ -68,7 +68,7 @@ COMMANDS: dict[str, Command] = {
     "explore": Command("browse questions, viewpoints, scenes, answers and a leaderboard in a "
                        "local web app", lambda: explore.ExploreOptions, explore.cmd_explore),
     "stress-test": Command("is a test set text-solvable? k-fold text-only diagnostic; --prune",
-                           lambda: stress.StressTestOptions, stress.cmd_stress_test),
+                           lambda: stress.StressTestConfig, stress.cmd_stress_test),
     "check-rotations": Command("a verdict for every rotated item against its turn (text, answer "
                                "and scene rules)", lambda: rotations.CheckRotationsOptions,
                                rotations.cmd_check_rotations),

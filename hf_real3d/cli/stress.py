@@ -6,9 +6,6 @@ import sys
 
 from hf_real3d.debias.config import StressTestConfig
 
-# the command's options are the library's settings, passed whole
-StressTestOptions = StressTestConfig
-
 
 def cmd_stress_test(o: StressTestConfig) -> None:
     """``hf-real3d stress-test``."""

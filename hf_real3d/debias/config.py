@@ -4,7 +4,8 @@ loads with it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 from hf_real3d._fields import help_field
 
@@ -65,3 +66,26 @@ class StressTestConfig:
     budget: float | None = help_field("At most this many removals (a fraction if < 1).",
                                       default=None)
     seed: int = help_field("Seed of the folds and the forest.", default=0)
+
+    def check(self) -> None:
+        """Refuse settings that would do nothing or something else than meant, before any
+        work."""
+        if self.folds < 2:
+            raise ValueError(f"`folds` {self.folds}: expected at least 2")
+        if not 0 < self.round_fraction < 1:
+            raise ValueError(f"`round_fraction` {self.round_fraction}: expected a share of the "
+                             "set in (0, 1), e.g. 0.05 for 5%")
+        if self.margin < 0:
+            raise ValueError(f"`margin` {self.margin}: expected points >= 0")
+        b = self.budget
+        if b is not None and (b <= 0 or (b >= 1 and b != int(b))):
+            raise ValueError(f"`budget` {b}: expected a fraction in (0, 1) or a whole number "
+                             "of items >= 1")
+        defaults = {f.name: f.default for f in fields(self)}
+        if not self.prune and any(getattr(self, k) != defaults[k]
+                                  for k in ("budget", "round_fraction", "margin")):
+            raise ValueError("`budget`, `round_fraction` and `margin` set how pruning runs; "
+                             "add `prune`")
+        if Path(self.out).exists() and not Path(self.out).is_dir():
+            raise FileExistsError(f"`out` {self.out}: exists and is not a folder; give another "
+                                  "`out`")

@@ -95,26 +95,6 @@ def _plot(summary: dict[str, Any], rounds: list[dict[str, Any]] | None, path: Pa
     plt.close(fig)
 
 
-def check_options(*, folds: int, round_fraction: float, margin: float,
-                  budget: float | None, do_prune: bool, out: str | os.PathLike) -> None:
-    """Refuse settings that would do nothing or something else than meant, before any work."""
-    if folds < 2:
-        raise ValueError(f"`folds` {folds}: expected at least 2")
-    if not 0 < round_fraction < 1:
-        raise ValueError(f"`round_fraction` {round_fraction}: expected a share of the set in "
-                         "(0, 1), e.g. 0.05 for 5%")
-    if margin < 0:
-        raise ValueError(f"`margin` {margin}: expected points >= 0")
-    if budget is not None and (budget <= 0 or (budget >= 1 and budget != int(budget))):
-        raise ValueError(f"`budget` {budget}: expected a fraction in (0, 1) or a whole number "
-                         "of items >= 1")
-    if not do_prune and (budget is not None or round_fraction != 0.05 or margin != 2.0):
-        raise ValueError("`budget`, `round_fraction` and `margin` set how pruning runs; add "
-                         "`prune`")
-    if Path(out).exists() and not Path(out).is_dir():
-        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
-
-
 def _local(path: Path) -> Source | None:
     """What a local input is (:func:`hf_real3d.sources.resolve`); None for a Hub name."""
     return resolve(path) if path.exists() else None
@@ -214,14 +194,14 @@ def _removed_section(items: Items, keep: set[int], config: str) -> str:
 
 def run_stress_test(config: StressTestConfig, *, write_configs: bool = True,
                     log=print) -> dict[str, Any]:
-    """TsT (and IBP with ``do_prune``) of ``dataset``; returns what ``stress_test.json``
+    """TsT (and IBP with ``prune``) of ``dataset``; returns what ``stress_test.json``
     holds: ``{"n", "solvability": {"overall", "ci", "per_type"}, "majority", "chance",
     "diagnostic", "folds", "group_by", "features"}`` in percent, and with pruning
     ``"rounds"`` and ``"final": {"kept", "solvability"}``. ``diagnostic="lm"`` fine-tunes
     ``lm_path`` (a local causal LM or a saved SceneLM; default: a small Llama from config)
     for ``lm_epochs`` per fold (:mod:`hf_real3d.debias.lm`). ``type_as_feature``: the
     diagnostic also reads each item's question type (off by default: the report says which).
-    With ``do_prune``, the kept items are also written in the input's own form under
+    With ``prune``, the kept items are also written in the input's own form under
     ``out/kept`` (a ``save_to_disk`` folder, SQA3D files, a 3DSRBench TSV). ``config``: the
     settings (:class:`hf_real3d.debias.config.StressTestConfig`, what the command parses)."""
     c = config
@@ -230,8 +210,7 @@ def run_stress_test(config: StressTestConfig, *, write_configs: bool = True,
     do_prune, round_fraction, margin, budget = c.prune, c.round_fraction, c.margin, c.budget
     lm_path, lm_epochs, type_as_feature = c.lm_path, c.lm_epochs, c.type_as_feature
     config_name = c.config
-    check_options(folds=folds, round_fraction=round_fraction, margin=margin, budget=budget,
-                  do_prune=do_prune, out=out)
+    c.check()
     items = load_items(dataset, config=config_name, split=split,
                        question_columns=c.question_column or None,
                        answer_column=c.answer_column, group_by=c.group_by,

@@ -4,17 +4,11 @@ from helpers.paths import ROOT
 
 
 def recipe_module(name: str):
-    """``recipes/<name>.py`` imported as a module (once per session)."""
-    import importlib.util
-    import sys
+    """``recipes/<name>.py`` imported as a module (once per session), as the library loads
+    it."""
+    from hf_real3d.training.pipeline import load_recipe
 
-    key = f"hf_real3d_recipe_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, ROOT / "recipes" / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[key] = mod  # before it runs: its dataclasses look their module up
-        spec.loader.exec_module(mod)
-    return sys.modules[key]
+    return load_recipe(name, ROOT / "recipes")
 
 
 def run_recipe_here(name: str, argv: list[str], capsys) -> tuple[int, str, str]:
