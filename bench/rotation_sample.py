@@ -27,9 +27,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDER = ROOT / "tests" / "data" / "rotation_sample"
-SEED = 20261203
-SIZE = 240
+# The project's sample (issue 46) and an independent second one (issue 55), drawn from the
+# rotated items the first one left out.
+SAMPLES = {1: (ROOT / "tests" / "data" / "rotation_sample", 20261203, 240),
+           2: (ROOT / "tests" / "data" / "rotation_sample_2", 20261204, 150)}
+FOLDER, SEED, SIZE = SAMPLES[1]
 TURNED = (90, 180, 270)
 LABELS = ("valid", "defect", "ambiguous")
 
@@ -48,14 +50,24 @@ def _view(item: dict) -> dict:
             "answers": [a["answer"] for a in item["answers"]]}
 
 
-def draw(release: Path) -> Path:
-    """Draw SIZE rotated items uniformly (seed SEED) and write them with their groups."""
+def _drawn(folder: Path) -> set[str]:
+    path = folder / "items.jsonl"
+    return {json.loads(x)["key"] for x in path.read_text(encoding="utf-8").splitlines()}
+
+
+def draw(release: Path, sample: int = 1) -> Path:
+    """Draw a sample's rotated items uniformly (its seed and size) and write them with their
+    groups. Sample 2 is drawn from the items sample 1 did not draw."""
+    folder, seed, size = SAMPLES[sample]
     files = _items(release)
     by = {k: {_base(it["question_id"], k): it for it in files[k]} for k in files}
     population = [(k, _base(it["question_id"], k)) for k in TURNED for it in files[k]]
-    picked = sorted(random.Random(SEED).sample(range(len(population)), SIZE))
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    out = FOLDER / "items.jsonl"
+    if sample == 2:
+        taken = _drawn(SAMPLES[1][0])
+        population = [(k, b) for k, b in population if f"{b}@{k}" not in taken]
+    picked = sorted(random.Random(seed).sample(range(len(population)), size))
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / "items.jsonl"
     with open(out, "w", encoding="utf-8") as f:
         for n, i in enumerate(picked):
             k, base = population[i]
@@ -69,7 +81,7 @@ def draw(release: Path) -> Path:
                     "other_views": {str(j): _view(by[j][base]) for j in TURNED
                                     if j != k and base in by[j]}}
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
-    print(f"drew {SIZE} of {len(population)} rotated items (seed {SEED}) into {out}")
+    print(f"drew {size} of {len(population)} rotated items (seed {seed}) into {out}")
     return out
 
 
@@ -159,9 +171,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("step", choices=("draw", "agreement"))
     ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
+    ap.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1,
+                    help="which sample to draw: 1, the project's; 2, the independent one")
     args = ap.parse_args()
     if args.step == "draw":
-        draw(Path(args.release))
+        draw(Path(args.release), args.sample)
     else:
         agreement()
 
