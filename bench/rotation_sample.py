@@ -106,25 +106,27 @@ def kappa(a: list[str], b: list[str]) -> float:
     return (observed - expected) / (1 - expected) if expected < 1 else 1.0
 
 
-READERS = ("reader1", "reader2", "reader3")
+READERS = {1: ("reader1", "reader2", "reader3"), 2: ("reader1", "reader2")}
 
 
-def agreement() -> dict:
+def agreement(sample: int = 1) -> dict:
     """Cohen's kappa for each pair of readers (on all items, and on the items both decided)
-    and the consensus: the label at least two of the three readers gave, or the adjudicated
-    one where all three differ."""
+    and the consensus: the label at least two readers gave (of the first sample's three, or
+    both of the second's), or the adjudicated one where they differ."""
+    FOLDER, SEED, _ = SAMPLES[sample]  # noqa: N806 - the module's names, for one sample
+    readers = READERS[sample]
     keys = [json.loads(x)["key"] for x in (FOLDER / "items.jsonl").read_text().splitlines()]
-    readings = {r: _read(FOLDER / f"labels_{r}.jsonl") for r in READERS}
+    readings = {r: _read(FOLDER / f"labels_{r}.jsonl") for r in readers}
     for r, got in readings.items():
         missing = [k for k in keys if k not in got]
         if missing:
             sys.exit(f"labels_{r}.jsonl lacks {len(missing)} items, first {missing[0]}")
     adj_path = FOLDER / "labels_adjudicated.jsonl"
     adj = _read(adj_path) if adj_path.is_file() else {}
-    labels = {r: [readings[r][k]["label"] for k in keys] for r in READERS}
+    labels = {r: [readings[r][k]["label"] for k in keys] for r in readers}
     pairs = {}
-    for i, a in enumerate(READERS):
-        for b in READERS[i + 1:]:
+    for i, a in enumerate(readers):
+        for b in readers[i + 1:]:
             both = [(x, y) for x, y in zip(labels[a], labels[b])
                     if "ambiguous" not in (x, y)]
             pairs[f"{a}/{b}"] = {
@@ -136,12 +138,12 @@ def agreement() -> dict:
                                             4)}
     consensus, undecided = [], []
     for n, k in enumerate(keys):
-        votes = collections.Counter(labels[r][n] for r in READERS)
+        votes = collections.Counter(labels[r][n] for r in readers)
         label, count = votes.most_common(1)[0]
         if count >= 2:
-            kinds = sorted({x for r in READERS if readings[r][k]["label"] == label
+            kinds = sorted({x for r in readers if readings[r][k]["label"] == label
                             for x in readings[r][k].get("kinds") or []})
-            how = "unanimous" if count == 3 else "majority"
+            how = "unanimous" if count == len(readers) else "majority"
         elif k in adj:
             label, kinds, how = adj[k]["label"], adj[k].get("kinds") or [], "adjudicated"
         else:
@@ -150,14 +152,14 @@ def agreement() -> dict:
         consensus.append({"key": k, "label": label, "kinds": kinds, "how": how})
     if undecided:
         (FOLDER / "to_adjudicate.txt").write_text("\n".join(undecided) + "\n")
-        sys.exit(f"{len(undecided)} items have three different labels and no adjudicated one "
+        sys.exit(f"{len(undecided)} items have no majority label and no adjudicated one "
                  f"(labels_adjudicated.jsonl); their keys are in to_adjudicate.txt")
     with open(FOLDER / "consensus.jsonl", "w", encoding="utf-8") as f:
         for r in consensus:
             f.write(json.dumps(r) + "\n")
     stats = {
         "items": len(keys), "seed": SEED,
-        "labels": {r: dict(collections.Counter(labels[r])) for r in READERS},
+        "labels": {r: dict(collections.Counter(labels[r])) for r in readers},
         "pairs": pairs,
         "how": dict(collections.Counter(r["how"] for r in consensus)),
         "consensus": dict(collections.Counter(r["label"] for r in consensus)),
@@ -172,12 +174,12 @@ def main() -> None:
     ap.add_argument("step", choices=("draw", "agreement"))
     ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
     ap.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1,
-                    help="which sample to draw: 1, the project's; 2, the independent one")
+                    help="which sample: 1, the project's; 2, the independent one")
     args = ap.parse_args()
     if args.step == "draw":
         draw(Path(args.release), args.sample)
     else:
-        agreement()
+        agreement(args.sample)
 
 
 if __name__ == "__main__":
