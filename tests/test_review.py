@@ -1014,13 +1014,103 @@ def test_review_tab_drawings_turn_in_words_keys_undo_and_refusals(flagged_folder
             _status(third, f"resuming ann3, {len(rf.order) - 1} of")
             third.keyboard.press("a")
             _saved(third, len(rf.order))
-            assert "All 45 items judged" in third.locator("#rv-item").inner_text() or \
-                f"All {len(rf.order)} items judged" in third.locator("#rv-item").inner_text()
+            assert f"All {len(rf.order)} showings of your queue judged" in \
+                third.locator("#rv-item").inner_text()
             for d in ("accept", "correct", "discard"):
                 assert third.locator(f"#rv-{d}").is_disabled()
             third.keyboard.press("a")
             third.wait_for_timeout(500)
             assert len(lines("ann3")) == len(rf.order)
+            browser.close()
+    finally:
+        app.close()
+
+
+@pytest.mark.slow
+def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
+    """One browser session, several of issue 55's points: the buttons in view with the
+    drawings shown; bad lines of the folder named on the tab; a leftover reason not saved
+    with an accept; a long pasted reason refused with a message, not cut; after Ctrl+Enter
+    the focus leaves the box; a reopened correction accepted without retyping; a decision
+    file that cannot be written, and a server that does not answer, say not saved."""
+    from playwright.sync_api import sync_playwright
+
+    review = tmp_path / "rv"
+    ReviewFolder.create(review, flagged_folder, repeat_share=0.0)
+    (review / "bad.jsonl").write_text('{"question_id": 999, "rotation_deg": 90, '
+                                      '"decision": "accept"}\n')
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port)
+
+    def lines():
+        return [json.loads(x) for x in (review / "ann1.jsonl").read_text().splitlines()]
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+            _start(pg, port, "ann1")
+            assert "bad.jsonl: line 1: question_id 999" in pg.locator("#rv-warning").inner_text()
+            # the drawings are shown, and the buttons are in view without scrolling
+            assert pg.locator("#rv-drawings figure").count() == 4
+            pg.evaluate("() => window.scrollTo(0, 0)")
+            box = pg.locator("#rv-accept").bounding_box()
+            assert 0 <= box["y"] and box["y"] + box["height"] <= 800, box
+            # a leftover reason is not saved with an accept, and the page says so
+            _field(pg, "rv-reason").fill("left over from another item")
+            pg.locator("#rv-accept").click()
+            _saved(pg, 1)
+            assert lines()[0]["reason"] == ""
+            assert "the reason typed was not saved" in pg.locator("#rv-status").inner_text()
+            # a pasted reason over 1,000 characters: kept whole in the box, refused in words
+            _field(pg, "rv-reason").fill("x" * 1500)
+            assert len(_field(pg, "rv-reason").input_value()) == 1500
+            pg.locator("#rv-discard").click()
+            _status(pg, "the reason has 1,500 characters; keep it under 1,000")
+            assert len(lines()) == 1
+            # Ctrl+Enter saves and leaves the box: the next key acts on the page
+            _field(pg, "rv-answers").fill("zzz")
+            _field(pg, "rv-reason").fill("the count is wrong")
+            _field(pg, "rv-reason").press("Control+Enter")
+            _saved(pg, 2)
+            assert pg.evaluate("() => document.activeElement.tagName") not in ("TEXTAREA",
+                                                                              "INPUT")
+            # u reopens the correction (its text in the boxes); Accept accepts the item as is
+            pg.keyboard.press("u")
+            _status(pg, "reopened your last decision")
+            assert _field(pg, "rv-answers").input_value() == "zzz"
+            pg.locator("#rv-accept").click()
+            _saved(pg, 3)
+            assert lines()[2]["decision"] == "accept" and lines()[2]["revises"] == 2
+            assert "situation" not in lines()[2]
+            # an edit beyond the correction: the refusal names the buttons the tab has
+            pg.keyboard.press("u")
+            _status(pg, "reopened your last decision")
+            _field(pg, "rv-answers").fill("something else")
+            pg.locator("#rv-accept").click()
+            _status(pg, "press Correct (with a reason) to save the edit, or press Reset text")
+            pg.locator("#rv-reset").click()
+            pg.wait_for_function("() => !document.querySelector('#rv-answers textarea, "
+                                 "#rv-answers input').value.includes('something')")
+            pg.locator("#rv-accept").click()
+            _saved(pg, 4)
+            # the decision file cannot be written: not saved, and why
+            real = rf.log.append
+
+            def outage(*a, **k):
+                raise OSError(28, "No space left on device")
+
+            rf.log.append = outage
+            pg.keyboard.press("a")
+            _status(pg, "not saved: [Errno 28] No space left on device")
+            rf.log.append = real
+            # the server is gone: the status line no longer says saved
+            app.close()
+            pg.keyboard.press("a")
+            pg.wait_for_function("() => (document.querySelector('#rv-outage') || {})"
+                                 ".innerText?.includes('not saved')", timeout=30000)
+            assert not pg.locator("#rv-status").is_visible()
+            assert len(lines()) == 4
             browser.close()
     finally:
         app.close()
@@ -1106,6 +1196,7 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                      "ann2": 6}
             assert steps["ann1"] >= 5, "the repeat should come after a few items"
             firsts = {"ann1": {}, "ann2": {}}
+            looks, repeats_seen = {}, 0
             for k in range(max(steps.values())):
                 for name, pg in pages.items():
                     if k >= steps[name]:
@@ -1114,7 +1205,19 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                     shown = pg.locator("#rv-item")
                     assert shown.get_attribute("data-qid") == str(entry.question_id)
                     assert shown.get_attribute("data-deg") == str(entry.rotation_deg)
-                    assert shown.get_attribute("data-repeat") == str(int(entry.repeat))
+                    # the bar: a second look reads exactly as the first look read, and the
+                    # page holds no word of a repeat nor the annotator's earlier decision
+                    seen = _normalised(pg.locator("#rv-group").inner_html())
+                    item = (name, entry.question_id, entry.rotation_deg)
+                    if entry.repeat:
+                        assert seen == looks[item]
+                        tab = pg.locator("#tab-review").inner_html().lower()
+                        assert "second look" not in tab and "repeat" not in tab
+                        mine = pg.locator("#rv-mine").inner_html()
+                        assert f"{entry.question_id} at {entry.rotation_deg}°" not in mine
+                        repeats_seen += 1
+                    else:
+                        looks[item] = seen
                     decision, text = plan(name, entry, firsts[name])
                     if not entry.repeat:
                         firsts[name][(entry.question_id, entry.rotation_deg)] = (decision,
@@ -1127,6 +1230,7 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                     pg.locator(f"#rv-{decision}").click()
                     _saved(pg, k + 1)
                     made[name].append((entry, decision, text))
+            assert repeats_seen >= 1
             browser.close()
     finally:
         app.close()

@@ -244,8 +244,8 @@ class ReviewHandlers:
 
 
 def _controls(gr, rf, warning: str) -> dict[str, Any]:
-    """The tab's components, top to bottom: the decision buttons stay in view (sticky)
-    above the drawings."""
+    """The tab's components, top to bottom; the decision buttons stay in view (a bar fixed
+    at the bottom of the window), whatever the drawings' height."""
     c: dict[str, Any] = {}
     gr.Markdown(f"Reviewing the rotated items of `{rf.meta['dataset']}` into `{rf.folder}` "
                 f"({len(rf.order):,} items): groups the checker flags come first. Type your "
@@ -316,9 +316,10 @@ REVIEW_CSS = """
 .rv-proposal {border: 1px solid #ff7f0e; border-radius: 4px; padding: 4px 8px; margin: 6px 0}
 .rv-keys {color: #555; font-size: 0.9em}
 .rv-failed, .rv-outage, .rv-warning {color: #a00}
-#rv-actions {position: sticky; bottom: 0; z-index: 20; padding: 6px 0;
-             background: var(--background-fill-primary, #fff);
-             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.12)}
+#rv-actions {position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0;
+             padding: 8px 24px; background: var(--background-fill-primary, #fff);
+             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15)}
+#tab-review {padding-bottom: 96px}
 body.rv-pending #rv-status {opacity: 0.35}
 body.rv-outage #rv-status {display: none}
 kbd {border: 1px solid #bbb; border-radius: 3px; padding: 0 3px; font-size: 0.9em}
