@@ -751,7 +751,7 @@ def _normalised(page: str) -> str:
 
     page = re.sub(r"item [\d,]+ of", "item N of", page)
     page = re.sub(r"[\d,]+ of ([\d,]+) done", r"N of \1 done", page)
-    return re.sub(r"data-(key|saved)='[^']*'", "", page)
+    return re.sub(r"data-(key|saved)=(['\"])[^'\"]*\2", "", page)
 
 
 def test_a_second_look_renders_exactly_like_the_first(flagged_folder, tmp_path):
