@@ -2,12 +2,14 @@
 
 Each judgement is a label: ``accept``, ``discard``, or ``correct: <situation> -> <answers>``
 with the corrected text up to case and spaces, so two different corrections of one item
-disagree here as they do in the export (:func:`hf_real3d.real3dqa.review.queue.item_label`).
-Everything reads each annotator's standing (latest) decision.
+disagree here as they do in the export (:func:`hf_real3d.real3dqa.review.log.item_label`).
+Everything reads each annotator's standing (latest) decision, from the decision files and
+the folder's stored checks alone (the rotation set is not read).
 
 * Cohen's kappa for every pair of annotators on the items both judged, with its n and a 95%
   bootstrap interval (items resampled); pooled over pairs as the mean weighted by each pair's
-  items, so a pair that shares 7 items weighs 7, not as much as one that shares 700.
+  items, so a pair that shares 7 items weighs 7, not as much as one that shares 700 (the
+  pooled n counts item pairs: 27 + 7 + 7 for three pairs).
 * Self-consistency: the items shown a second time, unannounced: the second decision against
   the one standing when the item came back (an annotator's later edits are not counted),
   per annotator and pooled, with n.
