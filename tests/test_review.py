@@ -1108,7 +1108,7 @@ def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
             app.close()
             pg.keyboard.press("a")
             pg.wait_for_function("() => (document.querySelector('#rv-outage') || {})"
-                                 ".innerText?.includes('not saved')", timeout=30000)
+                                 ".innerText?.includes('not saved')", timeout=45000)
             assert not pg.locator("#rv-status").is_visible()
             assert len(lines()) == 4
             browser.close()

@@ -331,7 +331,7 @@ REVIEW_JS = """<script>
    answer said to be not saved. */
 (() => {
   const P = 'hf_real3d.review|';
-  const WAIT_MS = 12000;
+  const WAIT_MS = 20000;
   const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
   const item = () => document.querySelector('#rv-item');
   const folder = () => (document.querySelector('#rv-folder') || {dataset: {}}).dataset.folder
@@ -395,8 +395,9 @@ REVIEW_JS = """<script>
       if (sent === null) return;
       document.body.classList.add('rv-outage');
       const o = document.querySelector('#rv-outage');
-      if (o) o.textContent = 'not saved: the server did not answer (is it still running?). ' +
-        'What you typed is kept in this browser; press the button again once it is back.';
+      if (o) o.textContent = 'not saved: the server has not answered for 20 s (is it still ' +
+        'running?). What you typed is kept in this browser; press the button again once it ' +
+        'is back (a late answer replaces this line).';
     }, WAIT_MS);
   }, true);
   let named = false;
