@@ -42,7 +42,6 @@ MAX_REASON = 1000  # characters of a reason
 MAX_TEXT = 2000  # characters of a corrected situation, and of all its answers together
 MAX_ANSWERS = 20
 _VERDICT_RANK = {"defect": 0, "needs_scene": 1, "pass": 2}
-_QUEUE_KEYS = ("repeat_share", "repeat_gap", "seed")
 
 
 def _base_order(verdicts: dict[tuple[Any, int], dict[str, Any]]) -> list[tuple[Any, int]]:
@@ -102,20 +101,22 @@ class ReviewFolder:
 
     @classmethod
     def open(cls, folder: str | os.PathLike, dataset: str | os.PathLike | None = None, *,
-             scenes: str | os.PathLike | None = None, **settings: Any) -> ReviewFolder:
+             scenes: str | os.PathLike | None = None, repeat_share: float | None = None,
+             repeat_gap: int | None = None, seed: int | None = None) -> ReviewFolder:
         """Open a review folder with its rotation set (``dataset``, default: the path in
-        ``review.json``), which must be the set the folder was made for. ``settings``
-        (``repeat_share``, ``repeat_gap``, ``seed``) given must be the folder's own."""
+        ``review.json``), which must be the set the folder was made for. The queue's settings,
+        when given, must be the folder's own."""
         from hf_real3d.real3dqa.rotation_set import read_rotation_set  # the set's reader
 
         folder = Path(folder)
         meta = read_meta(folder)
         if meta is None:
             raise no_folder(folder)
-        clash = {k: v for k, v in settings.items() if v is not None and meta.get(k) != v}
-        if set(settings) - set(_QUEUE_KEYS) or clash:
+        asked = {"repeat_share": repeat_share, "repeat_gap": repeat_gap, "seed": seed}
+        clash = {k: v for k, v in asked.items() if v is not None and meta.get(k) != v}
+        if clash:
             raise ValueError(f"{folder / 'review.json'}: this folder's queue was made with "
-                             + ", ".join(f"{k} {meta.get(k)}" for k in clash or settings)
+                             + ", ".join(f"{k} {meta.get(k)}" for k in clash)
                              + "; leave those options out or start another review folder")
         if dataset is None:
             dataset = meta["dataset"]
