@@ -932,7 +932,7 @@ def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
     `transformers serve` serves (for its first line); a person's review is played by the
     library (every item accepted)."""
 
-    from hf_real3d.review import ReviewFolder
+    from hf_real3d.real3dqa.review import ReviewFolder
     from hf_real3d.sqa3d import read_split
     from hf_real3d.synth import SynthConfig, build_benchmark
 
@@ -955,7 +955,7 @@ def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
         assert args[0] == "hf-real3d", line
         if args[1] == "explore":
             serve_once([str(BIN / "hf-real3d"), *args[1:]], tmp_path)
-            rf = ReviewFolder(tmp_path / "review")
+            rf = ReviewFolder.open(tmp_path / "review")
             while (e := rf.next_entry("reviewer")[0]) is not None:
                 rf.record("reviewer", e, "accept")
             ran.append("explore")

@@ -129,7 +129,7 @@ def test_readme_snippets(tmp_path, real_dir):
                     if "--review" in args:  # a person's review, played by the library
                         from hf_real3d.real3dqa.review import ReviewFolder
 
-                        rf = ReviewFolder(tmp_path / args[args.index("--review") + 1])
+                        rf = ReviewFolder.open(tmp_path / args[args.index("--review") + 1])
                         while (entry := rf.next_entry("reviewer")[0]) is not None:
                             rf.record("reviewer", entry, "accept")
                     ran.append("explore")

@@ -33,6 +33,7 @@ from hf_real3d.real3dqa.review import (
     import_decisions,
     kappa,
     review_stats,
+    stats_markdown,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def _groups(rf):
 
 
 def test_queue_puts_flagged_groups_first_and_repeats_some_items(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.25, repeat_gap=3)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.25, repeat_gap=3)
     n = len(rf.order)
     q = rf.queue("ann1")
     assert [(e.question_id, e.rotation_deg) for e in q if not e.repeat] == rf.order
@@ -99,7 +100,7 @@ def test_queue_puts_flagged_groups_first_and_repeats_some_items(flagged_folder, 
 
 
 def test_decisions_append_resume_and_need_what_they_need(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     e, done, total = rf.next_entry("ann1")
     assert done == 0 and total == len(rf.queue("ann1"))
     assert rf.greeting("ann1") == "new annotator ann1"
@@ -116,9 +117,9 @@ def test_decisions_append_resume_and_need_what_they_need(flagged_folder, tmp_pat
     assert json.loads(lines[1])["situation"] == row["situation"].strip()
     assert {"verdict", "sense", "rules"} <= set(json.loads(lines[1]))  # the suggestion beside
     # a restart (a new process would do the same) resumes at the next item
-    again = ReviewFolder(tmp_path / "rv")
+    again = ReviewFolder.open(tmp_path / "rv")
     assert again.next_entry("ann1")[1] == 2
-    assert again.greeting("ann1") == f"resuming ann1, 2 of {len(rf.order)} items done"
+    assert again.greeting("ann1") == f"resuming ann1, 2 of {len(rf.queue('ann1'))} done"
     with pytest.raises(ValueError, match="annotator name"):
         rf.record("../x", e, "accept")
     with pytest.raises(ValueError, match="keep it under 1,000"):
@@ -127,7 +128,7 @@ def test_decisions_append_resume_and_need_what_they_need(flagged_folder, tmp_pat
 
 
 def test_accept_with_an_edited_text_is_refused(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     e = rf.next_entry("ann1")[0]
     row = rf.rows[(e.question_id, e.rotation_deg)]
     with pytest.raises(ValueError, match="you edited the situation, so this is a correction, "
@@ -143,7 +144,7 @@ def test_accept_with_an_edited_text_is_refused(flagged_folder, tmp_path):
 
 
 def test_a_whitespace_only_correction_is_refused(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     e = rf.next_entry("ann1")[0]
     row = rf.rows[(e.question_id, e.rotation_deg)]
     spaced = "  " + row["situation"].replace(" ", "   ") + "\n"
@@ -154,7 +155,7 @@ def test_a_whitespace_only_correction_is_refused(flagged_folder, tmp_path):
 
 
 def test_later_decisions_supersede_and_the_history_stays(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     g = _groups(rf)[0]
     for k in g:
         rf.record("ann1", ReviewEntry(*k), "accept")
@@ -179,8 +180,8 @@ def test_later_decisions_supersede_and_the_history_stays(flagged_folder, tmp_pat
 
 
 def test_a_second_session_cannot_write_a_duplicate_first_decision(flagged_folder, tmp_path):
-    tab1 = ReviewFolder(tmp_path / "rv", flagged_folder)
-    tab2 = ReviewFolder(tmp_path / "rv")  # a second tab or process, same annotator
+    tab1 = ReviewFolder.create(tmp_path / "rv", flagged_folder)
+    tab2 = ReviewFolder.open(tmp_path / "rv")  # a second tab or process, same annotator
     e1, e2 = tab1.next_entry("ann1")[0], tab2.next_entry("ann1")[0]
     assert e1 == e2
     tab1.record("ann1", e1, "accept")
@@ -193,7 +194,7 @@ def test_a_second_session_cannot_write_a_duplicate_first_decision(flagged_folder
 
 
 def test_self_consistency_uses_the_repeats_not_the_edits(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.2, repeat_gap=2)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.2, repeat_gap=2)
     while (e := rf.next_entry("ann1")[0]) is not None:
         rf.record("ann1", e, "accept")
     reps = [d for d in rf.decisions("ann1") if d["repeat"]]
@@ -209,7 +210,7 @@ def test_self_consistency_uses_the_repeats_not_the_edits(flagged_folder, tmp_pat
 
 
 def test_names_any_alphabet_one_person_one_queue(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     rf.record("Zoë", rf.next_entry("Zoë")[0], "accept")
     assert (tmp_path / "rv/Zoë.jsonl").is_file() and rf.annotators() == ["Zoë"]
     with pytest.raises(ValueError, match="differs only in case; type that name"):
@@ -236,7 +237,7 @@ def _label(d):
 def test_agreement_compares_what_the_export_compares(flagged_folder, tmp_path):
     from sklearn.metrics import cohen_kappa_score
 
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     g1, g2, g3 = _groups(rf)[:3]
     plan = {  # item -> (ann1, ann2): accept / discard / a correction's answer
         g1[0]: ("accept", "accept"), g1[1]: ("fix:x", "fix:X "), g1[2]: ("accept", "accept"),
@@ -262,7 +263,7 @@ def test_agreement_compares_what_the_export_compares(flagged_folder, tmp_path):
 
 
 def test_pooled_kappa_is_weighted_by_items_and_annotators_select(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     order = rf.order[:30]
     rng = np.random.default_rng(0)
     a = {k: str(rng.choice(["accept", "discard"])) for k in order}
@@ -279,6 +280,7 @@ def test_pooled_kappa_is_weighted_by_items_and_annotators_select(flagged_folder,
     assert s["kappa"]["items"] == 44 and s["kappa"]["pairs"] == 3
     unweighted = np.mean([p["kappa"] for p in pairs.values()])
     assert s["kappa"]["kappa"] > unweighted + 10  # the 7-item tester weighs 7 of 44
+    assert "n = 44 item pairs (30 + 7 + 7)" in stats_markdown(s)
     only = review_stats(rf, ["ann_a", "ann_b"])
     assert only["counted"] == ["ann_a", "ann_b"] and only["not_counted"] == ["tester"]
     assert only["kappa"]["kappa"] == pytest.approx(pairs["ann_a / ann_b"]["kappa"])
@@ -287,7 +289,7 @@ def test_pooled_kappa_is_weighted_by_items_and_annotators_select(flagged_folder,
 
 
 def test_review_stats_command_annotators_out_and_pooled_n(flagged_folder, tmp_path, capsys):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     order = rf.order[:6]
     _decide(rf, {"ann1": dict.fromkeys(order, "accept"),
                  "ann2": {k: "accept" if i % 3 else "discard" for i, k in enumerate(order)},
@@ -296,7 +298,8 @@ def test_review_stats_command_annotators_out_and_pooled_n(flagged_folder, tmp_pa
     assert main(["review-stats", str(tmp_path / "rv"), "--annotators", "ann1", "ann2",
                  "--out", str(tmp_path / "stats")]) == 0
     said = capsys.readouterr().out
-    assert "pooled: kappa n = 6 items in 1 pair(s), self-consistency n = 0 repeats" in said
+    assert "pooled: kappa n = 6 item pairs in 1 pair(s) of annotators, self-consistency n = 0 " \
+        "repeats" in said
     assert "Not counted (--annotators): test." in said
     s = json.loads((tmp_path / "stats/stats.json").read_text())
     assert s["counted"] == ["ann1", "ann2"] and list(s["pairs"]) == ["ann1 / ann2"]
@@ -313,7 +316,7 @@ def test_review_stats_command_annotators_out_and_pooled_n(flagged_folder, tmp_pa
 
 def test_an_accept_beside_a_correction_is_disputed_with_two_annotators(flagged_folder,
                                                                        tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     g = _groups(rf)[0]
     _decide(rf, {"a1": {g[0]: "fix:x", g[1]: "accept", g[2]: "accept"},
                  "a2": dict.fromkeys(g, "accept")})
@@ -330,7 +333,7 @@ def test_an_accept_beside_a_correction_is_disputed_with_two_annotators(flagged_f
 
 
 def _cut_review(tmp_path, flagged_folder):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     rf.record("ann1", rf.next_entry("ann1")[0], "accept")
     return rf
 
@@ -354,13 +357,13 @@ def test_bad_review_files_are_named_and_nothing_is_overwritten(flagged_folder, t
         review_stats(tmp_path / "rv")
     # a review folder of another rotation set
     with pytest.raises(FormatError, match="was written for the rotation set"):
-        ReviewFolder(tmp_path / "rv", real_dir / "real3dqa")
+        ReviewFolder.open(tmp_path / "rv", real_dir / "real3dqa")
     with pytest.raises(ValueError, match="repeat_share 0.1"):
-        ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.5)
+        ReviewFolder.open(tmp_path / "rv", flagged_folder, repeat_share=0.5)
     (tmp_path / "other").mkdir()
     (tmp_path / "other/notes.txt").write_text("mine")
     with pytest.raises(FileExistsError, match="not a review folder"):
-        ReviewFolder(tmp_path / "other", flagged_folder)
+        ReviewFolder.create(tmp_path / "other", flagged_folder)
     assert (tmp_path / "other/notes.txt").read_text() == "mine"
     p = subprocess.run([sys.executable, "-m", "hf_real3d.cli", "review-stats",
                         str(tmp_path / "rv")], capture_output=True, text=True)
@@ -369,7 +372,7 @@ def test_bad_review_files_are_named_and_nothing_is_overwritten(flagged_folder, t
 
 def test_a_file_edited_behind_the_reader_is_read_again(flagged_folder, tmp_path):
     """Reads parse only what was appended since the last read, unless earlier bytes changed."""
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     for _ in range(3):
         rf.record("ann1", rf.next_entry("ann1")[0], "accept")
     assert len(rf.decisions("ann1")) == 3
@@ -417,7 +420,7 @@ def test_exports_that_keep_nothing_or_would_overwrite_an_input(flagged_folder, t
                  "--out", str(tmp_path / "rel")]) == 2
     assert "no review.json, so not a review folder" in capsys.readouterr().err
     assert list(empty.iterdir()) == []  # nothing written into the input folder
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     with pytest.raises(EmptyExport, match="holds no decisions yet"):
         export_rotations(flagged_folder, tmp_path / "rv", tmp_path / "rel")
     g = _groups(rf)[0]
@@ -444,23 +447,26 @@ def test_exports_that_keep_nothing_or_would_overwrite_an_input(flagged_folder, t
 
 def test_a_moved_rotation_set_names_review_json(flagged_folder, tmp_path):
     shutil.copytree(flagged_folder, tmp_path / "set")
-    ReviewFolder(tmp_path / "rv", tmp_path / "set")
+    rf = ReviewFolder.create(tmp_path / "rv", tmp_path / "set")
+    rf.record("ann1", rf.next_entry("ann1")[0], "accept")
     shutil.move(tmp_path / "set", tmp_path / "moved")
+    # statistics read the decisions and the stored checks alone: the set is not needed
+    assert review_stats(tmp_path / "rv")["annotators"]["ann1"]["items"] == 1
     with pytest.raises(FileNotFoundError, match=r"review\.json: the rotation set it reviews, "
                                                 ".*set \\(the path recorded in review.json\\), "
                                                 "is no longer there; give its new place with "
                                                 "`dataset`"):
-        review_stats(tmp_path / "rv")
+        ReviewFolder.open(tmp_path / "rv")
     # given its new place, the same review carries on
-    rf = ReviewFolder(tmp_path / "rv", tmp_path / "moved")
+    rf = ReviewFolder.open(tmp_path / "rv", tmp_path / "moved")
     rf.record("ann1", rf.next_entry("ann1")[0], "accept")
 
 
 def test_a_killed_writer_loses_no_decision(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     script = textwrap.dedent(f"""
         from hf_real3d.real3dqa.review import ReviewFolder
-        rf = ReviewFolder({str(tmp_path / 'rv')!r})
+        rf = ReviewFolder.open({str(tmp_path / 'rv')!r})
         while True:
             e, done, total = rf.next_entry("ann1")
             if e is None:
@@ -496,7 +502,7 @@ def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
                  str(tmp_path / "rv"), "--checks", str(tmp_path / "checks"), "--repeat",
                  "0"]) == 0
     assert "suggestions from hf-real3d check-rotations output" in capsys.readouterr().out
-    rf = ReviewFolder(tmp_path / "rv")  # reopened: the stored checks, no checker
+    rf = ReviewFolder.open(tmp_path / "rv")  # reopened: the stored checks, no checker
     verdicts = [json.loads(x) for x in (tmp_path / "checks/verdicts.jsonl").read_text()
                 .splitlines()]
     assert {(v["question_id"], v["rotation_deg"]): v["verdict"] for v in verdicts} == \
@@ -545,7 +551,7 @@ def _modes(root: Path) -> dict[str, int]:
 def test_every_file_the_review_writes_follows_the_umask(flagged_folder, tmp_path):
     old = os.umask(0o022)
     try:
-        rf = ReviewFolder(tmp_path / "rv", flagged_folder)
+        rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
         g = _groups(rf)[0]
         _decide(rf, {"ann1": dict.fromkeys(g, "accept")})
         assert main(["review-stats", str(tmp_path / "rv"), "--out", str(tmp_path / "st")]) == 0
@@ -569,7 +575,7 @@ def release_review(real_dir, tmp_path_factory):
     the release imported as a dataset folder (the documented path)."""
     tmp = tmp_path_factory.mktemp("release_review")
     release = real_dir / "real3dqa"
-    rf = ReviewFolder(tmp / "rv", release, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp / "rv", release, repeat_share=0.0)
     picked = _groups(rf)[:5]
     a1 = {k: "accept" for g in picked for k in g}
     a1[picked[0][1]] = "fix:on my left"
@@ -610,7 +616,7 @@ def test_exports_from_the_release_and_from_its_import_are_the_same(release_revie
 
 
 def test_export_and_import_round_trip_the_whole_debiased_set(flagged_folder, tmp_path):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     g = _groups(rf)[-1]
     _decide(rf, {"ann1": dict.fromkeys(g, "accept")})
     out = export_rotations(flagged_folder, tmp_path / "rv", tmp_path / "rel")
@@ -630,7 +636,7 @@ def test_export_and_import_round_trip_the_whole_debiased_set(flagged_folder, tmp
 
 
 def test_repairs_reviewed_or_all_and_never_the_papers(flagged_folder, tmp_path, capsys):
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
     replace = {k: p for k, ps in rf.proposals.items() for p in ps if p["action"] == "replace"}
     assert replace, "the fixture's changed counts should get proposed repairs"
     key, prop = next(iter(replace.items()))
@@ -687,13 +693,13 @@ def test_repairs_reviewed_or_all_and_never_the_papers(flagged_folder, tmp_path, 
 def test_a_read_only_review_folder_is_refused_at_start(flagged_folder, tmp_path,
                                                        monkeypatch):
     from hf_real3d.app import ExplorerData
-    from hf_real3d.real3dqa.review import queue
+    from hf_real3d.real3dqa.review import log
 
-    ReviewFolder(tmp_path / "rv", flagged_folder)
+    ReviewFolder.create(tmp_path / "rv", flagged_folder)
     # as another user sees a folder they may only read (the tests may run as root, whom a
     # mode does not stop)
     real = os.access
-    monkeypatch.setattr(queue.os, "access",
+    monkeypatch.setattr(log.os, "access",
                         lambda p, mode: False if Path(p) == tmp_path / "rv" else real(p, mode))
     with pytest.raises(PermissionError, match="rv: not writable by this user, so no decision "
                                               "could be saved"):
@@ -711,7 +717,8 @@ def test_review_page_and_drawings_without_a_browser(flagged_folder, tmp_path):
 
     from PIL import Image
 
-    from hf_real3d.app.render import review_drawings, review_html
+    from hf_real3d.app.review_page import review_drawings, review_html
+    from hf_real3d.app.review_tab import ReviewHandlers
     from hf_real3d.real3dqa.draw import PANEL_DPI, PANEL_FONT, turn_words
 
     assert PANEL_FONT * PANEL_DPI / 72 >= 12
@@ -719,7 +726,7 @@ def test_review_page_and_drawings_without_a_browser(flagged_folder, tmp_path):
     assert turn_words(-90) == turn_words(270) == \
         "turned 270° clockwise (90° counter-clockwise), to the left"
     assert turn_words(180) == "turned around (180°)"
-    rf = ReviewFolder(tmp_path / "rv", flagged_folder, repeat_share=0.5)
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.5)
     q, k = rf.order[0]
     pics = review_drawings(rf, q, k)
     found = re.findall(r"<figure class='rv-panel( current)?' data-deg='(\d+)'><img "
@@ -730,12 +737,108 @@ def test_review_page_and_drawings_without_a_browser(flagged_folder, tmp_path):
         assert im.size[0] >= 480 and im.size[1] >= 480
         assert bool(cur) == (int(d) == k) and turn_words(int(d)) in alt
     rf.record("ann1", ReviewEntry(q, k), "correct", "r", situation="I now face the door.")
-    page = review_html(rf, rf.next_entry("ann1")[0], annotator="ann1",
-                       progress=rf.progress("ann1"), mine=rf.latest("ann1"))
-    assert f"1 of {len(rf.order)} items judged, 0 of {round(0.5 * len(rf.order))} second " \
-           "looks" in page and f"item 2 of {len(rf.order)}:" in page
+    s = ReviewHandlers(None, rf).showing("ann1")
+    page = review_html(rf, s)
+    assert f"1 of {len(rf.queue('ann1'))} done" in page
+    assert f"item 2 of {len(rf.queue('ann1'))}:" in page
     assert "<ins class='rv-corrected'>I now face the door.</ins>" in page
     assert f"the agent <b>{turn_words(rf.order[1][1])}</b>" in page
+
+
+def _normalised(page: str) -> str:
+    """A page without what differs between any two showings: its place in the queue."""
+    import re
+
+    page = re.sub(r"item [\d,]+ of", "item N of", page)
+    page = re.sub(r"[\d,]+ of ([\d,]+) done", r"N of \1 done", page)
+    return re.sub(r"data-(key|saved)=(['\"])[^'\"]*\2", "", page)
+
+
+def test_a_second_look_renders_exactly_like_the_first(flagged_folder, tmp_path):
+    """Issue 55's bar: a repeat shows no heading, count or word of a second look, and none
+    of the annotator's own decisions on the item (nor on the group's later viewpoints, which
+    the first look could not show): the page equals the first look's, up to its place in the
+    queue; the list of decisions does not name the item either."""
+    from hf_real3d.app.review_page import decision_choices, review_html
+    from hf_real3d.app.review_tab import ReviewHandlers
+
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.3, repeat_gap=2)
+    h = ReviewHandlers(None, rf)
+    firsts, compared = {}, 0
+    for i, entry in enumerate(rf.queue("ann1")):
+        s = h.showing("ann1")
+        assert s.entry == entry and s.position == i
+        page = review_html(rf, s)
+        item = (entry.question_id, entry.rotation_deg)
+        if entry.repeat:
+            assert _normalised(page) == _normalised(firsts[item])
+            assert "second look" not in page.lower() and "repeat" not in page.lower()
+            assert f"MINE{item}" not in page
+            assert f"{item[0]}|{item[1]}" not in [v for _, v in decision_choices(s.mine)]
+            compared += 1
+        else:
+            firsts[item] = page
+        if i % 3 == 0 and not entry.repeat:  # a correction whose text a repeat must not show
+            rf.record("ann1", entry, "correct", "r", situation=f"MINE{item}")
+        elif i % 3 == 1:
+            rf.record("ann1", entry, "discard", "mirror")
+        else:
+            rf.record("ann1", entry, "accept")
+    assert compared == round(0.3 * len(rf.order))
+
+
+def test_an_accept_after_a_reopened_correction_accepts_the_item(flagged_folder, tmp_path):
+    """Reopened, a correction fills the boxes with its text; Accept then accepts the item as
+    it is (no retyping of the original); an edit beyond the correction is still refused,
+    and the refusal names the buttons the tab has."""
+    from hf_real3d.app.review_tab import typed_texts
+
+    rev = {"decision": "correct", "situation": "I face the door.", "answers": ["left"]}
+    assert typed_texts("accept", " i face the DOOR. ", "left | ", rev) == {}
+    assert typed_texts("accept", "I face the window.", "left", rev) == \
+        {"situation": "I face the window.", "answers": ["left"]}
+    assert typed_texts("correct", "I face the door.", "left", rev)["answers"] == ["left"]
+    assert typed_texts("accept", "x", "y", None) == {"situation": "x", "answers": ["y"]}
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    e = rf.next_entry("ann1")[0]
+    fix = rf.record("ann1", e, "correct", "r", situation="I face the door.", answers=["left"])
+    line = rf.record("ann1", e, "accept", revises=fix["n"],
+                     **typed_texts("accept", "I face the door.", "left", fix))
+    assert line["decision"] == "accept" and "situation" not in line
+    with pytest.raises(ValueError, match="press Correct .* or press Reset text to put the "
+                                         "item's own text back"):
+        rf.record("ann1", e, "accept", revises=line["n"],
+                  **typed_texts("accept", "I face the window.", "left", line))
+
+
+def test_statistics_read_the_decisions_not_the_rotation_set(flagged_folder, tmp_path,
+                                                            monkeypatch):
+    from hf_real3d.real3dqa import rotation_set
+
+    rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.0)
+    _decide(rf, {"a1": dict.fromkeys(rf.order[:5], "accept"),
+                 "a2": {k: "accept" if i % 2 else "discard" for i, k in
+                        enumerate(rf.order[:5])}})
+
+    def no_set(*a, **k):
+        raise AssertionError("review-stats read the rotation set")
+
+    monkeypatch.setattr(rotation_set, "read_rotation_set", no_set)
+    s = review_stats(tmp_path / "rv")
+    assert s["pairs"]["a1 / a2"]["items"] == 5 and s["annotators"]["a1"]["of"] == len(rf.order)
+
+
+def test_explore_names_the_bad_lines_review_stats_names(flagged_folder, tmp_path):
+    from hf_real3d.app.data import open_review
+
+    _cut_review(tmp_path, flagged_folder)
+    (tmp_path / "rv/bad.jsonl").write_text('{"question_id": 999, "rotation_deg": 90, '
+                                           '"decision": "accept"}\n{"cut')
+    with pytest.raises(FormatError) as err:
+        review_stats(tmp_path / "rv")
+    got, warning = open_review(str(tmp_path / "rv"), None, None, {})
+    assert got.decisions("ann1") and str(err.value) in warning
+    assert "bad.jsonl: line 1: question_id 999" in warning and "line 2" in warning
 
 
 # --- the Review tab in a browser -------------------------------------------------------------
@@ -911,13 +1014,103 @@ def test_review_tab_drawings_turn_in_words_keys_undo_and_refusals(flagged_folder
             _status(third, f"resuming ann3, {len(rf.order) - 1} of")
             third.keyboard.press("a")
             _saved(third, len(rf.order))
-            assert "All 45 items judged" in third.locator("#rv-item").inner_text() or \
-                f"All {len(rf.order)} items judged" in third.locator("#rv-item").inner_text()
+            assert f"All {len(rf.order)} showings of your queue judged" in \
+                third.locator("#rv-item").inner_text()
             for d in ("accept", "correct", "discard"):
                 assert third.locator(f"#rv-{d}").is_disabled()
             third.keyboard.press("a")
             third.wait_for_timeout(500)
             assert len(lines("ann3")) == len(rf.order)
+            browser.close()
+    finally:
+        app.close()
+
+
+@pytest.mark.slow
+def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
+    """One browser session, several of issue 55's points: the buttons in view with the
+    drawings shown; bad lines of the folder named on the tab; a leftover reason not saved
+    with an accept; a long pasted reason refused with a message, not cut; after Ctrl+Enter
+    the focus leaves the box; a reopened correction accepted without retyping; a decision
+    file that cannot be written, and a server that does not answer, say not saved."""
+    from playwright.sync_api import sync_playwright
+
+    review = tmp_path / "rv"
+    ReviewFolder.create(review, flagged_folder, repeat_share=0.0)
+    (review / "bad.jsonl").write_text('{"question_id": 999, "rotation_deg": 90, '
+                                      '"decision": "accept"}\n')
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port)
+
+    def lines():
+        return [json.loads(x) for x in (review / "ann1.jsonl").read_text().splitlines()]
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+            _start(pg, port, "ann1")
+            assert "bad.jsonl: line 1: question_id 999" in pg.locator("#rv-warning").inner_text()
+            # the drawings are shown, and the buttons are in view without scrolling
+            assert pg.locator("#rv-drawings figure").count() == 4
+            pg.evaluate("() => window.scrollTo(0, 0)")
+            box = pg.locator("#rv-accept").bounding_box()
+            assert 0 <= box["y"] and box["y"] + box["height"] <= 800, box
+            # a leftover reason is not saved with an accept, and the page says so
+            _field(pg, "rv-reason").fill("left over from another item")
+            pg.locator("#rv-accept").click()
+            _saved(pg, 1)
+            assert lines()[0]["reason"] == ""
+            assert "the reason typed was not saved" in pg.locator("#rv-status").inner_text()
+            # a pasted reason over 1,000 characters: kept whole in the box, refused in words
+            _field(pg, "rv-reason").fill("x" * 1500)
+            assert len(_field(pg, "rv-reason").input_value()) == 1500
+            pg.locator("#rv-discard").click()
+            _status(pg, "the reason has 1,500 characters; keep it under 1,000")
+            assert len(lines()) == 1
+            # Ctrl+Enter saves and leaves the box: the next key acts on the page
+            _field(pg, "rv-answers").fill("zzz")
+            _field(pg, "rv-reason").fill("the count is wrong")
+            _field(pg, "rv-reason").press("Control+Enter")
+            _saved(pg, 2)
+            assert pg.evaluate("() => document.activeElement.tagName") not in ("TEXTAREA",
+                                                                              "INPUT")
+            # u reopens the correction (its text in the boxes); Accept accepts the item as is
+            pg.keyboard.press("u")
+            _status(pg, "reopened your last decision")
+            assert _field(pg, "rv-answers").input_value() == "zzz"
+            pg.locator("#rv-accept").click()
+            _saved(pg, 3)
+            assert lines()[2]["decision"] == "accept" and lines()[2]["revises"] == 2
+            assert "situation" not in lines()[2]
+            # an edit beyond the correction: the refusal names the buttons the tab has
+            pg.keyboard.press("u")
+            _status(pg, "reopened your last decision")
+            _field(pg, "rv-answers").fill("something else")
+            pg.locator("#rv-accept").click()
+            _status(pg, "press Correct (with a reason) to save the edit, or press Reset text")
+            pg.locator("#rv-reset").click()
+            pg.wait_for_function("() => !document.querySelector('#rv-answers textarea, "
+                                 "#rv-answers input').value.includes('something')")
+            pg.locator("#rv-accept").click()
+            _saved(pg, 4)
+            # the decision file cannot be written: not saved, and why
+            real = rf.log.append
+
+            def outage(*a, **k):
+                raise OSError(28, "No space left on device")
+
+            rf.log.append = outage
+            pg.keyboard.press("a")
+            _status(pg, "not saved: [Errno 28] No space left on device")
+            rf.log.append = real
+            # the server is gone: the status line no longer says saved
+            app.close()
+            pg.keyboard.press("a")
+            pg.wait_for_function("() => (document.querySelector('#rv-outage') || {})"
+                                 ".innerText?.includes('not saved')", timeout=45000)
+            assert not pg.locator("#rv-status").is_visible()
+            assert len(lines()) == 4
             browser.close()
     finally:
         app.close()
@@ -1003,6 +1196,7 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                      "ann2": 6}
             assert steps["ann1"] >= 5, "the repeat should come after a few items"
             firsts = {"ann1": {}, "ann2": {}}
+            looks, repeats_seen = {}, 0
             for k in range(max(steps.values())):
                 for name, pg in pages.items():
                     if k >= steps[name]:
@@ -1011,7 +1205,19 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                     shown = pg.locator("#rv-item")
                     assert shown.get_attribute("data-qid") == str(entry.question_id)
                     assert shown.get_attribute("data-deg") == str(entry.rotation_deg)
-                    assert shown.get_attribute("data-repeat") == str(int(entry.repeat))
+                    # the bar: a second look reads exactly as the first look read, and the
+                    # page holds no word of a repeat nor the annotator's earlier decision
+                    seen = _normalised(pg.locator("#rv-group").inner_html())
+                    item = (name, entry.question_id, entry.rotation_deg)
+                    if entry.repeat:
+                        assert seen == looks[item]
+                        tab = pg.locator("#tab-review").inner_html().lower()
+                        assert "second look" not in tab and "repeat" not in tab
+                        mine = pg.locator("#rv-mine").inner_html()
+                        assert f"{entry.question_id} at {entry.rotation_deg}°" not in mine
+                        repeats_seen += 1
+                    else:
+                        looks[item] = seen
                     decision, text = plan(name, entry, firsts[name])
                     if not entry.repeat:
                         firsts[name][(entry.question_id, entry.rotation_deg)] = (decision,
@@ -1024,6 +1230,7 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
                     pg.locator(f"#rv-{decision}").click()
                     _saved(pg, k + 1)
                     made[name].append((entry, decision, text))
+            assert repeats_seen >= 1
             browser.close()
     finally:
         app.close()

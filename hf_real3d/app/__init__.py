@@ -20,8 +20,13 @@ share link is asked for. Gradio may serve only the reports of the given results 
 ``allowed_paths``) and its own cache, and it writes only under the system temporary folder.
 ``build_app(...)`` returns the ``gr.Blocks``, so a Space can serve the same app.
 
+- **Review** (with a review folder): annotators accept, correct or discard rotated items;
+  an unannounced second look renders exactly like a first look.
+
 Modules: :mod:`~hf_real3d.app.data` (what is loaded), :mod:`~hf_real3d.app.render` (HTML
-and figures), :mod:`~hf_real3d.app.layout` (the Gradio tabs and serving).
+and figures), :mod:`~hf_real3d.app.review_page` and :mod:`~hf_real3d.app.review_tab` (the
+Review tab's page, and its controls and handlers), :mod:`~hf_real3d.app.layout` (the Gradio
+tabs and serving).
 """
 
 from hf_real3d.app.data import (

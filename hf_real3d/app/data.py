@@ -348,6 +348,7 @@ class ExplorerData:
     srbench: SRBenchData | None = None
     load_s: float = 0.0
     review: Any = None  # a hf_real3d.real3dqa.review.ReviewFolder: the Review tab
+    review_warning: str = ""  # bad lines in the review folder's files, named
 
     @classmethod
     def load(cls, dataset: str | None = None, predictions: Sequence[str] = (),
@@ -370,25 +371,43 @@ class ExplorerData:
         browse = dataset and not (review and not isinstance(resolve(dataset),
                                                              DatasetFolder))
         qd = load_questions(dataset) if browse else None
-        rf = None
-        if review:
-            # the review records and the checker only when reviewing
-            from hf_real3d.real3dqa.review import ReviewFolder
-
-            rf = ReviewFolder(review, dataset, scenes=scenes, **{
-                k: v for k, v in (review_settings or {}).items() if v is not None})
-            rf.check_writable()  # at start, not at the first click
+        rf, warning = (open_review(review, dataset, scenes, review_settings or {}) if review
+                       else (None, ""))
         models = load_predictions_for(qd, predictions) if qd else []
         lb = load_leaderboard(results) if results else None
         sr = load_srbench(srbench, srbench_predictions) if srbench else None
         if qd is None and lb is None and sr is None and rf is None:
             raise ExplorerInputError("nothing to explore: give `dataset`, `results`, `srbench` "
                                      "and/or `review`")
-        return cls(qd, models, lb, sr, time.perf_counter() - t0, rf)
+        return cls(qd, models, lb, sr, time.perf_counter() - t0, rf, warning)
 
     def allowed_paths(self) -> list[str]:
         """The only files Gradio may serve besides its own cache: the results' reports."""
         return list(self.leaderboard.reports) if self.leaderboard else []
+
+
+def open_review(folder: str, dataset: str | None, scenes: str | None,
+                settings: dict[str, Any]):
+    """(the review folder, opened or made for ``dataset``; the bad lines its decision files
+    hold, named as ``review-stats`` names them, or "")."""
+    # the review records and the checker only when reviewing
+    from hf_real3d.real3dqa.review import ReviewFolder
+
+    settings = {k: v for k, v in settings.items() if v is not None}
+    if (Path(folder) / "review.json").is_file() or dataset is None:
+        rf = ReviewFolder.open(folder, dataset, scenes=scenes, **settings)
+    else:
+        rf = ReviewFolder.create(folder, dataset, scenes=scenes, **settings)
+    rf.check_writable()  # at start, not at the first click
+    bad: list[str] = []
+    rf.log.all_decisions(errors=bad)
+    warning = ""
+    if bad:
+        from hf_real3d.real3dqa.review.log import several  # the review's own message
+
+        warning = (f"{several(bad)} (the annotators concerned cannot save until these lines "
+                   "are fixed or deleted; hf-real3d review-stats names them too)")
+    return rf, warning
 
 
 def filtered_ids(qd: QuestionData, qtype: str, scene: str, subset: str) -> list[int]:

@@ -3,7 +3,6 @@ panels, P_k curves, leaderboard tables and a 3DSRBench item."""
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import json
@@ -22,10 +21,11 @@ from hf_real3d.tables import markdown_table
 from .data import MAX_POINTS, ModelAnswers, QuestionData, SRBenchData, cached, scene_of
 
 __all__ = ["question_html", "scene_figure", "topdown_image", "pk_figure",
-           "leaderboard_markdown", "leaderboard_html", "srbench_item", "review_html",
-           "review_drawings", "rules_legend", "proposal_label", "KEYS_HELP"]
+           "leaderboard_markdown", "leaderboard_html", "srbench_item", "answers_text"]
 
-def _answers_text(a: Any) -> str:
+
+def answers_text(a: Any) -> str:
+    """Answers as one text, ``a / b``."""
     return " / ".join(str(x) for x in a) if isinstance(a, (list, tuple, np.ndarray)) else str(a)
 
 
@@ -48,7 +48,7 @@ def question_html(qd: QuestionData, qid: int, models: Sequence[ModelAnswers] = (
 
     rows = [row("situation", [e(str(v.get("situation", ""))) for v in vps], "vp-situation"),
             row("question", [e(str(v.get("question", ""))) for v in vps], "vp-question"),
-            row("answers", [f"<b>{e(_answers_text(v.get('answers', [])))}</b>" for v in vps],
+            row("answers", [f"<b>{e(answers_text(v.get('answers', [])))}</b>" for v in vps],
                 "vp-answer")]
     if any("rules" in v for v in vps):  # hf-real3d check-rotations ran on the folder
         rows.append(row("rotation checks", [
@@ -85,220 +85,8 @@ def question_html(qd: QuestionData, qid: int, models: Sequence[ModelAnswers] = (
             f"{flips_line}")
 
 
-_SENSE_WORDS = {
-    "quaternion": "the texts follow this turn",
-    "opposite": "the texts follow the opposite turn (a valid item when situation and answer "
-                "agree on it)",
-    "either": "the texts fit either sense (a half turn, or nothing tells the senses apart)",
-    "none": "the texts follow no rigid turn",
-}
-KEYS_HELP = ("Keys (outside the text boxes): <kbd>a</kbd> accept, <kbd>c</kbd> correct, "
-             "<kbd>d</kbd> discard, <kbd>p</kbd> accept the proposed repair, <kbd>u</kbd> undo "
-             "(reopen your last decision). In a text box: <kbd>Ctrl</kbd>+<kbd>Enter</kbd> "
-             "saves (correct if you edited the text, else accept), <kbd>Esc</kbd> leaves the "
-             "box.")
-
-
-def _rule_span(rule: str, needs_scene: bool = False) -> str:
-    # the rule names' meanings, for the tooltips and the legend
-    from hf_real3d.real3dqa.checks import RULES
-
-    e = html.escape
-    cls = "rv-rule needs-scene" if needs_scene else "rv-rule wrong"
-    return (f"<span class='{cls}' data-rule='{e(rule)}' title='{e(RULES.get(rule, rule))}'>"
-            f"{e(rule)}</span>")
-
-
-def rules_legend() -> str:
-    """Every checker rule and what it means (the Review tab's legend)."""
-    # the checker's rule texts only for the Review tab
-    from hf_real3d.real3dqa.checks import RULES
-
-    e = html.escape
-    items = "".join(f"<dt><code>{e(r)}</code></dt><dd>{e(t)}</dd>" for r, t in RULES.items())
-    return (f"<details class='rv-legend'><summary>What the checker's rules mean</summary>"
-            f"<dl>{items}</dl><p>Verdicts: <b>defect</b> (the text contradicts its turn), "
-            "<b>needs_scene</b> (the text alone cannot decide), <b>pass</b>.</p></details>")
-
-
-def review_html(rf, entry, *, annotator: str, progress: dict[str, int],
-                mine: dict | None = None, revising: dict | None = None,
-                saved: str = "") -> str:
-    """The Review tab's page: which item, how far along, which way the turn goes (in words),
-    the item's whole group (situation, question, answers at each viewpoint, with the
-    annotator's own corrections shown), the checker's verdict, sense and rules (each with its
-    meaning as a tooltip) and its proposed repair. ``rf``: a
-    :class:`hf_real3d.real3dqa.review.ReviewFolder`; ``mine``: the annotator's standing
-    decisions by item; ``revising``: the decision being reopened; ``saved``: the draft key of
-    the item just saved (the page's script forgets its draft)."""
-    # the turn in words only for the Review tab
-    from hf_real3d.real3dqa.draw import turn_words
-
-    e = html.escape
-    mine = mine or {}
-    items, judged = progress["items"], progress["judged"]
-    counter = (f"<p class='rv-progress'>{judged:,} of {items:,} items judged"
-               + (f", {progress['repeats_done']} of {progress['repeats']} second looks"
-                  if progress["repeats"] else "") + f" &middot; annotator <b>{e(annotator)}</b>"
-               "</p>")
-    folder = f"<span id='rv-folder' data-folder='{e(str(rf.folder.resolve()))}'></span>"
-    if entry is None:
-        return (f"{folder}<p class='rv-done' id='rv-item' data-key='' data-saved='{e(saved)}'>"
-                f"All {items:,} items judged"
-                + (f" (and {progress['repeats']} second looks)" if progress["repeats"] else "")
-                + ". Thank you. Reopen any item from your decisions below to change it.</p>"
-                + counter)
-    q, k = entry.question_id, entry.rotation_deg
-    group = sorted(((d, r) for (gq, d), r in rf.rows.items() if gq == q), key=lambda x: x[0])
-    check = rf.checks.get((q, k), {})
-    turn = check.get("turn", k)
-    if revising is not None:
-        head = (f"reopened: your decision on question_id <b>{e(str(q))}</b> at {k}&deg;"
-                + (" (second look)" if entry.repeat else "")
-                + f" was <b>{e(revising['decision'])}</b> ({e(revising.get('time', ''))}); "
-                "a new decision replaces it (the history stays in your file)")
-    elif entry.repeat:
-        head = (f"second look at an item ({progress['repeats_done'] + 1} of "
-                f"{progress['repeats']}): question_id <b>{e(str(q))}</b> at {k}&deg;")
-    else:
-        head = (f"item {judged + 1:,} of {items:,}: question_id <b>{e(str(q))}</b> at "
-                f"{k}&deg;")
-    row = rf.rows[(q, k)]
-    key = f"{annotator}|{q}|{k}|{int(entry.repeat)}"
-    meta = (f"<p class='qmeta' id='rv-item' data-qid='{e(str(q))}' data-deg='{k}' "
-            f"data-repeat='{int(entry.repeat)}' data-key='{e(key)}' data-saved='{e(saved)}' "
-            f"data-situation='{e(row['situation'])}' "
-            f"data-answers='{e(' | '.join(row['answers']))}'>{head} &middot; scene "
-            f"{e(str(group[0][1]['scene_id']))}</p>")
-    words = turn_words(turn)
-    sense = check.get("sense")
-    turn_line = (f"<p class='rv-turn' data-turn='{float(turn):g}'>Viewpoint {k}&deg;: the agent "
-                 f"<b>{e(words)}</b> (seen from above), relative to viewpoint 0"
-                 + (". After a turn to the right, what was on its right is now in front and "
-                    "what was in front is on its left" if 0 < round(turn) % 360 < 180 else
-                    ". After a turn to the left, what was on its left is now in front and what "
-                    "was in front is on its right" if round(turn) % 360 > 180 else "")
-                 + (f". Checker: <b class='rv-verdict'>{e(check.get('verdict') or '?')}</b>"
-                    f", sense <b class='rv-sense'>{e(sense)}</b>: "
-                    f"{e(_SENSE_WORDS.get(sense, ''))}" if sense else "") + ".</p>")
-    head_cells = "".join(
-        f"<th data-deg='{d}' class='{'current' if d == k else ''}'>{d}&deg;"
-        f"{' (under review)' if d == k else ''}<br><small>{e(turn_words(d))}</small></th>"
-        for d, _ in group)
-
-    def cells(label: str, values: list[str], cls: str) -> str:
-        tds = "".join(f"<td class='{cls}{' current' if d == k else ''}' data-deg='{d}'>{v}</td>"
-                      for (d, _), v in zip(group, values))
-        return f"<tr><th>{label}</th>{tds}</tr>"
-
-    sits, anss, yours = [], [], []
-    for d, r in group:
-        mined = mine.get((q, d))
-        if mined and mined["decision"] == "correct":
-            sits.append(f"<ins class='rv-corrected'>{e(mined['situation'])}</ins><br><del>"
-                        f"{e(r['situation'])}</del>")
-            anss.append(f"<b><ins class='rv-corrected'>{e(' / '.join(mined['answers']))}</ins>"
-                        f"</b> <del>{e(_answers_text(r['answers']))}</del>")
-        else:
-            sits.append(e(r["situation"]))
-            anss.append(f"<b>{e(_answers_text(r['answers']))}</b>")
-        yours.append("" if not d else (e(mined["decision"]) if mined else "&ndash;"))
-    rules = []
-    for d, _ in group:
-        c = rf.checks.get((q, d), {})
-        hits = c.get("hits") or [{"rule": r} for r in c.get("rules", [])]
-        spans = " ".join(_rule_span(h["rule"], bool(h.get("needs_scene"))) for h in hits)
-        verdict = c.get("verdict")
-        rules.append("" if not d else
-                     (f"<span class='rv-v rv-v-{e(str(verdict))}'>{e(str(verdict))}</span> "
-                      if verdict else "") + (spans or "<span class='right'>no rule</span>"))
-    table = (f"<table class='viewpoints'><tr><th></th>{head_cells}</tr>"
-             + cells("situation", sits, "rv-situation")
-             + cells("question", [e(r["question"]) for _, r in group], "rv-question")
-             + cells("answers", anss, "rv-answer")
-             + cells("checker", rules, "rv-rules")
-             + cells("your decision", yours, "rv-yours") + "</table>")
-    found = [f"<li>{_rule_span(h['rule'], bool(h.get('needs_scene')))}: {e(h.get('detail', ''))}"
-             "</li>" for h in check.get("hits", [])]
-    if check.get("why"):
-        found.append(f"<li>{e(check['why'])}</li>")
-    found_html = (f"<ul class='rv-found'>{''.join(found)}</ul>" if found else
-                  "<p class='rv-found'>The checker found nothing here.</p>")
-    props = rf.proposals.get((q, k), [])
-    prop_html = ""
-    if props:
-        lis = []
-        for p in props:
-            if p["action"] == "replace":
-                what = (f"answers <del>{e(' / '.join(p['from']))}</del> &rarr; "
-                        f"<ins>{e(' / '.join(p['to']))}</ins>")
-            else:
-                what = "the situation must be rewritten (no text proposed)"
-            lis.append(f"<li data-rule='{e(p['rule'])}'>{_rule_span(p['rule'])}: {what}. "
-                       f"<small>{e(p.get('why', ''))}</small></li>")
-        prop_html = (f"<div class='rv-proposal'><b>Proposed repair</b> (a suggestion; it counts "
-                     f"only once you accept it):<ul>{''.join(lis)}</ul></div>")
-    return (f"{folder}{meta}{counter}{turn_line}{table}{found_html}{prop_html}"
-            f"<p class='rv-keys'>{KEYS_HELP}</p>")
-
-
-def proposal_label(props: list[dict[str, Any]]) -> str | None:
-    """The one-click button's label for an item's proposed repair (None: no proposal)."""
-    if not props:
-        return None
-    p = props[0]
-    if p["action"] == "replace":
-        return f"Accept proposal: answers -> {' / '.join(p['to'])}"
-    return "Accept proposal: discard until the situation is rewritten"
-
-
-def review_drawings(rf, qid: Any, current: int, cache: dict | None = None) -> str:
-    """One top-down panel per viewpoint of ``qid``'s group at a readable size (480 px wide),
-    the one under review framed, each titled with its turn in words; empty without scenes."""
-    # the panels only for the Review tab of a set with scenes
-    from hf_real3d.real3dqa.draw import PANEL_DPI, topdown_panel, turn_words
-
-    scenes = rf.rotation_set.scenes
-    if scenes is None:
-        return ""
-    group = sorted(((d, r) for (q, d), r in rf.rows.items() if q == qid), key=lambda x: x[0])
-    r0 = dict(group)[0]
-    scene = scenes(str(r0["scene_id"]))
-    pose0 = Pose.from_sqa3d(r0["position"], r0["rotation"], scene.origin,
-                            item=f"question_id {qid}")
-    labels = {o.label for o in scene.non_structural()}
-    imgs = []
-    for d, r in group:
-        key = ("panel", str(qid), d, d == current)
-        png = (cache or {}).get(key)
-        if png is None:
-            turn = float(rf.checks.get((qid, d), {}).get("turn", d)) if d else 0.0
-            answer = _answers_text(r["answers"]).split(" / ")[0]
-            hl = {o.object_id for o in scene.by_label(answer)} if answer in labels else set()
-            title = (f"{'UNDER REVIEW: ' if d == current else ''}{d}°, {turn_words(turn)}\n"
-                     f"answer: {_answers_text(r['answers'])}")
-            fig = topdown_panel(scene, pose0.turned(turn), highlight=hl, title=title,
-                                current=d == current)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=PANEL_DPI, edgecolor=fig.get_edgecolor())
-            png = buf.getvalue()
-            if cache is not None:
-                if len(cache) > 64:
-                    cache.pop(next(iter(cache)))
-                cache[key] = png
-        src = "data:image/png;base64," + base64.b64encode(png).decode()
-        alt = f"{d} degrees: {turn_words(d)}; answer {_answers_text(r['answers'])}"
-        imgs.append(f"<figure class='rv-panel{' current' if d == current else ''}' "
-                    f"data-deg='{d}'><img src='{src}' alt='{html.escape(alt)}' "
-                    f"title='{html.escape(alt)}'></figure>")
-    return (f"<div class='rv-drawings'>{''.join(imgs)}</div><p class='rv-drawing-legend'>"
-            "Green arrow: where the agent faces; dashed: its quadrant borders; red: the "
-            "objects the answer names; grey: walls, doors, windows. The orange frame marks the "
-            "viewpoint under review.</p>")
-
-
 def _answer_objects(scene, vp: dict[str, Any]) -> set[int]:
-    answer = _answers_text(vp.get("answers", [""])).split(" / ")[0]
+    answer = answers_text(vp.get("answers", [""])).split(" / ")[0]
     labels = {o.label for o in scene.non_structural()}
     if answer in labels:
         return {o.object_id for o in scene.by_label(answer)}
@@ -351,7 +139,7 @@ def scene_figure(qd: QuestionData, qid: int, deg: int = 0, *, max_points: int = 
     if m.any():
         traces.append({"type": "scatter3d", "x": p[m, 0], "y": p[m, 1], "z": p[m, 2],
                        "mode": "markers", "marker": {"size": 2.5, "color": "#d62728"},
-                       "name": f"answer: {_answers_text(vp.get('answers', []))}"})
+                       "name": f"answer: {answers_text(vp.get('answers', []))}"})
     traces += [{"type": "scatter3d", "x": [pos[0], tip[0]], "y": [pos[1], tip[1]],
                 "z": [z, z], "mode": "lines+markers", "line": {"color": "#2ca02c", "width": 8},
                 "marker": {"size": [6, 2], "color": "#2ca02c"},
@@ -378,7 +166,7 @@ def _topdown_png(qd: QuestionData, qid: int) -> bytes | None:
     if scene is None:
         return None
     panels = [{"pose": pose, "highlight": _answer_objects(scene, v),
-               "label": f"{int(v['rotation_deg'])} deg: {_answers_text(v.get('answers', []))}"}
+               "label": f"{int(v['rotation_deg'])} deg: {answers_text(v.get('answers', []))}"}
               for v, pose in _poses(qd, qid, scene)]
     fig = topdown_figure(scene, panels, f"{qid}: {vps[0]['question']}", panel_width=2.6)
     buf = io.BytesIO()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from hf_real3d._fields import help_field
@@ -55,6 +56,8 @@ def cmd_explore(o: ExploreOptions) -> None:
                              review_settings={"repeat_share": o.review_repeat,
                                               "repeat_gap": o.review_gap,
                                               "seed": o.review_seed})
+    if data.review_warning:
+        print(f"hf-real3d explore: warning: {data.review_warning}", file=sys.stderr, flush=True)
     print(f"loaded in {data.load_s:.1f} s; serving on http://{o.host}:{o.port or 'PORT'} "
           "(Ctrl-C stops)", flush=True)
     launch(build_app(data=data), host=o.host, port=o.port, share=o.share)

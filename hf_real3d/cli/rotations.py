@@ -81,11 +81,8 @@ def cmd_review_init(o: ReviewInitOptions) -> None:
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import ReviewFolder
 
-    if (Path(o.review) / "review.json").is_file():
-        raise FileExistsError(f"{o.review}: already a review folder (review.json); annotators "
-                              "resume it as it is, or give a new folder")
-    rf = ReviewFolder(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
-                      repeat_share=o.repeat, repeat_gap=o.gap, seed=o.seed)
+    rf = ReviewFolder.create(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
+                             repeat_share=o.repeat, repeat_gap=o.gap, seed=o.seed)
     verdicts: dict[str, int] = {}
     for v in rf.checks.values():
         verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
@@ -152,8 +149,8 @@ def cmd_review_stats(o: ReviewStatsOptions) -> None:
     s = review_stats(o.review, o.annotators or None)
     print(stats_markdown(s))
     k, c = s["kappa"], s["self_consistency"]
-    print(f"pooled: kappa n = {k['items']} items in {k['pairs']} pair(s), self-consistency "
-          f"n = {c['repeats']} repeats")
+    print(f"pooled: kappa n = {k['items']} item pairs in {k['pairs']} pair(s) of annotators, "
+          f"self-consistency n = {c['repeats']} repeats")
     if o.out:
         write_json(Path(o.out) / "stats.json", s, indent=2)
         print(f"wrote {o.out}/stats.json")

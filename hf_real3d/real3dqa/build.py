@@ -130,9 +130,10 @@ def _review_section(release_dir: str | os.PathLike) -> tuple[str, dict[tuple[int
             kappa, ci, n_k, pairs = st["kappa_mean"], None, "?", len(st.get("pairs", {}))
             consist, n_c = st["self_consistency_mean"], "?"
         interval = f" (95% CI {ci[0]:.1f} to {ci[1]:.1f})" if ci else ""
-        rows = [[f"Cohen's kappa (pooled over {pairs} pair(s) of annotators, weighted by "
-                 "items)", "n/a" if kappa is None else f"{kappa:.1f}%{interval}",
-                 f"n = {n_k} items judged by two annotators", f"{paper['kappa']:g}%"],
+        rows = [[f"Cohen's kappa (pooled over {pairs} pair(s) of annotators, each weighted by "
+                 "the items both judged)", "n/a" if kappa is None else f"{kappa:.1f}%{interval}",
+                 f"n = {n_k} item pairs (an item judged by both annotators of a pair)",
+                 f"{paper['kappa']:g}%"],
                 ["self-consistency (items shown twice, unannounced)",
                  "n/a" if consist is None else f"{consist:.1f}%", f"n = {n_c} items",
                  f"{paper['self_consistency']:g}%"]]

@@ -2,12 +2,14 @@
 
 Each judgement is a label: ``accept``, ``discard``, or ``correct: <situation> -> <answers>``
 with the corrected text up to case and spaces, so two different corrections of one item
-disagree here as they do in the export (:func:`hf_real3d.real3dqa.review.queue.item_label`).
-Everything reads each annotator's standing (latest) decision.
+disagree here as they do in the export (:func:`hf_real3d.real3dqa.review.log.item_label`).
+Everything reads each annotator's standing (latest) decision, from the decision files and
+the folder's stored checks alone (the rotation set is not read).
 
 * Cohen's kappa for every pair of annotators on the items both judged, with its n and a 95%
   bootstrap interval (items resampled); pooled over pairs as the mean weighted by each pair's
-  items, so a pair that shares 7 items weighs 7, not as much as one that shares 700.
+  items, so a pair that shares 7 items weighs 7, not as much as one that shares 700 (the
+  pooled n counts item pairs: 27 + 7 + 7 for three pairs).
 * Self-consistency: the items shown a second time, unannounced: the second decision against
   the one standing when the item came back (an annotator's later edits are not counted),
   per annotator and pooled, with n.
@@ -25,7 +27,8 @@ import numpy as np
 
 from hf_real3d.tables import markdown_table
 
-from .queue import DECISIONS, ReviewFolder, check_annotator, item_label
+from .log import DECISIONS, DecisionLog, check_annotator, item_label
+from .queue import ReviewFolder
 
 __all__ = ["kappa", "review_stats", "stats_markdown", "PAPER_KAPPA", "PAPER_SELF_CONSISTENCY",
            "select_annotators"]
@@ -59,15 +62,15 @@ def kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
     return None if np.isnan(v) else float(v)
 
 
-def select_annotators(rf: ReviewFolder, annotators: Sequence[str] | None) -> list[str]:
+def select_annotators(log: DecisionLog, annotators: Sequence[str] | None) -> list[str]:
     """The annotators to count: all of the folder's, or those named (each must be there)."""
-    present = rf.annotators()
+    present = log.annotators()
     if not annotators:
         return present
     names = [check_annotator(a) for a in annotators]
     missing = [a for a in names if a not in present]
     if missing:
-        raise ValueError(f"`annotators` {', '.join(missing)}: not in {rf.folder} (its "
+        raise ValueError(f"`annotators` {', '.join(missing)}: not in {log.folder} (its "
                          f"annotators: {', '.join(present) or 'none'})")
     return sorted(set(names))
 
@@ -80,50 +83,40 @@ def _interval(values: np.ndarray) -> list[float] | None:
     return [float(lo), float(hi)]
 
 
-def review_stats(folder: str | os.PathLike | ReviewFolder,
-                 annotators: Sequence[str] | None = None, *, bootstrap: int = BOOTSTRAP,
-                 seed: int = 0) -> dict[str, Any]:
-    """Agreement figures of a review folder (see the module docstring); ``annotators``: whom
-    to count (default: everyone with a file)."""
-    rf = folder if isinstance(folder, ReviewFolder) else ReviewFolder(folder, create=False)
-    names = select_annotators(rf, annotators)
-    made = rf.all_decisions(names)
-    latest = {n: rf.latest(n, made[n]) for n in names}
-    per_annotator = {}
-    pooled_same = pooled_rep = 0
-    for n in names:
-        reps = rf.repeats(made[n])
-        same = sum(item_label(f) == item_label(d) for f, d in reps)
-        pooled_same += same
-        pooled_rep += len(reps)
-        revised = len({(d["question_id"], d["rotation_deg"]) for d in made[n]
-                       if "revises" in d and not d["repeat"]})
-        per_annotator[n] = {
-            "items": len(latest[n]), "of": len(rf.order),
-            "decisions": dict(collections.Counter(d["decision"] for d in latest[n].values())),
+def _annotator_figures(log: DecisionLog, made: list[dict[str, Any]],
+                       latest: dict[tuple[Any, int], dict[str, Any]]) -> dict[str, Any]:
+    reps = log.repeats(made)
+    same = sum(item_label(f) == item_label(d) for f, d in reps)
+    revised = len({(d["question_id"], d["rotation_deg"]) for d in made
+                   if "revises" in d and not d["repeat"]})
+    return {"items": len(latest), "of": len(log.checks.verdicts),
+            "decisions": dict(collections.Counter(d["decision"] for d in latest.values())),
             "revised": revised, "repeats": len(reps), "same": same,
             "self_consistency": same / len(reps) * 100 if reps else None}
-    rng = np.random.default_rng(seed)
-    pairs, draws = {}, []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            both = sorted(set(latest[a]) & set(latest[b]), key=str)
-            la = [item_label(latest[a][k]) for k in both]
-            lb = [item_label(latest[b][k]) for k in both]
-            fixes = sum(x.startswith("correct") and y.startswith("correct") and x != y
-                        for x, y in zip(la, lb))
-            entry = {"items": len(both), "kappa": kappa(la, lb), "ci": None,
-                     "agreement": float(np.mean([x == y for x, y in zip(la, lb)])) * 100
-                     if both else None, "corrections_differ": fixes}
-            if both and entry["kappa"] is not None and bootstrap:
-                codes = {v: j for j, v in enumerate(sorted(set(la) | set(lb)))}
-                ca = np.asarray([codes[x] for x in la])
-                cb = np.asarray([codes[x] for x in lb])
-                idx = rng.integers(0, len(both), size=(bootstrap, len(both)))
-                boots = _kappas(ca[idx], cb[idx], len(codes))
-                entry["ci"] = _interval(boots)
-                draws.append((len(both), boots))
-            pairs[f"{a} / {b}"] = entry
+
+
+def _pair(la: list[str], lb: list[str], rng, bootstrap: int
+          ) -> tuple[dict[str, Any], np.ndarray | None]:
+    """One pair's figures on the items both judged, and its bootstrap kappas."""
+    fixes = sum(x.startswith("correct") and y.startswith("correct") and x != y
+                for x, y in zip(la, lb))
+    entry = {"items": len(la), "kappa": kappa(la, lb), "ci": None,
+             "agreement": float(np.mean([x == y for x, y in zip(la, lb)])) * 100
+             if la else None, "corrections_differ": fixes}
+    if not la or entry["kappa"] is None or not bootstrap:
+        return entry, None
+    codes = {v: j for j, v in enumerate(sorted(set(la) | set(lb)))}
+    ca = np.asarray([codes[x] for x in la])
+    cb = np.asarray([codes[x] for x in lb])
+    idx = rng.integers(0, len(la), size=(bootstrap, len(la)))
+    boots = _kappas(ca[idx], cb[idx], len(codes))
+    entry["ci"] = _interval(boots)
+    return entry, boots
+
+
+def _pooled(pairs: dict[str, dict[str, Any]], draws: list[tuple[int, np.ndarray]]
+            ) -> dict[str, Any]:
+    """The pairs' kappas weighted by the item pairs each holds, with a bootstrap interval."""
     defined = [(p["items"], p["kappa"]) for p in pairs.values() if p["kappa"] is not None]
     pooled = {"kappa": None, "ci": None, "items": sum(n for n, _ in defined),
               "pairs": len(defined),
@@ -137,13 +130,18 @@ def review_stats(folder: str | os.PathLike | ReviewFolder,
             with np.errstate(invalid="ignore", divide="ignore"):
                 per_draw = (np.where(ok, m, 0) * w).sum(0) / (ok * w).sum(0)
             pooled["ci"] = _interval(per_draw)
+    return pooled
+
+
+def _by_checker(log: DecisionLog, latest: dict[str, dict]) -> dict[str, Any]:
+    """Decisions by checker verdict and by rule, and how often checker and people agree."""
     by_rule: dict[str, collections.Counter] = {}
     by_verdict: dict[str, collections.Counter] = {}
     flagged, changed = [], []
     for first in latest.values():
         for key, d in first.items():
-            rules = rf.rules.get(key, [])
-            verdict = rf.checks.get(key, {}).get("verdict") or "?"
+            rules = log.checks.rules(key)
+            verdict = log.checks.verdicts.get(key, {}).get("verdict") or "?"
             for r in rules or ["(none)"]:
                 by_rule.setdefault(r, collections.Counter())[d["decision"]] += 1
             by_verdict.setdefault(verdict, collections.Counter())[d["decision"]] += 1
@@ -157,16 +155,45 @@ def review_stats(folder: str | os.PathLike | ReviewFolder,
                "passed_and_accepted": both[("passed", "passed")],
                "agreement": (both[("flagged", "flagged")] + both[("passed", "passed")])
                / len(flagged) * 100 if flagged else None}
-    return {"dataset": rf.meta["dataset"], "counted": names,
-            "not_counted": [n for n in rf.annotators() if n not in names],
-            "annotators": per_annotator, "pairs": pairs, "kappa": pooled,
+    return {"by_verdict": {v: {d: c.get(d, 0) for d in DECISIONS}
+                           for v, c in sorted(by_verdict.items())},
+            "by_rule": {r: {d: c.get(d, 0) for d in DECISIONS}
+                        for r, c in sorted(by_rule.items())},
+            "checker": checker}
+
+
+def review_stats(folder: str | os.PathLike | ReviewFolder | DecisionLog,
+                 annotators: Sequence[str] | None = None, *, bootstrap: int = BOOTSTRAP,
+                 seed: int = 0) -> dict[str, Any]:
+    """Agreement figures of a review folder (see the module docstring), read from its
+    decisions and stored checks alone (the rotation set is not read); ``annotators``: whom
+    to count (default: everyone with a file)."""
+    if isinstance(folder, ReviewFolder):
+        log = folder.log
+    else:
+        log = folder if isinstance(folder, DecisionLog) else ReviewFolder.read_log(folder)
+    names = select_annotators(log, annotators)
+    made = log.all_decisions(names)
+    latest = {n: log.latest(made[n]) for n in names}
+    per_annotator = {n: _annotator_figures(log, made[n], latest[n]) for n in names}
+    pooled_same = sum(a["same"] for a in per_annotator.values())
+    pooled_rep = sum(a["repeats"] for a in per_annotator.values())
+    rng = np.random.default_rng(seed)
+    pairs, draws = {}, []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = sorted(set(latest[a]) & set(latest[b]), key=str)
+            pairs[f"{a} / {b}"], boots = _pair([item_label(latest[a][k]) for k in both],
+                                               [item_label(latest[b][k]) for k in both],
+                                               rng, bootstrap)
+            if boots is not None:
+                draws.append((len(both), boots))
+    return {"dataset": log.dataset, "counted": names,
+            "not_counted": [n for n in log.annotators() if n not in names],
+            "annotators": per_annotator, "pairs": pairs, "kappa": _pooled(pairs, draws),
             "self_consistency": {"value": pooled_same / pooled_rep * 100 if pooled_rep else None,
                                  "same": pooled_same, "repeats": pooled_rep},
-            "bootstrap": bootstrap,
-            "by_verdict": {v: {d: c.get(d, 0) for d in DECISIONS}
-                           for v, c in sorted(by_verdict.items())},
-            "by_rule": {r: {d: c.get(d, 0) for d in DECISIONS} for r, c in sorted(by_rule.items())},
-            "checker": checker,
+            "bootstrap": bootstrap, **_by_checker(log, latest),
             "paper": {"kappa": PAPER_KAPPA, "self_consistency": PAPER_SELF_CONSISTENCY}}
 
 
@@ -178,14 +205,22 @@ def _ci(ci: list[float] | None) -> str:
     return "n/a" if not ci else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _item_pairs(s: dict[str, Any]) -> str:
+    """``n = 41 item pairs (27 + 7 + 7)``: the pooled kappa's n, summed over the pairs."""
+    k = s["kappa"]
+    parts = [str(p["items"]) for p in s["pairs"].values() if p["kappa"] is not None]
+    terms = f" ({' + '.join(parts)})" if len(parts) > 1 else ""
+    return f"n = {k['items']} item pairs{terms}"
+
+
 def headline(s: dict[str, Any]) -> str:
     """The pooled kappa and self-consistency with their n, beside the paper's."""
     k, c = s["kappa"], s["self_consistency"]
     return (f"Cohen's kappa {_pct(k['kappa'], '%')} (95% CI {_ci(k['ci'])}; pooled over "
-            f"{k['pairs']} pair(s) of annotators, weighted by their n = {k['items']} items "
-            f"judged by both), self-consistency {_pct(c['value'], '%')} (n = {c['repeats']} "
-            f"items shown twice); the paper's expert review: kappa {PAPER_KAPPA:g}%, "
-            f"self-consistency {PAPER_SELF_CONSISTENCY:g}%.")
+            f"{k['pairs']} pair(s) of annotators, each weighted by the items both of its "
+            f"annotators judged: {_item_pairs(s)}), self-consistency {_pct(c['value'], '%')} "
+            f"(n = {c['repeats']} items shown twice, unannounced); the paper's expert review: "
+            f"kappa {PAPER_KAPPA:g}%, self-consistency {PAPER_SELF_CONSISTENCY:g}%.")
 
 
 def stats_markdown(s: dict[str, Any]) -> str:

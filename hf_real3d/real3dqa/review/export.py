@@ -32,6 +32,7 @@ from __future__ import annotations
 import collections
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,8 @@ from hf_real3d.real3dqa.format import (
 )
 
 from .agreement import review_stats, select_annotators
-from .queue import ReviewFolder, item_label
+from .log import item_label
+from .queue import ReviewFolder
 
 __all__ = ["export_rotations", "EmptyExport", "REPAIRS"]
 
@@ -166,6 +168,100 @@ def _empty_reason(names: list[str], all_names: list[str], min_annotators: int,
     return f"every rotation group has a turned item that is not kept ({said})"
 
 
+def _item(judged: list[dict[str, Any]], proposals: list[dict[str, Any]] | None,
+          row: dict[str, Any], plan: _Plan, as_input: str) -> tuple[str, dict | None, str]:
+    """(status, the text to use or None, the row's source) of one turned item."""
+    status, fix = _status(judged, max(plan.min_annotators, 1))
+    source = "reviewed"
+    if status == "unreviewed" and not judged and plan.min_annotators == 0:
+        status, source = "as_input", as_input
+    if status in ("unreviewed", "as_input") and plan.repairs == "all" and proposals:
+        got, answers = _repair(proposals)
+        if got != "unreviewed":
+            status = got
+            if answers is not None:
+                fix, source = {"situation": row["situation"], "answers": answers}, "repaired"
+    return status, fix, source
+
+
+@dataclass
+class _Plan:
+    """What an export keeps: the rule's settings and the annotators counted."""
+
+    min_annotators: int
+    repairs: str
+    names: list[str]
+
+
+def _decide(rf: ReviewFolder, plan: _Plan, latest: dict[str, dict], views: list[int]):
+    """(kept groups: question_id -> viewpoint -> (text, source), items by status, reviewed
+    repairs kept)."""
+    rs = rf.rotation_set
+    input_sources = _input_sources(rs, Path(rs.path)) if plan.min_annotators == 0 else {}
+    counts: collections.Counter = collections.Counter()
+    kept: dict[Any, dict[int, tuple[dict | None, str]]] = {}
+    reviewed_repairs = 0
+    for q, g in rs.groups().items():
+        texts, ok = {}, len(g) == len(views)
+        for k in sorted(g):
+            if not k:
+                continue
+            judged = [latest[n][(q, k)] for n in plan.names if (q, k) in latest[n]]
+            as_input = "release" if rs.source == "release" else \
+                input_sources.get((q, k), "input")
+            status, fix, source = _item(judged, rf.proposals.get((q, k)), g[k], plan, as_input)
+            if status == "kept" and fix is not None and fix.get("repair"):
+                reviewed_repairs += 1
+            counts[status] += 1
+            ok &= status in KEPT
+            texts[k] = (fix, source)
+        if ok:
+            kept[q] = texts
+    return kept, counts, reviewed_repairs
+
+
+def _rotations(rf: ReviewFolder, kept: dict[Any, dict], views: list[int]
+               ) -> dict[int, list[dict[str, Any]]]:
+    """The release's items of every kept group, each viewpoint with its reviewed text."""
+    out = {}
+    for k in views:
+        items = []
+        for q in sorted(kept, key=str):
+            fix = kept[q].get(k, (None, ""))[0]
+            items.append(release_item(rf.rows[(q, k)], k,
+                                      situation=fix["situation"] if fix else None,
+                                      answers=fix["answers"] if fix else None))
+        out[k] = items
+    return out
+
+
+def _rule(plan: _Plan) -> str:
+    return ("kept when no annotator discards it and its decisions agree (with "
+            f"min_annotators {plan.min_annotators}"
+            + (": every annotator's decision the same, an accept beside a correction "
+               "disputed" if plan.min_annotators >= 2 else
+               ": every correction the same; a correction beside an accept is used")
+            + "); a group when every turned viewpoint is kept"
+            + ("; an item the review leaves unreviewed takes the checker's proposed "
+               "repair" if plan.repairs == "all" else ""))
+
+
+def _open(dataset, reviews, out, min_annotators: int, repairs: str) -> ReviewFolder:
+    """The review folder with its set, once the arguments are checked."""
+    check_out(out, dataset=dataset, reviews=reviews)
+    if min_annotators < 0:
+        raise ValueError(f"min_annotators {min_annotators}: expected 0 (keep unreviewed items "
+                         "as they are) or more")
+    if repairs not in REPAIRS:
+        raise ValueError(f"repairs {repairs!r}: expected one of {REPAIRS}")
+    rf = ReviewFolder.open(reviews, dataset)
+    views = sorted({k for _, k in rf.rows})
+    if tuple(views) != RELEASE_VIEWPOINTS:
+        raise ValueError(f"{dataset}: viewpoints {views}; the release's format holds "
+                         f"{list(RELEASE_VIEWPOINTS)}")
+    return rf
+
+
 def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
                      out: str | os.PathLike, *, min_annotators: int = 1,
                      annotators: Sequence[str] | None = None, repairs: str = "reviewed",
@@ -176,99 +272,36 @@ def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
     figures), written atomically. See the module docstring for the rule. A run that keeps no
     group is an :class:`EmptyExport` saying why, unless ``allow_empty``. Returns the
     summary."""
-    check_out(out, dataset=dataset, reviews=reviews)
-    if min_annotators < 0:
-        raise ValueError(f"min_annotators {min_annotators}: expected 0 (keep unreviewed items "
-                         "as they are) or more")
-    if repairs not in REPAIRS:
-        raise ValueError(f"repairs {repairs!r}: expected one of {REPAIRS}")
-    rf = ReviewFolder(reviews, dataset, create=False)
-    rs = rf.rotation_set
-    views = sorted({k for _, k in rf.rows})
-    if tuple(views) != RELEASE_VIEWPOINTS:
-        raise ValueError(f"{dataset}: viewpoints {views}; the release's format holds "
-                         f"{list(RELEASE_VIEWPOINTS)}")
-    names = select_annotators(rf, annotators)
-    made = rf.all_decisions(names)
-    latest = {n: rf.latest(n, made[n]) for n in names}
-    groups: dict[Any, dict[int, dict[str, Any]]] = {}
-    for (q, k), row in rf.rows.items():
-        groups.setdefault(q, {})[k] = row
-    counts: collections.Counter = collections.Counter()
-    kept_groups: dict[Any, dict[int, tuple[dict | None, str]]] = {}
-    reviewed_repairs = 0
-    input_sources = _input_sources(rs, Path(dataset)) if min_annotators == 0 else {}
-    for q, g in groups.items():
-        texts, ok = {}, len(g) == len(views)
-        for k in sorted(g):
-            if not k:
-                continue
-            judged = [latest[n][(q, k)] for n in names if (q, k) in latest[n]]
-            status, fix = _status(judged, max(min_annotators, 1))
-            source = "reviewed"
-            if status == "unreviewed" and not judged and min_annotators == 0:
-                status = "as_input"
-                source = "release" if rs.source == "release" else \
-                    input_sources.get((q, k), "input")
-            if status in ("unreviewed", "as_input") and repairs == "all" and \
-                    (q, k) in rf.proposals:
-                got, answers = _repair(rf.proposals[(q, k)])
-                if got != "unreviewed":
-                    status = got
-                    if answers is not None:
-                        fix, source = {"situation": g[k]["situation"], "answers": answers}, \
-                            "repaired"
-            if status == "kept" and fix is not None and fix.get("repair"):
-                reviewed_repairs += 1
-            counts[status] += 1
-            ok &= status in KEPT
-            texts[k] = (fix, source)
-        if ok:
-            kept_groups[q] = texts
-    kept = sorted(kept_groups, key=str)
+    rf = _open(dataset, reviews, out, min_annotators, repairs)
+    views = list(RELEASE_VIEWPOINTS)
+    plan = _Plan(min_annotators, repairs, select_annotators(rf.log, annotators))
+    made = rf.log.all_decisions(plan.names)
+    latest = {n: rf.log.latest(made[n]) for n in plan.names}
+    kept, counts, reviewed_repairs = _decide(rf, plan, latest, views)
     if not kept and not allow_empty:
-        raise EmptyExport(
-            f"export-rotations would keep no rotation group: "
-            f"{_empty_reason(names, rf.annotators(), min_annotators, made, counts, rf.folder)}"
-            "; nothing was written (`allow_empty` writes an empty release anyway)")
-    rotations = {}
-    for k in views:
-        items = []
-        for q in kept:
-            fix = kept_groups[q].get(k, (None, ""))[0]
-            items.append(release_item(groups[q][k], k,
-                                      situation=fix["situation"] if fix else None,
-                                      answers=fix["answers"] if fix else None))
-        rotations[k] = items
-    debiased, debiased_from = _debiased(rs, Path(dataset), groups)
-    headers, license_name = _headers(rs, Path(dataset))
-    item_sources = [[q, k, src] for q in kept for k, (_, src) in sorted(kept_groups[q].items())
-                    if src != "reviewed"]
-    sources = collections.Counter(src for q in kept for _, src in kept_groups[q].values())
-    repaired = sources.get("repaired", 0)
-    stats = review_stats(rf, names)
+        why = _empty_reason(plan.names, rf.annotators(), min_annotators, made, counts,
+                            rf.folder)
+        raise EmptyExport(f"export-rotations would keep no rotation group: {why}; nothing was "
+                          "written (`allow_empty` writes an empty release anyway)")
+    groups = rf.rotation_set.groups()
+    debiased, debiased_from = _debiased(rf.rotation_set, Path(dataset), groups)
+    headers, license_name = _headers(rf.rotation_set, Path(dataset))
+    order = sorted(kept, key=str)
+    sources = collections.Counter(src for q in order for _, src in kept[q].values())
     summary = {
         "dataset": str(dataset), "reviews": str(reviews), "groups": len(groups),
         "exported": len(kept), "items": dict(counts), "min_annotators": min_annotators,
-        "annotators": names, "repairs": repairs, "repaired": repaired,
+        "annotators": plan.names, "repairs": repairs, "repaired": sources.get("repaired", 0),
         "repairs_reviewed": reviewed_repairs, "sources": dict(sources),
-        "item_sources": item_sources,
+        "item_sources": [[q, k, src] for q in order for k, (_, src) in sorted(kept[q].items())
+                         if src != "reviewed"],
         "debiased": {"questions": len(debiased), "from": debiased_from},
-        "license": license_name,
-        "rule": ("kept when no annotator discards it and its decisions agree (with "
-                 f"min_annotators {min_annotators}"
-                 + (": every annotator's decision the same, an accept beside a correction "
-                    "disputed" if min_annotators >= 2 else
-                    ": every correction the same; a correction beside an accept is used")
-                 + "); a group when every turned viewpoint is kept"
-                 + ("; an item the review leaves unreviewed takes the checker's proposed "
-                    "repair" if repairs == "all" else "")),
-        "stats": stats}
-    if repaired:
-        summary["note"] = (f"{repaired} turned items carry the checker's proposed repairs, "
-                           "applied without review (source = repaired): scores on this "
-                           "release are not the paper's Real-3DQA figures")
+        "license": license_name, "rule": _rule(plan), "stats": review_stats(rf, plan.names)}
+    if summary["repaired"]:
+        summary["note"] = (f"{summary['repaired']} turned items carry the checker's proposed "
+                           "repairs, applied without review (source = repaired): scores on "
+                           "this release are not the paper's Real-3DQA figures")
     with atomic_dir(out) as tmp:
-        write_release(tmp, rotations, debiased, headers)
+        write_release(tmp, _rotations(rf, kept, views), debiased, headers)
         write_json(tmp / "review.json", summary, indent=2)
     return summary

@@ -1,0 +1,210 @@
+"""A review folder's own files: ``review.json`` and the checker's stored suggestions, made
+once (:func:`create_folder`) and read without the rotation set (:func:`read_meta`,
+:meth:`StoredChecks.read`).
+
+* ``R/review.json``: the rotation set it reviews (its path and a fingerprint of its rotated
+  items), where the suggestions came from (``checks``) and the queue's settings (share of
+  items shown twice, how many items later, seed); written last, so its presence marks a
+  whole folder;
+* ``R/checks/``: the checker's suggestions, stored once when the folder is made (read from
+  ``hf-real3d check-rotations`` output when there is one, else computed):
+  ``verdicts.jsonl`` (one line per rotated item: verdict, sense, rules, hits) and
+  ``repairs.jsonl`` (the proposed fixes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, write_json
+
+__all__ = ["StoredChecks", "read_meta", "create_folder", "fingerprint", "QUEUE_DEFAULTS",
+           "META", "CHECKS_DIR"]
+
+META = "review.json"
+CHECKS_DIR = "checks"
+QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 10, "seed": 0}
+
+Key = tuple[Any, int]
+
+
+def fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+    """A short hash of the rotated items' texts: which set a review folder reviews."""
+    items = sorted((str(r["question_id"]), int(r["rotation_deg"]), r["situation"],
+                    sorted(r["answers"])) for r in rows)
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
+
+
+def read_meta(folder: Path) -> dict[str, Any] | None:
+    """``review.json`` of ``folder``, or None when there is none."""
+    path = folder / META
+    if not path.is_file():
+        return None
+    meta = read_json(path)
+    if not isinstance(meta, dict) or "fingerprint" not in meta or "dataset" not in meta:
+        raise FormatError(f"{path}: not a review folder's review.json (an object with the "
+                          "dataset and its fingerprint); move it away or give another review "
+                          "folder")
+    return meta
+
+
+def no_folder(folder: Path) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"{folder}: no review.json, so not a review folder; make one with "
+        "hf-real3d review-init `dataset` SET `review` FOLDER (or explore `review`)")
+
+
+def _verdict_line(d: dict[str, Any]) -> dict[str, Any]:
+    keep = ("question_id", "rotation_deg", "verdict", "sense", "turn", "turn_source", "rules",
+            "why")
+    out = {k: d[k] for k in keep if k in d}
+    out["hits"] = [{k: h[k] for k in ("rule", "detail", "needs_scene") if k in h}
+                   for h in d.get("hits", [])]
+    out.setdefault("rules", [h["rule"] for h in out["hits"]])
+    return out
+
+
+@dataclass
+class StoredChecks:
+    """The checker's suggestions of a review folder: a verdict line per rotated item and the
+    proposed repairs by item. ``ids``: each question id as text -> the set's own id."""
+
+    verdicts: dict[Key, dict[str, Any]]
+    proposals: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
+    ids: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, verdicts: dict[Key, dict[str, Any]], proposals: Iterable[dict[str, Any]]
+              ) -> StoredChecks:
+        ids = {str(q): q for q, _ in verdicts}
+        by_item: dict[Key, list[dict[str, Any]]] = {}
+        for p in proposals:
+            key = (ids.get(str(p["question_id"]), p["question_id"]), int(p["rotation_deg"]))
+            by_item.setdefault(key, []).append(p)
+        return cls(verdicts, by_item, ids)
+
+    @classmethod
+    def read(cls, folder: Path, rows: dict[Key, dict[str, Any]] | None = None,
+             keys: Sequence[Key] | None = None) -> StoredChecks:
+        """The suggestions in ``folder`` (a review folder's ``checks/`` or check-rotations
+        output). Given the set's ``rows`` and rotated ``keys``, lines that checked another
+        text or do not cover the set are a :class:`FormatError`."""
+        path = folder / "verdicts.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder}: no verdicts.jsonl; give a folder written by "
+                                    "hf-real3d check-rotations on this rotation set")
+        ids = {str(q): q for q, _ in (keys or [])}
+        verdicts: dict[Key, dict[str, Any]] = {}
+        for n, d in read_jsonl(path):
+            if "question_id" not in d or "rotation_deg" not in d or "verdict" not in d:
+                raise FormatError(f"{path}: line {n} lacks question_id, rotation_deg or "
+                                  "verdict; is this check-rotations output?")
+            key = (ids.get(str(d["question_id"]), d["question_id"]), int(d["rotation_deg"]))
+            if rows is not None:
+                _same_text(path, n, key, d, rows.get(key))
+            verdicts[key] = _verdict_line(dict(d, question_id=key[0]))
+        missing = [k for k in (keys or []) if k not in verdicts]
+        if missing:
+            raise FormatError(f"{path}: covers {len(verdicts)} of the set's {len(keys)} rotated "
+                              f"items (question_id {missing[0][0]} at {missing[0][1]} degrees is "
+                              "missing); run hf-real3d check-rotations on this set again")
+        got = cls.build(verdicts, [d for _, d in read_jsonl(folder / "repairs.jsonl")]
+                        if (folder / "repairs.jsonl").is_file() else [])
+        for key, ps in got.proposals.items():
+            bad = [p for p in ps if p.get("action") not in ("replace", "rewrite")]
+            if key not in verdicts or bad:
+                raise FormatError(f"{folder / 'repairs.jsonl'}: a proposal for question_id "
+                                  f"{key[0]} at {key[1]} degrees, which the set lacks, or with "
+                                  f"action {(bad or ps)[0].get('action')!r}; run "
+                                  "check-rotations again")
+        return got
+
+    def suggestion(self, key: Key) -> dict[str, Any]:
+        """What the checker says of an item: ``verdict``, ``sense``, ``rules``."""
+        v = self.verdicts.get(key, {})
+        return {"verdict": v.get("verdict"), "sense": v.get("sense"),
+                "rules": list(v.get("rules", []))}
+
+    def rules(self, key: Key) -> list[str]:
+        return list(self.verdicts.get(key, {}).get("rules", []))
+
+
+def _same_text(path: Path, n: int, key: Key, d: dict[str, Any], row: dict | None) -> None:
+    if row is None or ("situation" in d and d["situation"] != row["situation"]) or \
+            ("answers" in d and list(d["answers"]) != list(row["answers"])):
+        raise FormatError(f"{path}: line {n}: question_id {key[0]} at {key[1]} degrees was "
+                          "checked with another text than the set has (or is not in it); run "
+                          "hf-real3d check-rotations on this set again")
+
+
+def run_checker(rotation_set) -> StoredChecks:
+    """The checker's suggestions computed now (a folder without stored ones)."""
+    # the checker itself only when no stored checks are there
+    from hf_real3d.real3dqa.check_rotations import check_set, repairs
+
+    result = check_set(rotation_set)
+    verdicts = {(it.question_id, it.rotation_deg): _verdict_line(it.to_dict())
+                for it in result.items}
+    return StoredChecks.build(verdicts, repairs(result, rotation_set))
+
+
+def find_checks(rotation_set, rows: dict[Key, dict], keys: list[Key],
+                checks: str | os.PathLike | None) -> tuple[StoredChecks, str]:
+    """(the suggestions for a new folder, where they came from): ``checks`` (check-rotations
+    output), else the dataset folder's own ``checks/`` when it covers the set, else the
+    checker run now."""
+    if checks is not None:
+        got = StoredChecks.read(Path(checks), rows, keys)
+        return got, f"hf-real3d check-rotations output {Path(checks).resolve()}"
+    own = Path(rotation_set.path) / "checks"
+    if (own / "verdicts.jsonl").is_file():
+        try:
+            return (StoredChecks.read(own, rows, keys),
+                    f"the dataset folder's stored checks {own.resolve()}")
+        except (FormatError, FileNotFoundError):
+            pass  # stale checks of another text: the checker runs
+    return run_checker(rotation_set), "the rotation checker, run when the folder was made"
+
+
+def _write_lines(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def create_folder(folder: Path, rotation_set, dataset: str | os.PathLike, *,
+                  checks: str | os.PathLike | None = None,
+                  settings: dict[str, Any] | None = None) -> tuple[dict[str, Any], StoredChecks]:
+    """Make a review folder for ``rotation_set`` (read from ``dataset``): the stored checks,
+    then ``review.json``. ``folder`` must be new or empty. Returns (meta, checks)."""
+    if (folder / META).is_file():
+        raise FileExistsError(f"{folder}: already a review folder (review.json); annotators "
+                              "resume it as it is, or give a new folder")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise FileExistsError(f"{folder}: exists and is not a review folder (no review.json); "
+                              "give a new or empty folder")
+    queue = dict(QUEUE_DEFAULTS)
+    queue.update({k: v for k, v in (settings or {}).items() if v is not None})
+    if not 0 <= queue["repeat_share"] <= 1 or queue["repeat_gap"] < 1:
+        raise ValueError(f"repeat share {queue['repeat_share']} must lie in [0, 1] and repeat "
+                         f"gap {queue['repeat_gap']} be at least 1")
+    rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rotation_set.rows}
+    rotated = [r for r in rotation_set.rows if int(r["rotation_deg"])]
+    keys = sorted(((r["question_id"], int(r["rotation_deg"])) for r in rotated), key=str)
+    stored, found_in = find_checks(rotation_set, rows, keys, checks)
+    meta = {"dataset": str(Path(dataset).resolve()), "fingerprint": fingerprint(rotated),
+            "items": len(rotated), "checks": found_in,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **queue}
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(folder / CHECKS_DIR) as tmp:
+        _write_lines(tmp / "verdicts.jsonl", [stored.verdicts[k] for k in keys])
+        _write_lines(tmp / "repairs.jsonl", [p for k in keys for p in stored.proposals.get(k, [])])
+    write_json(folder / META, meta, indent=2)  # last: its presence marks a whole folder
+    return meta, stored
