@@ -18,8 +18,9 @@ import pandas as pd
 
 from hf_real3d._io import atomic_path
 from hf_real3d.hub import load_frame, load_local
-from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
+from hf_real3d.real3dqa.evaluate import score_predictions
 from hf_real3d.real3dqa.predictions import read_model_prediction_columns
+from hf_real3d.real3dqa.references import reference_columns
 from hf_real3d.schema import scene_from_row
 from hf_real3d.sources import DatasetFolder, resolve
 from hf_real3d.specs import check_unique_names

@@ -97,12 +97,6 @@ def check_annotator(name: str) -> str:
     return name
 
 
-def _fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    items = sorted((str(r["question_id"]), int(r["rotation_deg"]), r["situation"],
-                    sorted(r["answers"])) for r in rows)
-    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
-
-
 def _plain_answers(answers: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(plain_text(a) for a in answers))
 
@@ -156,7 +150,7 @@ class ReviewFolder:
                     "in review.json), is no longer there; give its new place with `dataset`")
         self.rotation_set = read_rotation_set(dataset, scenes)
         rotated = [r for r in self.rotation_set.rows if int(r["rotation_deg"])]
-        fp = _fingerprint(rotated)
+        fp = self.rotation_set.fingerprint()
         asked = {"repeat_share": repeat_share, "repeat_gap": repeat_gap, "seed": seed}
         self.rows = {(r["question_id"], int(r["rotation_deg"])): r
                      for r in self.rotation_set.rows}
@@ -215,11 +209,12 @@ class ReviewFolder:
     def _find_checks(self, dataset, checks, keys):
         """(verdict lines by item, proposals, where they came from) for a new folder."""
         if checks is not None:
-            got = _read_checks(Path(checks), keys, self.rows, strict=True)
+            got = _read_checks(Path(checks), keys, self.rows, strict=True,
+                               rs=self.rotation_set)
             return (*got, f"hf-real3d check-rotations output {Path(checks).resolve()}")
         own = Path(dataset) / "checks"
         if (own / "verdicts.jsonl").is_file():
-            got = _read_checks(own, keys, self.rows, strict=False)
+            got = _read_checks(own, keys, self.rows, strict=False, rs=self.rotation_set)
             if got is not None:
                 return (*got, f"the dataset folder's stored checks {own.resolve()}")
         return (*self._run_checker(), "the rotation checker, run when the folder was made")
@@ -633,18 +628,20 @@ def _write_lines(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 
 
 def _read_checks(folder: Path, keys: list[tuple[Any, int]], rows: dict[tuple[Any, int], dict],
-                 *, strict: bool):
-    """(verdict lines by item, proposals) from a check-rotations output or a review folder's
-    checks; lines that do not cover the set's rotated items, or checked another text, are an
-    error (``strict``) or make this return None."""
+                 *, strict: bool, rs=None):
+    """(verdict lines by item, proposals) from a check-rotations output (of the set ``rs``:
+    its fingerprint is compared) or a review folder's checks; lines that do not cover the
+    set's rotated items, or checked another text, are an error (``strict``) or make this
+    return None."""
+    # the check-folder reader checks each verdict and repair (and the fingerprint)
+    from hf_real3d.real3dqa.check_rotations import read_check_folder
+
     ids = {str(q): q for q, _ in keys}
     path = folder / "verdicts.jsonl"
     try:
-        if not path.is_file():
-            raise FileNotFoundError(f"{folder}: no verdicts.jsonl; give a folder written by "
-                                    "hf-real3d check-rotations on this rotation set")
+        lines, proposed = read_check_folder(folder, rs)
         verdicts: dict[tuple[Any, int], dict[str, Any]] = {}
-        for n, d in read_jsonl(path):
+        for n, d in lines:
             if "question_id" not in d or "rotation_deg" not in d or "verdict" not in d:
                 raise FormatError(f"{path}: line {n} lacks question_id, rotation_deg or "
                                   "verdict; is this check-rotations output?")
@@ -661,8 +658,7 @@ def _read_checks(folder: Path, keys: list[tuple[Any, int]], rows: dict[tuple[Any
             raise FormatError(f"{path}: covers {len(verdicts)} of the set's {len(keys)} rotated "
                               f"items (question_id {missing[0][0]} at {missing[0][1]} degrees is "
                               "missing); run hf-real3d check-rotations on this set again")
-        proposals = [d for _, d in read_jsonl(folder / "repairs.jsonl")] \
-            if (folder / "repairs.jsonl").is_file() else []
+        proposals = [d for _, d in proposed]
         for p in proposals:
             key = (ids.get(str(p.get("question_id")), p.get("question_id")),
                    int(p.get("rotation_deg", -1)))
