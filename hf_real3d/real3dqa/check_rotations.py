@@ -441,13 +441,15 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
 
 # --- the readers of these outputs ---------------------------------------------------------
 
-_REDO = "run hf-real3d check-rotations `dataset` SET `out` DIR on the set again"
+def _redo(dataset: Any) -> str:
+    return f"run hf-real3d check-rotations --dataset {dataset} --out DIR again"
 
 
 def _check_verdict(value: Any, where: str) -> None:
     if value not in VERDICTS:
-        raise FormatError(f"{where}: verdict {value!r} is not one of {', '.join(VERDICTS)}; "
-                          f"verdicts are check-rotations' own, never edited: {_REDO}")
+        raise FormatError(f"{where}: verdict {value!r} is not one of {', '.join(VERDICTS)} "
+                          "(check-rotations writes no other); restore it, or write the checks "
+                          "again with hf-real3d check-rotations")
 
 
 def _check_repair(p: dict[str, Any], where: str) -> None:
@@ -456,7 +458,8 @@ def _check_repair(p: dict[str, Any], where: str) -> None:
     text."""
     action, to = p.get("action"), p.get("to")
     if action not in ("replace", "rewrite"):
-        raise FormatError(f"{where}: action {action!r} is not replace or rewrite; {_REDO}")
+        raise FormatError(f"{where}: action {action!r} is not replace or rewrite (what "
+                          "check-rotations proposes); restore it, or drop the line")
     if action == "rewrite":
         ok, what = to is None or (isinstance(to, str) and bool(to.strip())), "situation"
     else:
@@ -486,12 +489,12 @@ def read_check_folder(folder: str | os.PathLike, rs: RotationSet | None = None
         if not said:
             raise FormatError(f"{folder}: no check.json with the fingerprint of the rotation set "
                               "it judged (written before check-rotations recorded it); "
-                              + _REDO.replace("SET", str(rs.path)))
+                              + _redo(rs.path))
         if said != rs.fingerprint():
             raise FormatError(f"{folder}: these checks judged the rotation set "
                               f"{meta.get('dataset')} (fingerprint {said}), not {rs.path} "
                               f"(fingerprint {rs.fingerprint()}); give this set's checks, or "
-                              + _REDO.replace("SET", str(rs.path)))
+                              + _redo(rs.path))
     lines = read_jsonl(path)
     for n, d in lines:
         _check_verdict(d.get("verdict"), f"{path}: line {n}")
@@ -516,7 +519,7 @@ def read_checks_config(rs: RotationSet) -> list[dict[str, Any]]:
                                 "`out` DIR")
     df = load_frame(src, CHECKS_CONFIG, rs.split,
                     columns=("question_id", "rotation_deg", "verdict", "set_fingerprint"))
-    redo = _REDO.replace("SET", str(src))
+    redo = _redo(src)
     if "verdict" not in df or "set_fingerprint" not in df:
         raise FormatError(f"{src}: its {CHECKS_CONFIG} config predates the "
                           f"{'verdicts' if 'verdict' not in df else 'set fingerprint'} (no "
