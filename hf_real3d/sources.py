@@ -51,7 +51,7 @@ _KINDS_TEXT = {
     "RotationFiles": "a folder of rotation_{k}.json files",
     "DatasetFolder": "a dataset folder this library built or imported (README.md card)",
     "SQA3DFolder": "an SQA3D folder (v1_balanced_questions_<split>_scannetv2.json)",
-    "ScanQAFile": "a ScanQA JSON file",
+    "ScanQAFile": "a ScanQA JSON file (or a folder holding exactly one .json)",
     "SRBenchTSV": "a 3DSRBench .tsv",
 }
 
