@@ -129,8 +129,12 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
     summary = r3_build.build_real3dqa(
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
-        push_to_hub=o.push_to_hub, license=o.license,
-        allow_judge_failures=o.allow_judge_failures)
+        license=o.license, allow_judge_failures=o.allow_judge_failures)
+    if o.push_to_hub:
+        # the Hub client only to publish
+        from hf_real3d.hub import push_folder
+
+        summary["url"] = push_folder(o.out, o.push_to_hub)
     rot = summary["rotation"]
     print(f"{summary['questions']} questions -> {summary['kept']} kept "
           f"({summary['removed']} filtered out)")

@@ -177,6 +177,7 @@ def _close_progress_bars() -> None:
     printed on a line of its own and no bar is redrawn after it."""
     if "tqdm" not in sys.modules:
         return
+    # tqdm only when a bar may be open (something imported it)
     from tqdm import tqdm
 
     for bar in list(getattr(tqdm, "_instances", ())):

@@ -47,9 +47,9 @@ class ExploreOptions:
 
 def cmd_explore(o: ExploreOptions) -> None:
     """``hf-real3d explore``."""
+    # the [app] extra is checked before anything is loaded or printed
     from hf_real3d._extras import require
 
-    # the [app] extra before anything is loaded or printed
     require("gradio", "plotly", what="hf-real3d explore")
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.app import ExplorerData, build_app, launch
