@@ -413,8 +413,9 @@ def two_sets(built, tmp_path_factory):
 
 def test_checks_of_another_set_are_refused_by_every_reader(two_sets, tmp_path, capsys):
     """Issue 56: checks carry the fingerprint of the set they judged; evaluate --exclude-*
-    (a folder's rotation_checks config) and review-init (--checks, a check folder) refuse
-    another set's checks naming both, and an old folder without a fingerprint."""
+    and lmms-tasks (a folder's rotation_checks config) and review-init (--checks, a check
+    folder) refuse another set's checks naming both, and an old folder without a
+    fingerprint."""
     from hf_real3d.cli import main as cli
     from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
 
@@ -431,6 +432,10 @@ def test_checks_of_another_set_are_refused_by_every_reader(two_sets, tmp_path, c
         one_line_error(capsys, str(folder), CHECKS_CONFIG, fps["a"], fps["b"],
                        "check-rotations")
         assert not (tmp_path / "ev").exists()
+    # the lmms-eval task on rotations_checked
+    assert cli(["lmms-tasks", "--out", str(tmp_path / "tasks"), "--real3dqa", str(folder)]) == 2
+    one_line_error(capsys, str(folder), fps["a"], fps["b"])
+    assert not (tmp_path / "tasks").exists()
     # a config written before the fingerprint
     _rewrite_config(folder, CHECKS_CONFIG,
                     lambda rows: [r.pop("set_fingerprint") for r in rows])
