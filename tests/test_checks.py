@@ -318,15 +318,14 @@ def test_a_rotation_set_of_other_files_and_bad_paths(real_dir, tmp_path):
 
 def test_explorer_filters_and_shows_the_checks(built, tmp_path):
     from hf_real3d import app as A
+    from hf_real3d.hub import ConfigData, add_config
 
     folder = tmp_path / "r3"
     shutil.copytree(built / "r3", folder)
-    rs = read_rotation_set(folder)
-    rows, changed = corrupt(rs.rows, "unturned", share=0.3, seed=1)
-    res = check_set(type(rs)(rs.source, rs.path, rows, rs.scenes))
-    from hf_real3d.real3dqa.check_rotations import _add_configs
-
-    _add_configs(folder, res, res.summary())
+    rot = load_local(folder, "rotations")
+    rows, changed = corrupt(rot.to_list(), "unturned", share=0.3, seed=1)
+    add_config(folder, ConfigData("rotations", {"test": rows}, rot.features, "corrupted"))
+    check_rotations(folder, tmp_path / "chk", progress=False)
     qd = A.load_questions(folder)
     flagged = {q for q, _ in changed}
     assert set(A.filtered_ids(qd, "all", "all", "flagged by rotation checks")) == flagged
@@ -337,6 +336,10 @@ def test_explorer_filters_and_shows_the_checks(built, tmp_path):
     assert f"<td class='vp-checks' data-deg='{k}'><span class='wrong'>text_not_turned" in page
     assert load_local(folder, "rotations_checked").num_rows == \
         4 * len(set(load_local(folder, "rotations")["question_id"]) - flagged)
+    # checks of the rotations before they changed are not shown as these rotations'
+    add_config(folder, ConfigData("rotations", {"test": rot}, rot.features, "restored"))
+    with pytest.raises(ValueError, match="rotation_checks config judged the rotation set"):
+        A.load_questions(folder)
 
 
 def test_evaluate_exclude_flagged_on_a_folder_and_without_checks(built, tmp_path):

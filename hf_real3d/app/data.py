@@ -127,6 +127,12 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
         if q in viewpoints and s:
             viewpoints[q][0]["semantics"] = s
     checks = frame("rotation_checks")
+    if checks is not None:
+        # the checks shown must have judged these rotations (their verdicts and fingerprint)
+        from hf_real3d.real3dqa.check_rotations import read_checks_config
+        from hf_real3d.real3dqa.rotation_set import read_rotation_set
+
+        read_checks_config(read_rotation_set(folder))
     status: dict[int, str] = {}
     if checks is not None:  # the rules hf-real3d check-rotations found, per viewpoint
         fired = {(int(q), int(d)): list(r) for q, d, r in
