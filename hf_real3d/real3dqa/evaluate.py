@@ -367,9 +367,9 @@ def _say_what_a_subset_rests_on(refs: ReferenceColumns, results: list[dict[str, 
                             f"(VRS {rot['vrs']:.2f}{interval})")
         if n < FEW_GROUPS:
             r["warnings"].append(f"{flags} leaves P_k and VRS resting on {n} complete rotation "
-                                 f"groups, fewer than {FEW_GROUPS}: VRS {rot['vrs']:.2f}"
-                                 f"{interval} is too uncertain to compare models by; report "
-                                 "the interval and the number of groups with it")
+                                 f"groups, fewer than {FEW_GROUPS}: too few to compare models "
+                                 f"by (VRS {rot['vrs']:.2f}{interval}); report the number of "
+                                 "groups with the figure")
 
 
 def _reference_notes(refs: ReferenceColumns) -> list[str]:
