@@ -294,7 +294,7 @@ def repairs(result: CheckResult, rs: RotationSet) -> list[dict[str, Any]]:
                      "same_object_faced"}:
             continue  # the situation itself is wrong: no answer follows from it
         for h in it.hits:
-            if h.repair is not None and not h.needs_scene:
+            if h.repair and not h.needs_scene:  # never a repair that empties the answers
                 out.append({**base, "rule": h.rule, "field": "answers", "action": "replace",
                             "from": t["answers"], "to": list(h.repair), "why": h.detail})
     return out
