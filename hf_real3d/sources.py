@@ -1,7 +1,8 @@
 """The one reader of inputs: what kind of input a path is, and the one scene getter.
 
 Every command and module that takes a user's path asks :func:`resolve` what it is, instead
-of looking into the folder itself:
+of looking into the folder itself (a folder that is two kinds at once, release files beside a
+saved dataset say, is an error naming both; a link that loops is named as one):
 
 * :class:`Release`: the official Real-3DQA release (``rotation_0.json`` and the de-biased
   file ``de-biased_testset_with_question_type.json``);
