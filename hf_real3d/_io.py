@@ -5,6 +5,7 @@ PNG figures, and where the library caches what it can recompute."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import os
@@ -26,7 +27,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries", "save_png", "umask", "check_out",
-           "write_jsonl", "cache_root", "read_jsonl"]
+           "write_jsonl", "cache_root", "read_jsonl", "check_link"]
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -205,10 +206,28 @@ def read_text(path: str | os.PathLike) -> str:
                           "re-save the file as UTF-8") from None
 
 
+def check_link(path: str | os.PathLike) -> None:
+    """An :class:`InputError` when ``path`` is a symbolic link that leads to no file: one that
+    loops (``Path.is_file`` would call it missing) or one that points nowhere."""
+    path = Path(path)
+    if not path.is_symlink():
+        return
+    try:
+        os.stat(path)
+    except OSError as err:
+        target = os.readlink(path)
+        if err.errno == errno.ELOOP:
+            raise InputError(f"{path}: a symbolic link that loops (to {target}, which leads "
+                             "back to it); point it at the file") from None
+        raise InputError(f"{path}: a symbolic link to {target}, which does not exist; point "
+                         "it at the file") from None
+
+
 def read_json(path: str | os.PathLike) -> Any:
     """Read JSON, turning a parse error into a :class:`FormatError` naming file and line."""
     path = Path(path)
     if not path.is_file():
+        check_link(path)
         raise FileNotFoundError(f"{path}: no such file")
     data = path.read_bytes()
     if data.startswith(UTF8_BOM):  # written by Windows editors and some exporters

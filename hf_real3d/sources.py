@@ -1,7 +1,8 @@
 """The one reader of inputs: what kind of input a path is, and the one scene getter.
 
 Every command and module that takes a user's path asks :func:`resolve` what it is, instead
-of looking into the folder itself:
+of looking into the folder itself (a folder that is two kinds at once, release files beside a
+saved dataset say, is an error naming both; a link that loops is named as one):
 
 * :class:`Release`: the official Real-3DQA release (``rotation_0.json`` and the de-biased
   file ``de-biased_testset_with_question_type.json``);
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hf_real3d._io import check_link
 from hf_real3d.errors import InputError
 
 if TYPE_CHECKING:  # for annotations only: a scene loads open3d when it is read
@@ -50,7 +52,7 @@ _KINDS_TEXT = {
     "RotationFiles": "a folder of rotation_{k}.json files",
     "DatasetFolder": "a dataset folder this library built or imported (README.md card)",
     "SQA3DFolder": "an SQA3D folder (v1_balanced_questions_<split>_scannetv2.json)",
-    "ScanQAFile": "a ScanQA JSON file",
+    "ScanQAFile": "a ScanQA JSON file (or a folder holding exactly one .json)",
     "SRBenchTSV": "a 3DSRBench .tsv",
 }
 
@@ -132,6 +134,22 @@ class SRBenchTSV(Source):
     """A 3DSRBench TSV in VLMEvalKit's format."""
 
 
+def _folder_kinds(path: Path) -> list[Source]:
+    """Every kind a folder's files say it is (more than one: an ambiguous folder)."""
+    for p in [*path.glob("rotation_*.json"), path / DEBIASED_FILE]:
+        check_link(p)  # a link that loops or leads nowhere is named, not called missing
+    kinds: list[Source] = []
+    if (path / "rotation_0.json").is_file():
+        kinds.append(Release(path) if (path / DEBIASED_FILE).is_file() else RotationFiles(path))
+    if (path / "README.md").is_file() and any(path.rglob("*.parquet")):
+        kinds.append(DatasetFolder(path))
+    elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+        kinds.append(DatasetFolder(path, saved=True))
+    if any(path.glob("v1_balanced_questions_*_scannetv2.json")):
+        kinds.append(SQA3DFolder(path))
+    return kinds
+
+
 def _classify(path: Path) -> Source | None:
     if path.is_file():
         if path.suffix == ".tsv":
@@ -142,15 +160,17 @@ def _classify(path: Path) -> Source | None:
             return ScanQAFile(path)
         return None
     if not path.is_dir():
+        check_link(path)
         return None
-    if (path / "rotation_0.json").is_file():
-        return Release(path) if (path / DEBIASED_FILE).is_file() else RotationFiles(path)
-    if (path / "README.md").is_file() and any(path.rglob("*.parquet")):
-        return DatasetFolder(path)
-    if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
-        return DatasetFolder(path, saved=True)
-    if any(path.glob("v1_balanced_questions_*_scannetv2.json")):
-        return SQA3DFolder(path)
+    kinds = _folder_kinds(path)
+    if len(kinds) > 1:
+        what = " and ".join("a saved dataset (dataset_dict.json or state.json)"
+                            if getattr(k, "saved", False) else _KINDS_TEXT[k.kind]
+                            for k in kinds)
+        raise InputError(f"{path}: ambiguous, it holds both {what}; move one of them into a "
+                         "folder of its own and give that")
+    if kinds:
+        return kinds[0]
     jsons = sorted(path.glob("*.json"))
     if len(jsons) == 1 and not jsons[0].name.startswith("rotation_"):
         return ScanQAFile(jsons[0])

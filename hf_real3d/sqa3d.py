@@ -155,9 +155,9 @@ def check_item(item: Any, path: str | os.PathLike, index: int, keys: Sequence[st
     Every key of ``keys`` must be present; the texts (``situation``, ``question``,
     ``scene_id``, ``question_type``) must be strings; ``question_id`` an integer;
     ``position`` three finite numbers ``x, y, z``; ``rotation`` four finite numbers
-    ``_x, _y, _z, _w``; ``answers`` a non-empty list of ``{"answer": str}``; the scene id
-    safe as a folder name. A failure raises :class:`FormatError` naming the file, the item
-    (``what #index``, with its id when it has one), the field and what to fix. One
+    ``_x, _y, _z, _w``; ``answers`` a non-empty list of ``{"answer": str}``, none empty;
+    the scene id safe as a folder name. A failure raises :class:`FormatError` naming the
+    file, the item (``what #index``, with its id when it has one), the field and what to fix. One
     validator serves :func:`read_sqa3d` and :func:`hf_real3d.real3dqa.format.read_release`.
     """
     if not isinstance(item, dict):
@@ -188,6 +188,10 @@ def check_item(item: Any, path: str | os.PathLike, index: int, keys: Sequence[st
                 isinstance(a, dict) and isinstance(a.get("answer"), str) for a in answers):
             raise FormatError(f"{where}: answers must be a non-empty list of "
                               "{'answer': str, ...}")
+        empty = next((j for j, a in enumerate(answers, 1) if not a["answer"].strip()), None)
+        if empty is not None:
+            raise FormatError(f"{where}: answer {empty} of {len(answers)} is empty; give it "
+                              "its text or drop it (an item needs at least one answer)")
     if "scene_id" in keys:
         try:
             check_scene_id(item["scene_id"])

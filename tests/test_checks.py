@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.bench import bench_module
 from helpers.docs import documentation
+from helpers.errors import one_line_error
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
@@ -317,15 +318,14 @@ def test_a_rotation_set_of_other_files_and_bad_paths(real_dir, tmp_path):
 
 def test_explorer_filters_and_shows_the_checks(built, tmp_path):
     from hf_real3d import app as A
+    from hf_real3d.hub import ConfigData, add_config
 
     folder = tmp_path / "r3"
     shutil.copytree(built / "r3", folder)
-    rs = read_rotation_set(folder)
-    rows, changed = corrupt(rs.rows, "unturned", share=0.3, seed=1)
-    res = check_set(type(rs)(rs.source, rs.path, rows, rs.scenes))
-    from hf_real3d.real3dqa.check_rotations import _add_configs
-
-    _add_configs(folder, res, res.summary())
+    rot = load_local(folder, "rotations")
+    rows, changed = corrupt(rot.to_list(), "unturned", share=0.3, seed=1)
+    add_config(folder, ConfigData("rotations", {"test": rows}, rot.features, "corrupted"))
+    check_rotations(folder, tmp_path / "chk", progress=False)
     qd = A.load_questions(folder)
     flagged = {q for q, _ in changed}
     assert set(A.filtered_ids(qd, "all", "all", "flagged by rotation checks")) == flagged
@@ -336,6 +336,10 @@ def test_explorer_filters_and_shows_the_checks(built, tmp_path):
     assert f"<td class='vp-checks' data-deg='{k}'><span class='wrong'>text_not_turned" in page
     assert load_local(folder, "rotations_checked").num_rows == \
         4 * len(set(load_local(folder, "rotations")["question_id"]) - flagged)
+    # checks of the rotations before they changed are not shown as these rotations'
+    add_config(folder, ConfigData("rotations", {"test": rot}, rot.features, "restored"))
+    with pytest.raises(ValueError, match="rotation_checks config judged the rotation set"):
+        A.load_questions(folder)
 
 
 def test_evaluate_exclude_flagged_on_a_folder_and_without_checks(built, tmp_path):
@@ -358,6 +362,154 @@ def test_evaluate_exclude_flagged_on_a_folder_and_without_checks(built, tmp_path
                        allow_missing=True).results[0]
     assert r["rotation"]["groups"] == len(set(rot["question_id"]))  # nothing flagged
     assert "--exclude-flagged: 0 of" in (tmp_path / "ev/report.md").read_text()
+
+
+def _gold(folder: Path, path: Path) -> Path:
+    rot = load_local(folder, "rotations")
+    path.write_text("\n".join(json.dumps({"question_id": q, "rotation_deg": d,
+                                          "prediction": a[0]})
+                              for q, d, a in zip(rot["question_id"], rot["rotation_deg"],
+                                                 rot["answers"])))
+    return path
+
+
+def _rewrite_config(folder: Path, config: str, edit) -> None:
+    """``folder``'s ``config`` rewritten with ``edit(rows)`` (a list of dicts it changes)."""
+    from hf_real3d.hub import ConfigData, add_config
+
+    ds = load_local(folder, config)
+    rows = ds.to_list()
+    edit(rows)
+    feats = {k: v for k, v in ds.features.items() if k in rows[0]}
+    add_config(folder, ConfigData(config, {"test": rows}, type(ds.features)(feats), "edited"))
+
+
+def _edit_lines(path: Path, edit) -> None:
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    edit(lines)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+@pytest.fixture(scope="module")
+def two_sets(built, tmp_path_factory):
+    """Two rotation sets that differ in one turned situation (``a``, ``b``), each with its
+    rotation_checks config and its check-rotations folder (``chk_a``, ``chk_b``)."""
+    from hf_real3d.cli import main as cli
+
+    root = tmp_path_factory.mktemp("two_sets")
+    for name in ("a", "b"):
+        shutil.copytree(built / "r3", root / name)
+
+    def change(rows):
+        r = next(r for r in rows if r["rotation_deg"])
+        r["situation"] += " The lamp is on."
+
+    _rewrite_config(root / "b", "rotations", change)
+    for name in ("a", "b"):
+        assert cli(["check-rotations", "--dataset", str(root / name), "--out",
+                    str(root / f"chk_{name}")]) == 0
+    fps = {n: json.loads((root / f"chk_{n}/check.json").read_text())["fingerprint"]
+           for n in ("a", "b")}
+    assert fps["a"] != fps["b"]
+    return root, fps
+
+
+def test_checks_of_another_set_are_refused_by_every_reader(two_sets, tmp_path, capsys):
+    """Issue 56: checks carry the fingerprint of the set they judged; evaluate --exclude-*
+    and lmms-tasks (a folder's rotation_checks config) and review-init (--checks, a check
+    folder) refuse another set's checks naming both, and an old folder without a
+    fingerprint."""
+    from hf_real3d.cli import main as cli
+    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
+
+    root, fps = two_sets
+    folder = tmp_path / "b"
+    shutil.copytree(root / "b", folder)
+    theirs = load_local(root / "a", CHECKS_CONFIG).to_list()
+    _rewrite_config(folder, CHECKS_CONFIG, lambda rows: rows.__setitem__(slice(None), theirs))
+    preds = _gold(folder, tmp_path / "p.jsonl")
+    capsys.readouterr()
+    for flag in ("--exclude-flagged", "--exclude-needs-scene"):
+        assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                    "--out", str(tmp_path / "ev"), flag, "--allow_missing"]) == 2
+        one_line_error(capsys, str(folder), CHECKS_CONFIG, fps["a"], fps["b"],
+                       "check-rotations")
+        assert not (tmp_path / "ev").exists()
+    # the lmms-eval task on rotations_checked
+    assert cli(["lmms-tasks", "--out", str(tmp_path / "tasks"), "--real3dqa", str(folder)]) == 2
+    one_line_error(capsys, str(folder), fps["a"], fps["b"])
+    assert not (tmp_path / "tasks").exists()
+    # a config written before the fingerprint
+    _rewrite_config(folder, CHECKS_CONFIG,
+                    lambda rows: [r.pop("set_fingerprint") for r in rows])
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp_path / "ev"), "--exclude-flagged", "--allow_missing"]) == 2
+    one_line_error(capsys, "predates the set fingerprint", "check-rotations")
+    # review-init: another set's check folder, and one without a fingerprint
+    assert cli(["review-init", "--dataset", str(root / "b"), "--review", str(tmp_path / "rv"),
+                "--checks", str(root / "chk_a")]) == 2
+    one_line_error(capsys, str(root / "chk_a"), fps["a"], fps["b"], str(root / "b"))
+    old = tmp_path / "old"
+    shutil.copytree(root / "chk_b", old)
+    meta = json.loads((old / "check.json").read_text())
+    del meta["fingerprint"]
+    (old / "check.json").write_text(json.dumps(meta))
+    assert cli(["review-init", "--dataset", str(root / "b"), "--review", str(tmp_path / "rv"),
+                "--checks", str(old)]) == 2
+    one_line_error(capsys, str(old), "no check.json with the fingerprint", "check-rotations")
+    assert not (tmp_path / "rv").exists()
+    # the set's own checks are taken
+    assert cli(["review-init", "--dataset", str(root / "b"), "--review", str(tmp_path / "rv"),
+                "--checks", str(root / "chk_b")]) == 0
+
+
+def test_verdicts_and_repairs_are_checked_wherever_they_are_read(two_sets, tmp_path, capsys):
+    """Issue 56: a verdict outside pass / defect / needs_scene, or a repair that empties an
+    answer, is refused, line named, by evaluate (rotation_checks), review-init (--checks) and
+    every reopening of a review folder (its stored checks: review-stats, export-rotations)."""
+    from hf_real3d.cli import main as cli
+    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
+
+    root, _ = two_sets
+    folder = tmp_path / "a"
+    shutil.copytree(root / "a", folder)
+    _rewrite_config(folder, CHECKS_CONFIG, lambda rows: rows[2].update(verdict="fixed"))
+    preds = _gold(folder, tmp_path / "p.jsonl")
+    capsys.readouterr()
+    assert cli(["evaluate", "--dataset", str(folder), "--predictions", f"m={preds}",
+                "--out", str(tmp_path / "ev"), "--exclude-flagged", "--allow_missing"]) == 2
+    one_line_error(capsys, f"{CHECKS_CONFIG} row 3", "verdict 'fixed'")
+    assert not (tmp_path / "ev").exists()
+    chk = tmp_path / "chk"
+    shutil.copytree(root / "chk_a", chk)
+    _edit_lines(chk / "verdicts.jsonl", lambda lines: lines[1].update(verdict="fixed"))
+    review = ["review-init", "--dataset", str(root / "a"), "--review", str(tmp_path / "rv"),
+              "--checks", str(chk)]
+    assert cli(review) == 2
+    one_line_error(capsys, "verdicts.jsonl: line 2", "verdict 'fixed'")
+    shutil.copy(root / "chk_a/verdicts.jsonl", chk / "verdicts.jsonl")
+    item = json.loads((chk / "verdicts.jsonl").read_text().splitlines()[0])
+    empty = {"question_id": item["question_id"], "rotation_deg": item["rotation_deg"],
+             "rule": "answer_not_turned", "field": "answers", "action": "replace",
+             "from": item["answers"], "to": [""], "why": "a test"}
+    for to in ([""], "", []):
+        (chk / "repairs.jsonl").write_text(json.dumps(dict(empty, to=to)) + "\n")
+        assert cli(review) == 2
+        one_line_error(capsys, "repairs.jsonl: line 1", "empty answer")
+        assert not (tmp_path / "rv").exists()
+    # a review folder's stored checks, edited after it was made
+    (chk / "repairs.jsonl").write_text(json.dumps(dict(empty, to=["north"])) + "\n")
+    assert cli(review) == 0
+    stored = tmp_path / "rv/checks"
+    _edit_lines(stored / "repairs.jsonl", lambda lines: lines[0].update(to=[" "]))
+    assert cli(["export-rotations", "--dataset", str(root / "a"), "--reviews",
+                str(tmp_path / "rv"), "--out", str(tmp_path / "rel"), "--repairs", "all"]) == 2
+    one_line_error(capsys, str(stored / "repairs.jsonl"), "line 1", "empty answer")
+    assert not (tmp_path / "rel").exists()
+    _edit_lines(stored / "repairs.jsonl", lambda lines: lines[0].update(to=["north"]))
+    _edit_lines(stored / "verdicts.jsonl", lambda lines: lines[0].update(verdict="ok"))
+    assert cli(["review-stats", str(tmp_path / "rv"), "--out", str(tmp_path / "st")]) == 2
+    one_line_error(capsys, str(stored / "verdicts.jsonl"), "line 1", "verdict 'ok'")
 
 
 def test_the_docs_quote_the_recorded_release_verdicts():

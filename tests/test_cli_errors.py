@@ -154,3 +154,40 @@ def test_out_is_never_an_input_nor_inside_one(name, tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert err and "--out" in err[-1] and "input" in err[-1], (name, err)
         assert sorted(p.name for p in src.iterdir()) == ["keep.txt"], name
+
+
+def test_a_missing_extra_inside_a_progress_bar_is_the_last_line(tmp_path, capsys, monkeypatch):
+    """Issue 56: an error raised while a progress bar runs (synth's scenes need open3d to be
+    written) is printed on a line of its own, after the bar is closed, and nothing is redrawn
+    after it."""
+    import gc
+
+    from hf_real3d._extras import MissingExtraError
+    from hf_real3d.synth import build
+
+    def needs_open3d(*args, **kwargs):
+        raise MissingExtraError("writing scenes needs open3d, which is not installed: "
+                                "pip install 'hf-real3d[scenes]'", name="open3d")
+
+    monkeypatch.setattr(build, "write_scannet", needs_open3d)
+    assert cli(["synth", "--out", str(tmp_path / "synth"), "--train-scenes", "2",
+                "--val-scenes", "0", "--test-scenes", "0", "--workers", "1"]) == 2
+    gc.collect()  # a bar left open would be redrawn when collected
+    line = one_line_error(capsys, "pip install 'hf-real3d[scenes]'")
+    assert line.startswith("hf-real3d synth: error:"), line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_explore_without_the_app_extra_prints_only_the_error(tmp_path, capsys, monkeypatch):
+    """Issue 56: the [app] extra is checked before anything is loaded or printed."""
+    import importlib.util
+
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "gradio" else real_find(name, *a))
+    assert cli(["explore", "--dataset", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.strip().splitlines() == [
+        "hf-real3d explore: error: hf-real3d explore needs gradio, which is not installed: "
+        "pip install 'hf-real3d[app]'"]

@@ -163,14 +163,14 @@ def test_release_references_are_cached_and_never_stale(real_dir, tmp_path, monke
     """Parsed once, reused while the files are unchanged, re-read after any edit."""
     import shutil
 
-    from hf_real3d.real3dqa import evaluate as r3_eval
+    from hf_real3d.real3dqa import references as r3_refs
 
     monkeypatch.setenv("HF_REAL3D_CACHE", str(tmp_path / "cache"))
     rel = tmp_path / "release"
     shutil.copytree(real_dir / "real3dqa", rel)
     calls = []
-    real_read = r3_eval.read_release
-    monkeypatch.setattr(r3_eval, "read_release", lambda f: calls.append(f) or real_read(f))
+    real_read = r3_refs.read_release
+    monkeypatch.setattr(r3_refs, "read_release", lambda f: calls.append(f) or real_read(f))
     first = load_references(rel)
     again = load_references(rel)
     assert len(calls) == 1 and len(list((tmp_path / "cache").glob("*.npz"))) == 1
@@ -223,14 +223,14 @@ def test_read_json_parses_what_json_does_and_names_the_line(tmp_path):
 def test_columns_and_frames_score_alike(real_dir, tmp_path, release_refs):
     """score_predictions on DataFrames (the public tables) and on columns (what the CLI
     reads) give the same metrics and aligned rows."""
-    from hf_real3d.real3dqa import evaluate as r3_eval
+    from hf_real3d.real3dqa import references as r3_refs
     from hf_real3d.real3dqa.predictions import read_model_prediction_columns
 
     files = _official_files(real_dir, tmp_path, wrong_ids={22060200003501, 220602000035})
     spec = "m=" + ",".join(files)
     cols = read_model_prediction_columns(spec)
     frame = pd.concat([load_predictions(f) for f in files], ignore_index=True)
-    a = score_predictions(r3_eval.reference_columns(real_dir / "real3dqa"), cols,
+    a = score_predictions(r3_refs.reference_columns(real_dir / "real3dqa"), cols,
                           allow_missing=True)
     b = score_predictions(release_refs, frame, name="m", allow_missing=True)
     assert a.metrics == b.metrics and a.metrics["rotation"]["p_at_least_4"] < 100
@@ -241,7 +241,7 @@ def test_columns_and_frames_score_alike(real_dir, tmp_path, release_refs):
     assert list(a.rows.columns) == ["question_id", "rotation_deg", "prediction", "log_prob",
                                     "answers", "question_type", "in_debiased", "in_rotation",
                                     "em", "em_refined"]
-    assert r3_eval.ReferenceColumns.from_frame(release_refs).to_frame().equals(release_refs)
+    assert r3_refs.ReferenceColumns.from_frame(release_refs).to_frame().equals(release_refs)
 
 
 def test_unreadable_reference_cache_is_rebuilt(real_dir, tmp_path, monkeypatch):
@@ -289,7 +289,7 @@ def test_typed_and_general_prediction_readers_agree(tmp_path, monkeypatch):
 
 def test_evaluate_report_has_a_legend_and_says_what_orig_holds(real_dir, tmp_path):
     from hf_real3d.real3dqa.evaluate import evaluate_files
-    from hf_real3d.real3dqa.evaluate import load_references as load_refs
+    from hf_real3d.real3dqa.references import load_references as load_refs
 
     refs = load_refs(real_dir / "real3dqa")
     preds = tmp_path / "p.jsonl"

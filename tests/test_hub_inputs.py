@@ -122,3 +122,20 @@ def test_unreachable_hub_is_one_line(real_dir, tmp_path):
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("hf-real3d import-real3dqa: error: push") and \
         "http://127.0.0.1:9 could not be reached" in last
+
+
+def test_an_empty_answer_in_a_release_file_is_refused(real_dir, tmp_path, capsys):
+    """Issue 56: import-real3dqa (and every reader of release files) refuses an empty answer,
+    naming the file and the item; an export of a repair that emptied one is not imported."""
+    rel = tmp_path / "rel"
+    shutil.copytree(real_dir / "real3dqa", rel)
+    path = rel / "rotation_270.json"
+    path.chmod(0o644)
+    data = json.loads(path.read_text())
+    data["questions"][4]["answers"] = [{"answer": "  ", "answer_confidence": "yes",
+                                        "answer_id": 1}]
+    path.write_text(json.dumps(data))
+    qid = data["questions"][4]["question_id"]
+    assert cli(["import-real3dqa", "--release", str(rel), "--out", str(tmp_path / "r3")]) == 2
+    one_line_error(capsys, str(path), f"question_id {qid}", "answer 1 of 1 is empty")
+    assert not (tmp_path / "r3").exists()

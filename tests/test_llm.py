@@ -961,7 +961,7 @@ def test_readme_pipeline_runs_against_a_served_model(served, tmp_path):
             ran.append("explore")
             continue
         if args[1] == "evaluate":  # the user's model: right everywhere
-            from hf_real3d.real3dqa.evaluate import load_references
+            from hf_real3d.real3dqa.references import load_references
 
             refs = load_references(tmp_path / "reviewed")
             (tmp_path / "preds.jsonl").write_text("\n".join(json.dumps(

@@ -37,7 +37,7 @@ def _blocks():
 
 def _release_predictions(cwd: Path, folder: str, name: str):
     """Predictions of the imported release that answer every row as its gold answer."""
-    from hf_real3d.real3dqa.evaluate import load_folder_references
+    from hf_real3d.real3dqa.references import load_folder_references
 
     refs = load_folder_references(cwd / folder)
     (cwd / name).write_text("\n".join(json.dumps(

@@ -121,8 +121,8 @@ def test_renamed_viewpoint_files(real_dir, tmp_path_factory, name_deg, suffix):
     """An official per-viewpoint file named for one viewpoint with the ids of another is an
     error naming both; named for its own viewpoint it scores."""
     from hf_real3d.real3dqa import score_predictions as score
-    from hf_real3d.real3dqa.evaluate import reference_columns
     from hf_real3d.real3dqa.predictions import read_model_prediction_columns
+    from hf_real3d.real3dqa.references import reference_columns
 
     deg = {1: 90, 3: 270}[suffix]
     tmp = tmp_path_factory.mktemp("rename")

@@ -18,8 +18,9 @@ import pandas as pd
 
 from hf_real3d._io import atomic_path
 from hf_real3d.hub import load_frame, load_local
-from hf_real3d.real3dqa.evaluate import reference_columns, score_predictions
+from hf_real3d.real3dqa.evaluate import score_predictions
 from hf_real3d.real3dqa.predictions import read_model_prediction_columns
+from hf_real3d.real3dqa.references import reference_columns
 from hf_real3d.schema import scene_from_row
 from hf_real3d.sources import DatasetFolder, resolve
 from hf_real3d.specs import check_unique_names
@@ -126,6 +127,12 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
         if q in viewpoints and s:
             viewpoints[q][0]["semantics"] = s
     checks = frame("rotation_checks")
+    if checks is not None:
+        # the checks shown must have judged these rotations (their verdicts and fingerprint)
+        from hf_real3d.real3dqa.check_rotations import read_checks_config
+        from hf_real3d.real3dqa.rotation_set import read_rotation_set
+
+        read_checks_config(read_rotation_set(folder))
     status: dict[int, str] = {}
     if checks is not None:  # the rules hf-real3d check-rotations found, per viewpoint
         fired = {(int(q), int(d)): list(r) for q, d, r in

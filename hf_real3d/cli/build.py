@@ -6,18 +6,42 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from hf_real3d._fields import help_field
-from hf_real3d.cli._common import (
-    _SYNTH,
-    _print_summary,
-    _Publishing,
-    _push_to_hub,
-    _SQA3DInputs,
-)
 from hf_real3d.specs import named_files, prediction_pairs
 from hf_real3d.synth.config import SRBenchConfig, SynthConfig
+
+_SYNTH = SynthConfig()  # the one definition of the synthetic benchmark's default sizes
+
+
+def _push_to_hub() -> Any:
+    return help_field("Also publish the folder as this dataset repo (ORG/NAME).", default=None)
+
+
+@dataclass(kw_only=True)
+class _Publishing:
+    """The options of a command that writes a dataset folder and may publish it."""
+    license: str = help_field("License identifier for the dataset card; it depends on your data "
+                         "(SQA3D is apache-2.0, ScanNet scans follow the ScanNet Terms of Use, "
+                         "3DSRBench is cc-by-4.0).", default="other")
+    push_to_hub: str | None = _push_to_hub()
+
+
+@dataclass
+class _SQA3DInputs:
+    """The options of a command that reads SQA3D files and their scenes."""
+    sqa3d: str = help_field("Folder with SQA3D question/annotation files.")
+    scenes: str = help_field("Folder of ScanNet-format scene folders.")
+
+
+def _print_summary(summary: dict) -> None:
+    """The synthetic benchmark's summary, one line per split."""
+    print(f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
+          "types (what/is/how/can/which/other)")
+    for split, s in summary.items():
+        t = "/".join(str(v) for v in s["question_types"].values())
+        print(f"{split:<6} {s['questions']:>9} {s['scenes']:>6} {s['guessable_share']:>9.1%}  {t}")
 
 
 @dataclass
@@ -105,8 +129,12 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
     summary = r3_build.build_real3dqa(
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
-        push_to_hub=o.push_to_hub, license=o.license,
-        allow_judge_failures=o.allow_judge_failures)
+        license=o.license, allow_judge_failures=o.allow_judge_failures)
+    if o.push_to_hub:
+        # the Hub client only to publish
+        from hf_real3d.hub import push_folder
+
+        summary["url"] = push_folder(o.out, o.push_to_hub)
     rot = summary["rotation"]
     print(f"{summary['questions']} questions -> {summary['kept']} kept "
           f"({summary['removed']} filtered out)")
@@ -182,14 +210,9 @@ def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
     """``hf-real3d build-real-scanqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import build_real_scanqa
+    from hf_real3d.sources import ScanQAFile, resolve
 
-    path = Path(o.scanqa)
-    if path.is_dir():
-        files = sorted(path.glob("*.json"))
-        if len(files) != 1:
-            raise FileNotFoundError(f"{path}: expected one ScanQA JSON file, found "
-                                    f"{[f.name for f in files]}")
-        path = files[0]
+    path = resolve(o.scanqa, ScanQAFile, what="`scanqa`").path
     s = build_real_scanqa(path, o.out, pairs=prediction_pairs(o.full, o.blind),
                           judges=named_files(o.judge), push_to_hub=o.push_to_hub,
                           license=o.license, allow_judge_failures=o.allow_judge_failures)

@@ -172,6 +172,18 @@ def refuse_out_in_inputs(name: str, options: Any) -> None:
         check_out(out, prefix="--", one_file=name in _FILE_OUT, **{option: path})
 
 
+def _close_progress_bars() -> None:
+    """Close the progress bars an error left open (the traceback holds them), so the error is
+    printed on a line of its own and no bar is redrawn after it."""
+    if "tqdm" not in sys.modules:
+        return
+    # tqdm only when a bar may be open (something imported it)
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hf-real3d`` with ``argv``; returns the exit code (2 for an input error, one line on
     stderr; 130 / 143 for Ctrl-C / SIGTERM)."""
@@ -210,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             msg = missing_extra_message(err)
         fields = {f.name for f in dataclasses.fields(options)} if options is not None else ()
+        _close_progress_bars()
         print(f"hf-real3d {name}: error: {as_flags(str(msg), fields)}", file=sys.stderr)
         return 2
     finally:

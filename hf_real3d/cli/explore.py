@@ -48,6 +48,10 @@ class ExploreOptions:
 
 def cmd_explore(o: ExploreOptions) -> None:
     """``hf-real3d explore``."""
+    # the [app] extra is checked before anything is loaded or printed
+    from hf_real3d._extras import require
+
+    require("gradio", "plotly", what="hf-real3d explore")
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.app import ExplorerData, build_app, launch
 
@@ -58,6 +62,7 @@ def cmd_explore(o: ExploreOptions) -> None:
                                               "seed": o.review_seed})
     if data.review_warning:
         print(f"hf-real3d explore: warning: {data.review_warning}", file=sys.stderr, flush=True)
-    print(f"loaded in {data.load_s:.1f} s; serving on http://{o.host}:{o.port or 'PORT'} "
-          "(Ctrl-C stops)", flush=True)
+    where = f"http://{o.host}:{o.port}" if o.port else \
+        f"http://{o.host} (Gradio's port: 7860 or the next free one, printed below)"
+    print(f"loaded in {data.load_s:.1f} s; serving on {where} (Ctrl-C stops)", flush=True)
     launch(build_app(data=data), host=o.host, port=o.port, share=o.share)

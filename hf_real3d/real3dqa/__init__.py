@@ -10,8 +10,9 @@ and scoring predictions (EM, refined EM, P_k, VRS).
   rotated item a verdict against its turn (:mod:`.rotation_set` reads the set);
   :mod:`.draw` draws a room;
 * :mod:`.predictions` reads prediction files;
-* :mod:`.evaluate` scores prediction tables against references (predictions of a trained
-  SceneLM: :mod:`hf_real3d.training.predict`);
+* :mod:`.references` reads the reference tables (release, built folder, SQA3D folder, and
+  their subsets); :mod:`.evaluate` scores prediction tables against them (predictions of a
+  trained SceneLM: :mod:`hf_real3d.training.predict`);
 * :mod:`.report` writes the report's tables and plots.
 """
 
@@ -22,8 +23,8 @@ _LAZY = {
     "build_real3dqa": "hf_real3d.real3dqa.build",
     "import_release": "hf_real3d.real3dqa.build",
     "ModelScores": "hf_real3d.real3dqa.evaluate",
-    "load_folder_references": "hf_real3d.real3dqa.evaluate",
-    "load_references": "hf_real3d.real3dqa.evaluate",
+    "load_folder_references": "hf_real3d.real3dqa.references",
+    "load_references": "hf_real3d.real3dqa.references",
     "score_predictions": "hf_real3d.real3dqa.evaluate",
     "FilterResult": "hf_real3d.real3dqa.filtering",
     "filter_questions": "hf_real3d.real3dqa.filtering",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
-from hf_real3d.real3dqa.filtering import filter_questions
+from hf_real3d.real3dqa.filtering import FilterResult, filter_questions
 from hf_real3d.real3dqa.format import (
     REAL3DQA_BIBTEX,
     RELEASE_HEADERS_FILE,
@@ -22,7 +22,7 @@ from hf_real3d.real3dqa.format import (
 )
 from hf_real3d.real3dqa.judge import judge_card_lines, refuse_failed_judges
 from hf_real3d.real3dqa.predictions import load_predictions
-from hf_real3d.real3dqa.rotation import rotate_records, viewpoint_angles
+from hf_real3d.real3dqa.rotation import RotationResult, rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
 from hf_real3d.sqa3d import read_split
@@ -165,12 +165,12 @@ def build_real3dqa(
     judges: list[tuple[str, Any]] = (),
     split: str = "test",
     n_viewpoints: int = 4,
-    push_to_hub: str | None = None,
     license: str = "other",
     progress: bool = True,
     allow_judge_failures: bool = False,
 ) -> dict[str, Any]:
-    """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder.
+    """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder
+    (publish it with :func:`hf_real3d.hub.push_folder`, as ``--push_to_hub`` does).
 
     ``license``: the card's license identifier, which depends on the data you build from
     (default ``other``: SQA3D is Apache-2.0, ScanNet scenes follow the ScanNet Terms of Use).
@@ -181,37 +181,72 @@ def build_real3dqa(
     the question configs keep a synthetic question's ``semantics``, so that ``rotate`` turns
     from geometry what this build turned. A judge file (``hf-real3d judge``) in which more than
     a tenth of the questions failed is refused unless ``allow_judge_failures``.
+
+    The steps: check the inputs (viewpoints, judges, every referenced scene), filter, read
+    the kept questions' scenes and rotate them, write the configs and the card.
     """
     viewpoint_angles(n_viewpoints)  # fail early on a bad angle
     refuse_failed_judges(judges, allow=allow_judge_failures)
     records = read_split(sqa3d_dir, split)
     scene_ids = sorted({r.scene_id for r in records})
-    for sid in scene_ids:  # every referenced scene must exist before anything is written
+    _check_scenes(scene_ids, scenes_dir)
+    result = _filtered(records, pairs, judges)
+    kept_ids = set(result.kept_ids)
+    kept = [r for r in records if r.question_id in kept_ids]
+    scenes = {sid: read_scannet(scenes_dir, sid) for sid in scene_ids}
+    rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
+    rstats = rot.stats()
+    configs = _question_configs(records, kept, result, rot, split, n_viewpoints)
+    configs.append(ConfigData("scenes", {split: scene_rows(scenes.values())}, scene_features(),
+                              "objects and Nx6 point clouds (xyz + rgb in [0, 1])",
+                              rows_per_shard=20))
+    write_dataset_folder(
+        out, configs,
+        pretty_name="Real-3DQA (built with hf_real3d)",
+        summary=("De-biased, viewpoint-rotated situated 3D QA built from SQA3D-format data by "
+                 "blind-vs-full filtering and geometry-verified rotation."),
+        license=license, citation=CITATION,
+        extra_sections=[_how_it_was_built(result, judges, rstats, n_viewpoints)],
+        license_note=("Built by the user with hf_real3d from SQA3D-format questions (SQA3D "
+                      "itself is Apache-2.0) and ScanNet-format scenes (the ScanNet Terms of "
+                      "Use apply to real ScanNet scans); set the license with --license."))
+    return {"questions": len(records), "kept": len(kept), "removed": len(result.removed),
+            "filter_stats": result.stats(), "rotation": rstats, "rotation_rows": len(rot.rows)}
+
+
+def _check_scenes(scene_ids: list[str], scenes_dir: str | os.PathLike) -> None:
+    """Every referenced scene must exist before anything is read or written."""
+    for sid in scene_ids:
         if not scannet_paths(scenes_dir, sid)["ply"].is_file():
             raise FileNotFoundError(f"scene {sid!r} is referenced by the questions but absent "
                                     f"from {scenes_dir}")
+
+
+def _filtered(records: list, pairs: list[tuple[str, Any, Any]],
+              judges: list[tuple[str, Any]]) -> FilterResult:
+    """The filter's verdict on ``records``: which a (full, blind) pair or a judge answers."""
 
     def table(p):
         return p if isinstance(p, pd.DataFrame) else load_predictions(p)
 
     refs = pd.DataFrame({"question_id": [r.question_id for r in records],
                          "answers": [r.answers for r in records]})
-    result = filter_questions(refs, [(n, table(f), table(b)) for n, f, b in pairs],
-                              [(n, table(j)) for n, j in judges])
-    info = result.table.set_index("question_id")
-    kept_ids = set(result.kept_ids)
-    kept = [r for r in records if r.question_id in kept_ids]
-    scenes = {sid: read_scannet(scenes_dir, sid) for sid in scene_ids}
-    rot = rotate_records(kept, scenes, n_viewpoints=n_viewpoints, progress=progress)
-    by_id = {r.question_id: r for r in records}
+    return filter_questions(refs, [(n, table(f), table(b)) for n, f, b in pairs],
+                            [(n, table(j)) for n, j in judges])
 
+
+def _question_configs(records: list, kept: list, result: FilterResult, rot: RotationResult,
+                      split: str, n_viewpoints: int) -> list[ConfigData]:
+    """The configs ``sqa3d`` (every question), ``real3dqa`` (kept), ``rotations`` (kept,
+    turned from geometry) and ``filtered_out`` (removed, with the filters that removed
+    them)."""
+    info = result.table.set_index("question_id")
+    dep = info.dependency.to_dict()
+    by_id = {r.question_id: r for r in records}
     base_f = question_features("kind", "guessable", "prior_kind", "semantics")
     real_f = question_features("kind", "guessable", "prior_kind", "dependency", "semantics")
     rot_f = question_features("kind", "guessable", "prior_kind", "semantics", "source")
     out_f = question_features("kind", "guessable", "prior_kind", "reasons", "dependency")
-    dep = info.dependency.to_dict()
-    sqa_rows = [question_row(r) for r in records]
-    real_rows = [question_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
     rot_rows = []
     for row in rot.rows:
         base = question_row(by_id[row["question_id"]])
@@ -220,44 +255,33 @@ def build_real3dqa(
         base["alternative_situation"] = [] if row["rotation_deg"] else base["alternative_situation"]
         base["source"] = "geometry"
         rot_rows.append(base)
-    removed_rows = [question_row(by_id[q], reasons=list(info.reasons[q]),
-                                dependency=_nan_none(dep[q]))
-                    for q in result.removed.question_id]
+    removed = [question_row(by_id[q], reasons=list(info.reasons[q]), dependency=_nan_none(dep[q]))
+               for q in result.removed.question_id]
+    real = [question_row(r, dependency=_nan_none(dep[r.question_id])) for r in kept]
+    return [
+        ConfigData("sqa3d", {split: fill_rows([question_row(r) for r in records], base_f)},
+                   base_f, "all input questions"),
+        ConfigData("real3dqa", {split: fill_rows(real, real_f)}, real_f,
+                   "questions no blind model or judge answers", default=True),
+        ConfigData("rotations", {split: fill_rows(rot_rows, rot_f)}, rot_f,
+                   f"kept questions from {n_viewpoints} viewpoints, grouped on question_id"),
+        ConfigData("filtered_out", {split: fill_rows(removed, out_f)}, out_f,
+                   "removed questions with the filters that removed them")]
+
+
+def _how_it_was_built(result: FilterResult, judges: list[tuple[str, Any]],
+                      rstats: dict[str, Any], n_viewpoints: int) -> str:
+    """The card's section on the filter and the rotation."""
     stats_md = result.stats_markdown()
     judged = judge_card_lines(list(judges), result.removed_by())
     if judged:
         stats_md += "\n\nJudges asked with `hf-real3d judge`:\n\n" + "\n".join(judged)
-    rstats = rot.stats()
-    section = ("## How it was built\n\n"
-               f"Filtering (a question is removed when a (full, blind) pair answers it both "
-               f"with and without 3D, or a text-only judge answers it):\n\n{stats_md}\n\n"
-               f"Rotation ({n_viewpoints} viewpoints, answers recomputed from scene geometry): "
-               f"{rstats['kept']} questions kept, {rstats['excluded']} excluded; reasons: "
-               f"{rstats['reasons']}.")
-    write_dataset_folder(
-        out,
-        [ConfigData("sqa3d", {split: fill_rows(sqa_rows, base_f)}, base_f, "all input questions"),
-         ConfigData("real3dqa", {split: fill_rows(real_rows, real_f)}, real_f,
-                    "questions no blind model or judge answers", default=True),
-         ConfigData("rotations", {split: fill_rows(rot_rows, rot_f)}, rot_f,
-                    f"kept questions from {n_viewpoints} viewpoints, grouped on question_id"),
-         ConfigData("filtered_out", {split: fill_rows(removed_rows, out_f)}, out_f,
-                    "removed questions with the filters that removed them"),
-         ConfigData("scenes", {split: scene_rows(scenes.values())}, scene_features(),
-                    "objects and Nx6 point clouds (xyz + rgb in [0, 1])", rows_per_shard=20)],
-        pretty_name="Real-3DQA (built with hf_real3d)",
-        summary=("De-biased, viewpoint-rotated situated 3D QA built from SQA3D-format data by "
-                 "blind-vs-full filtering and geometry-verified rotation."),
-        license=license, citation=CITATION, extra_sections=[section],
-        license_note=("Built by the user with hf_real3d from SQA3D-format questions (SQA3D "
-                      "itself is Apache-2.0) and ScanNet-format scenes (the ScanNet Terms of "
-                      "Use apply to real ScanNet scans); set the license with --license."))
-    summary = {"questions": len(records), "kept": len(kept), "removed": len(removed_rows),
-               "filter_stats": result.stats(), "rotation": rstats,
-               "rotation_rows": len(rot_rows)}
-    if push_to_hub:
-        summary["url"] = push_folder(out, push_to_hub)
-    return summary
+    return ("## How it was built\n\n"
+            f"Filtering (a question is removed when a (full, blind) pair answers it both "
+            f"with and without 3D, or a text-only judge answers it):\n\n{stats_md}\n\n"
+            f"Rotation ({n_viewpoints} viewpoints, answers recomputed from scene geometry): "
+            f"{rstats['kept']} questions kept, {rstats['excluded']} excluded; reasons: "
+            f"{rstats['reasons']}.")
 
 
 def _nan_none(v: float) -> float | None:

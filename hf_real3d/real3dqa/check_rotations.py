@@ -8,12 +8,20 @@ ScanNet-format scenes, or with the folder's own ``scenes`` config) and writes:
 
 * ``OUT/verdicts.jsonl``: one line per rotated item (verdict, sense, rules, texts): the
   contract;
-* ``OUT/check.json``: counts per verdict, rule and sense, and the ceiling on P_k and VRS;
+* ``OUT/check.json``: counts per verdict, rule and sense, the ceiling on P_k and VRS, and
+  the ``fingerprint`` of the rotation set judged (:meth:`RotationSet.fingerprint`, as a
+  review folder keeps it): every reader of these outputs compares it with the set it is
+  given;
 * ``OUT/repairs.jsonl``: proposed fixes of the mechanical defects;
 * ``OUT/flags.jsonl``: the items with a rule; ``OUT/report.md``: the tables, with examples;
 * for a dataset folder, the configs ``rotation_checks`` (one row per rotated item: its
-  verdict and rules) and ``rotations_checked`` (the rotation groups with no defect), which
-  ``hf-real3d evaluate --exclude-flagged``, the lmms-eval tasks and the explorer read.
+  verdict, rules and the set's fingerprint) and ``rotations_checked`` (the rotation groups
+  with no defect), which ``hf-real3d evaluate --exclude-flagged``, the lmms-eval tasks and
+  the explorer read.
+
+:func:`read_check_folder` and :func:`read_checks_config` are the readers of these outputs:
+each verdict must be one of :data:`VERDICTS`, each repair must leave nothing empty, and the
+fingerprint must be the given set's.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from hf_real3d._io import FormatError, atomic_dir, write_json
+from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, write_json
 from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import (
     ANSWER_RULES,
@@ -52,7 +60,7 @@ from hf_real3d.tables import markdown_table
 
 __all__ = ["ItemCheck", "CheckResult", "check_set",
            "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
-           "CHECKED_CONFIG"]
+           "CHECKED_CONFIG", "read_check_folder", "read_checks_config"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"
@@ -101,6 +109,7 @@ class CheckResult:
     scenes: bool  # the scene rules ran
     unmatched: collections.Counter = field(default_factory=collections.Counter)  # names no
     # scene object carries
+    fingerprint: str = ""  # the judged set's RotationSet.fingerprint()
 
     def ids_with(self, *verdicts: str) -> set[Any]:
         """Group ids with an item of one of ``verdicts``."""
@@ -239,7 +248,8 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
             verdict = judge(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))
-    return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched)
+    return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched,
+                       rs.fingerprint())
 
 
 def flagged_groups(items: Iterable[dict[str, Any]], verdicts: tuple[str, ...] = ("defect",)
@@ -284,7 +294,7 @@ def repairs(result: CheckResult, rs: RotationSet) -> list[dict[str, Any]]:
                      "same_object_faced"}:
             continue  # the situation itself is wrong: no answer follows from it
         for h in it.hits:
-            if h.repair is not None and not h.needs_scene:
+            if h.repair and not h.needs_scene:  # never a repair that empties the answers
                 out.append({**base, "rule": h.rule, "field": "answers", "action": "replace",
                             "from": t["answers"], "to": list(h.repair), "why": h.detail})
     return out
@@ -358,7 +368,8 @@ def _config_rows(result: CheckResult) -> list[dict[str, Any]]:
              "verdict": it.verdict.verdict, "sense": it.verdict.sense,
              "flagged": it.verdict.verdict == "defect", "rules": [h.rule for h in it.hits],
              "details": [h.detail for h in it.hits], "turn_deg": float(it.turn),
-             "turn_source": it.turn_source} for it in result.items]
+             "turn_source": it.turn_source, "set_fingerprint": result.fingerprint}
+            for it in result.items]
 
 
 def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
@@ -373,7 +384,8 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
         "verdict": datasets.Value("string"), "sense": datasets.Value("string"),
         "flagged": datasets.Value("bool"), "rules": datasets.Sequence(datasets.Value("string")),
         "details": datasets.Sequence(datasets.Value("string")),
-        "turn_deg": datasets.Value("float64"), "turn_source": datasets.Value("string")})
+        "turn_deg": datasets.Value("float64"), "turn_source": datasets.Value("string"),
+        "set_fingerprint": datasets.Value("string")})
     v, gv = summary["verdicts"], summary["group_verdicts"]
     note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
             f"{summary['items']} rotated items")
@@ -400,7 +412,7 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
         raise FileExistsError(f"{out}: exists and is not a folder; give another `out`")
     rs = read_rotation_set(dataset, scenes)
     result = check_set(rs, margin_deg=margin_deg, progress=progress)
-    summary = {"dataset": str(dataset), "source": rs.source,
+    summary = {"dataset": str(dataset), "fingerprint": result.fingerprint, "source": rs.source,
                "scenes_from": rs.scenes_from or None, **result.summary()}
     proposed = repairs(result, rs)
     summary["repairs"] = dict(collections.Counter(r["rule"] for r in proposed))
@@ -425,3 +437,102 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
         _add_configs(rs.path, result, summary, rs.split)
         summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
     return summary
+
+
+# --- the readers of these outputs ---------------------------------------------------------
+
+def _redo(dataset: Any) -> str:
+    return f"run hf-real3d check-rotations --dataset {dataset} --out DIR again"
+
+
+def _check_verdict(value: Any, where: str) -> None:
+    if value not in VERDICTS:
+        raise FormatError(f"{where}: verdict {value!r} is not one of {', '.join(VERDICTS)} "
+                          "(check-rotations writes no other); restore it, or write the checks "
+                          "again with hf-real3d check-rotations")
+
+
+def _check_repair(p: dict[str, Any], where: str) -> None:
+    """A proposed repair: an action of :func:`repairs`; a replacement's answers a non-empty
+    list of non-empty texts, a rewrite's situation none yet (for a person to write) or a
+    text."""
+    action, to = p.get("action"), p.get("to")
+    if action not in ("replace", "rewrite"):
+        raise FormatError(f"{where}: action {action!r} is not replace or rewrite (what "
+                          "check-rotations proposes); restore it, or drop the line")
+    if action == "rewrite":
+        ok, what = to is None or (isinstance(to, str) and bool(to.strip())), "situation"
+    else:
+        ok, what = isinstance(to, list) and bool(to) and all(
+            isinstance(a, str) and a.strip() for a in to), "answer"
+    if not ok:
+        raise FormatError(f"{where}: question_id {p.get('question_id')} at "
+                          f"{p.get('rotation_deg')} degrees: a repair to {to!r} leaves an "
+                          f"empty {what} (answers are a non-empty list of non-empty texts); "
+                          "fix the line or drop it")
+
+
+def read_check_folder(folder: str | os.PathLike, rs: RotationSet | None = None
+                      ) -> tuple[list[tuple[int, dict]], list[tuple[int, dict]]]:
+    """The (line, verdict) and (line, repair) pairs of a ``check-rotations`` output folder
+    (``verdicts.jsonl``, ``repairs.jsonl`` when present), every verdict and repair checked;
+    with ``rs``, the folder's ``check.json`` must carry ``rs``' fingerprint (checks of
+    another set, or of a set since changed, are an error naming both)."""
+    folder = Path(folder)
+    path = folder / "verdicts.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: no verdicts.jsonl; give a folder written by "
+                                "hf-real3d check-rotations on this rotation set")
+    if rs is not None:
+        meta = read_json(folder / "check.json") if (folder / "check.json").is_file() else None
+        said = meta.get("fingerprint") if isinstance(meta, dict) else None
+        if not said:
+            raise FormatError(f"{folder}: no check.json with the fingerprint of the rotation set "
+                              "it judged (written before check-rotations recorded it); "
+                              + _redo(rs.path))
+        if said != rs.fingerprint():
+            raise FormatError(f"{folder}: these checks judged the rotation set "
+                              f"{meta.get('dataset')} (fingerprint {said}), not {rs.path} "
+                              f"(fingerprint {rs.fingerprint()}); give this set's checks, or "
+                              + _redo(rs.path))
+    lines = read_jsonl(path)
+    for n, d in lines:
+        _check_verdict(d.get("verdict"), f"{path}: line {n}")
+    rpath = folder / "repairs.jsonl"
+    proposals = read_jsonl(rpath) if rpath.is_file() else []
+    for n, p in proposals:
+        _check_repair(p, f"{rpath}: line {n}")
+    return lines, proposals
+
+
+def read_checks_config(rs: RotationSet) -> list[dict[str, Any]]:
+    """The rows (``question_id``, ``rotation_deg``, ``verdict``) of the ``rotation_checks``
+    config of the dataset folder ``rs`` was read from, each verdict checked and the config's
+    fingerprint compared with ``rs``'."""
+    # datasets only for a dataset folder's config
+    from hf_real3d.hub import card_configs, load_frame
+
+    src = rs.path
+    if CHECKS_CONFIG not in card_configs(src):
+        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
+                                f"write it with hf-real3d check-rotations `dataset` {src} "
+                                "`out` DIR")
+    df = load_frame(src, CHECKS_CONFIG, rs.split,
+                    columns=("question_id", "rotation_deg", "verdict", "set_fingerprint"))
+    redo = _redo(src)
+    if "verdict" not in df or "set_fingerprint" not in df:
+        raise FormatError(f"{src}: its {CHECKS_CONFIG} config predates the "
+                          f"{'verdicts' if 'verdict' not in df else 'set fingerprint'} (no "
+                          f"{'verdict' if 'verdict' not in df else 'set_fingerprint'} column); "
+                          + redo)
+    said = sorted(set(df.set_fingerprint))
+    if said != [rs.fingerprint()]:
+        raise FormatError(f"{src}: its {CHECKS_CONFIG} config judged the rotation set with "
+                          f"fingerprint {', '.join(said) or 'none'}, but its rotations config "
+                          f"({rs.split} split) has fingerprint {rs.fingerprint()}: the checks "
+                          "come from another set, or the rotations changed since; " + redo)
+    rows = df.drop(columns="set_fingerprint").to_dict("records")
+    for n, r in enumerate(rows, 1):
+        _check_verdict(r["verdict"], f"{src}: {CHECKS_CONFIG} row {n} (question_id "
+                                     f"{r['question_id']} at {r['rotation_deg']} degrees)")
+    return rows

@@ -1,10 +1,7 @@
 """Score prediction files against Real-3DQA-style references (``hf-real3d evaluate``).
 
-References come from one of:
-
-* the official release folder (``rotation_{0,90,180,270}.json`` + the de-biased set),
-* a dataset folder built by ``hf-real3d build-real3dqa`` (parquet configs),
-* an SQA3D folder (``v1_balanced_*_test_scannetv2.json``; rotation 0 only).
+The references (a release folder, a built dataset folder, an SQA3D folder, and their
+subsets) are :mod:`hf_real3d.real3dqa.references`' tables.
 
 Predictions are JSONL/JSON rows with ``question_id``, ``prediction`` and optionally
 ``rotation`` / ``rotation_deg`` (degrees, default 0), or the official Real-3DQA format
@@ -15,9 +12,6 @@ read from the file name, ``..._90.json`` / ``rot90`` / ``rotation_90``, or from 
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import atomic_path, cache_root, write_json
-from hf_real3d.real3dqa.format import (
-    DEBIASED_FILE,
-    RELEASE_VIEWPOINTS,
-    SUFFIX_DEG,
-    read_release,
-    suffixed_ids,
-)
+from hf_real3d.real3dqa.format import SUFFIX_DEG, suffixed_ids
 from hf_real3d.real3dqa.predictions import PredictionColumns, read_model_prediction_columns
+from hf_real3d.real3dqa.references import ReferenceColumns, reference_columns, repaired_items
 from hf_real3d.real3dqa.report import results_table, write_report
 from hf_real3d.scoring import (
     MetricInputError,
@@ -44,281 +32,13 @@ from hf_real3d.scoring import (
     first_rows,
     vrs,
 )
-from hf_real3d.sources import DatasetFolder, Release, RotationFiles, SQA3DFolder, resolve
 from hf_real3d.specs import check_unique_names
-from hf_real3d.sqa3d import read_split
 
-logger = logging.getLogger(__name__)
+__all__ = ["score_predictions", "ModelScores", "EvaluationReport", "evaluate_files",
+           "FEW_GROUPS"]
 
-__all__ = ["load_references", "reference_cache_dir", "load_folder_references",
-           "score_predictions", "ModelScores", "EvaluationReport", "evaluate_files",
-           "ReferenceColumns", "reference_columns"]
-
-
-def load_folder_references(folder: str | os.PathLike, *, pruned: bool = False) -> pd.DataFrame:
-    """Reference table from a built dataset folder: the
-    ``sqa3d`` config (all questions, rotation 0) when present, else ``real3dqa``, plus the
-    ``rotations`` config; ``in_debiased`` marks the questions ``real3dqa`` kept. ``pruned``:
-    ``real3dqa_tst`` and ``rotations_tst`` (what ``hf-real3d stress-test --prune`` kept) in
-    place of ``real3dqa`` and ``rotations``."""
-    folder = Path(folder)
-    tst = "_tst" if pruned else ""
-    configs = resolve(folder, DatasetFolder, what="a dataset folder").configs()
-    if pruned and "real3dqa_tst" not in configs:
-        raise FileNotFoundError(f"{folder}: no real3dqa_tst config; write it with hf-real3d "
-                                f"stress-test `dataset` {folder} `out` DIR `prune`")
-
-    # the datasets library (through hub) only for built folders: scoring against a release
-    # folder does not pay for importing it
-    from hf_real3d.hub import load_frame
-
-    def load(config: str) -> pd.DataFrame | None:
-        return load_frame(folder, config) if config in configs else None
-
-    kept, base, rot = load(f"real3dqa{tst}"), load("sqa3d"), load(f"rotations{tst}")
-    base = base if base is not None else kept
-    if base is None and rot is None:
-        raise FileNotFoundError(f"{folder}: no sqa3d/, real3dqa/ or rotations/ config to score "
-                                "against")
-    frames = []
-    if rot is not None:
-        frames.append(rot.assign(in_rotation=True))
-    if base is not None:
-        base = base.assign(in_rotation=False, rotation_deg=0)
-        if rot is not None:
-            have = set(zip(rot.question_id, rot.rotation_deg))
-            base = base[[(q, 0) not in have for q in base.question_id]]
-        frames.append(base)
-    df = pd.concat(frames, ignore_index=True)
-    df["in_debiased"] = df.question_id.isin(set() if kept is None else set(kept.question_id))
-    df["answers"] = [list(a) for a in df.answers]
-    return df[["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
-               "in_rotation"]]
-
-
-REF_COLUMNS = ["question_id", "rotation_deg", "answers", "question_type", "in_debiased",
-               "in_rotation"]
-_CACHE_FORMAT = 2  # bump when the reference table or the release reader changes
-
-
-@dataclass
-class ReferenceColumns:
-    """A reference table as columns, answers and question types dictionary-encoded (what
-    scoring works on; :meth:`to_frame` gives the :data:`REF_COLUMNS` DataFrame)."""
-
-    question_id: np.ndarray  # int64, or object for ids that are not whole numbers
-    rotation_deg: np.ndarray  # int64
-    answer_code: np.ndarray  # row -> answer_vocab index
-    answer_vocab: list[list[str]]  # distinct answer lists
-    type_code: np.ndarray  # row -> type_vocab index (-1: none)
-    type_vocab: list[str]
-    in_debiased: np.ndarray
-    in_rotation: np.ndarray
-    report: dict[str, Any] | None = None
-    # a subset of a fuller set (iterative bias pruning's configs, or the rotation groups the
-    # checker passes): predictions of what it left out are dropped with a note, not refused
-    subset: bool = False
-    left_out_what: str = "questions that bias pruning removed"
-
-    def __len__(self) -> int:
-        return len(self.question_id)
-
-    def question_types(self) -> np.ndarray:
-        return np.asarray([*self.type_vocab, ""], dtype=object)[self.type_code]
-
-    def to_frame(self) -> pd.DataFrame:
-        df = pd.DataFrame({
-            "question_id": self.question_id, "rotation_deg": self.rotation_deg,
-            "answers": [list(self.answer_vocab[c]) for c in self.answer_code.tolist()],
-            "question_type": self.question_types().tolist(),
-            "in_debiased": self.in_debiased, "in_rotation": self.in_rotation})
-        if self.report is not None:
-            df.attrs["report"] = self.report
-        return df
-
-    @classmethod
-    def from_frame(cls, df: pd.DataFrame) -> ReferenceColumns:
-        missing = [c for c in REF_COLUMNS if c not in df.columns]
-        if missing:
-            raise ValueError(f"reference table lacks column(s) {missing}; expected {REF_COLUMNS} "
-                             "(as load_references returns)")
-        keys = [(a,) if isinstance(a, str) else tuple(a) for a in df.answers.tolist()]
-        codes, vocab = pd.factorize(pd.Series(keys, dtype=object))
-        tcodes, tvocab = pd.factorize(df.question_type.astype(object).fillna("").to_numpy())
-        qid = df.question_id.to_numpy()
-        return cls(qid if qid.dtype.kind in "iu" else np.asarray(qid, dtype=object),
-                   df.rotation_deg.to_numpy().astype(np.int64),
-                   codes.astype(np.int64), [list(v) for v in vocab],
-                   tcodes.astype(np.int64), [str(t) for t in tvocab],
-                   df.in_debiased.to_numpy(bool), df.in_rotation.to_numpy(bool),
-                   df.attrs.get("report"))
-
-    # the cache: arrays in one .npz, vocabularies and report in a .json beside it
-    _ARRAYS = ("question_id", "rotation_deg", "answer_code", "type_code", "in_debiased",
-               "in_rotation")
-
-    def save(self, table: Path, meta: Path) -> None:
-        write_json(meta, {"answer_vocab": self.answer_vocab, "type_vocab": self.type_vocab,
-                          "report": self.report})
-        with atomic_path(table) as tmp:  # the table last: its presence means both are whole
-            with open(tmp, "wb") as f:
-                np.savez(f, **{k: getattr(self, k) for k in self._ARRAYS})
-
-    @classmethod
-    def load(cls, table: Path, meta: Path) -> ReferenceColumns:
-        m = json.loads(meta.read_text())
-        with np.load(table, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in cls._ARRAYS}
-        return cls(**arrays, answer_vocab=m["answer_vocab"], type_vocab=m["type_vocab"],
-                   report=m["report"])
-
-
-def reference_cache_dir() -> Path:
-    """Where parsed release references are kept: :func:`hf_real3d._io.cache_root`
-    (``$HF_REAL3D_CACHE``, else ``$HF_HOME/hf_real3d``)."""
-    return cache_root()
-
-
-def _release_key(src: Path) -> str:
-    """Fingerprint of the five release files: resolved path, size and modification and
-    change times (as ``make`` and ``ccache`` do), plus the cache format; any edit, copy or
-    replacement of a file gives another key."""
-    parts = [_CACHE_FORMAT]
-    for name in [DEBIASED_FILE, *(f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS)]:
-        st = (src / name).stat()
-        parts.append([str((src / name).resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns])
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
-
-
-def _release_references(src: Path, cache: bool) -> ReferenceColumns:
-    key = _release_key(src)
-    table = reference_cache_dir() / f"real3dqa-references-{key}.npz"
-    meta = table.with_suffix(".json")
-    if cache and table.is_file() and meta.is_file():
-        try:
-            return ReferenceColumns.load(table, meta)
-        except (OSError, ValueError, KeyError, TypeError) as err:  # unreadable: rebuild it
-            logger.warning("ignoring unreadable reference cache %s (%s)", table, err)
-    data = read_release(src)
-    rot = pd.DataFrame(data.rotations)
-    rot["in_rotation"] = True
-    deb = pd.DataFrame(data.debiased)
-    deb["rotation_deg"] = 0
-    deb["in_debiased"] = True
-    deb["in_rotation"] = False
-    merged = pd.concat([rot, deb[~deb.question_id.isin(rot.question_id)]], ignore_index=True)
-    merged["in_debiased"] = merged.question_id.isin(set(deb.question_id))
-    df = merged[REF_COLUMNS].reset_index(drop=True)
-    df["rotation_deg"] = df.rotation_deg.astype(np.int64)
-    df.attrs["report"] = data.report
-    refs = ReferenceColumns.from_frame(df)
-    if cache:
-        try:
-            refs.save(table, meta)
-        except OSError as err:  # a read-only cache is not an error: the next run re-reads
-            logger.warning("could not cache the parsed references in %s (%s)", table.parent,
-                           err)
-    return refs
-
-
-def reference_columns(source: str | os.PathLike, split: str = "test", *,
-                      cache: bool = True, pruned: bool = False,
-                      exclude_flagged: bool = False,
-                      exclude_needs_scene: bool = False) -> ReferenceColumns:
-    """:func:`load_references` as :class:`ReferenceColumns` (what scoring uses); ``pruned``
-    (a built folder): the configs iterative bias pruning kept; ``exclude_flagged``: without
-    the turned viewpoints of the rotation groups ``hf-real3d check-rotations`` flags (a
-    folder's ``rotation_checks`` config; a release folder is checked here, by the text
-    rules)."""
-    src = Path(source)
-    kind = resolve(src, Release, DatasetFolder, SQA3DFolder, what="the references")
-    if pruned:
-        refs = ReferenceColumns.from_frame(load_folder_references(src, pruned=True))
-        refs.subset = True
-    elif isinstance(kind, Release):
-        refs = _release_references(src, cache)
-    elif isinstance(kind, DatasetFolder):
-        refs = ReferenceColumns.from_frame(load_folder_references(src))
-    else:
-        recs = read_split(src, kind.check_split(split))
-        refs = ReferenceColumns.from_frame(pd.DataFrame({
-            "question_id": [r.question_id for r in recs], "rotation_deg": 0,
-            "answers": [r.answers for r in recs],
-            "question_type": [r.qtype for r in recs],
-            "in_debiased": False, "in_rotation": False,
-        }))
-    if exclude_flagged or exclude_needs_scene:
-        return _without_flagged(refs, src, needs_scene=exclude_needs_scene)
-    return refs
-
-
-def _group_verdicts(src: Path) -> dict[str, set[Any]]:
-    """The group ids with a ``defect`` item and those with a ``needs_scene`` item, as
-    ``hf-real3d check-rotations`` judges ``src``."""
-    # the checker only when groups are left out by its verdicts
-    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG, check_set, flagged_groups
-    from hf_real3d.real3dqa.rotation_set import read_rotation_set
-
-    kind = resolve(src, Release, DatasetFolder, what="the references")
-    if isinstance(kind, Release):  # the text rules, on the fly (about a second)
-        res = check_set(read_rotation_set(src))
-        return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
-    from hf_real3d.hub import load_local  # datasets only for a built folder
-
-    if CHECKS_CONFIG not in kind.configs():
-        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
-                                f"write it with hf-real3d check-rotations `dataset` {src} "
-                                "`out` DIR")
-    ds = load_local(src, CHECKS_CONFIG)
-    if "verdict" not in ds.column_names:
-        raise FileNotFoundError(f"{src}: its {CHECKS_CONFIG} config predates the verdicts "
-                                f"(no verdict column); write it again with hf-real3d "
-                                f"check-rotations `dataset` {src} `out` DIR")
-    rows = ds.select_columns(["question_id", "verdict"]).to_list()
-    return {v: flagged_groups(rows, (v,)) for v in ("defect", "needs_scene")}
-
-
-def _without_flagged(refs: ReferenceColumns, src: Path,
-                     needs_scene: bool = False) -> ReferenceColumns:
-    """``refs`` without the turned viewpoints of the rotation groups with a ``defect`` item
-    (and, with ``needs_scene``, a ``needs_scene`` item); their 0-degree rows stay for EM but
-    leave the rotation groups."""
-    if not refs.in_rotation.any():
-        raise ValueError(f"{src}: no rotation groups, so none to leave out (excluding flagged "
-                         "groups needs a rotation set)")
-    verdicts = _group_verdicts(src)
-    left_out = verdicts["defect"] | (verdicts["needs_scene"] if needs_scene else set())
-    flagged = np.isin(refs.question_id, np.asarray(sorted(left_out),
-                                                   dtype=refs.question_id.dtype))
-    keep = ~(flagged & (refs.rotation_deg != 0))
-    in_groups = pd.unique(refs.question_id[refs.in_rotation])
-    groups = len(in_groups)
-    gone = len(pd.unique(refs.question_id[refs.in_rotation & flagged]))
-    report = dict(refs.report or {})
-    defect = set(verdicts["defect"]) & set(in_groups.tolist())
-    unsure = (set(verdicts["needs_scene"]) & set(in_groups.tolist())) - defect
-    report["excluded_flagged"] = {
-        "groups": gone, "of": groups, "needs_scene_too": needs_scene,
-        "rests_on": {"all": groups, "no defect": groups - len(defect),
-                     "no defect or needs_scene": groups - len(defect) - len(unsure)}}
-    out = ReferenceColumns(
-        refs.question_id[keep], refs.rotation_deg[keep], refs.answer_code[keep],
-        refs.answer_vocab, refs.type_code[keep], refs.type_vocab, refs.in_debiased[keep],
-        refs.in_rotation[keep] & ~flagged[keep], report, subset=True,
-        left_out_what="rotation groups in which check-rotations finds a defect"
-        + (" or needs the scene" if needs_scene else "") + " (their turned viewpoints)")
-    return out
-
-
-def load_references(source: str | os.PathLike, split: str = "test", *,
-                    cache: bool = True) -> pd.DataFrame:
-    """A reference table: question_id, rotation_deg, answers, question_type, in_debiased,
-    in_rotation (one row per question and viewpoint).
-
-    A release folder is parsed and validated once; the table is then kept under
-    :func:`reference_cache_dir`, keyed by each file's path, size and times, so later
-    evaluations against the same files skip the JSON (``cache=False`` always re-reads)."""
-    return reference_columns(source, split, cache=cache).to_frame()
+#: fewer complete rotation groups than this under P_k / VRS of a subset: a warning says so
+FEW_GROUPS = 30
 
 
 def _answer_key(p: str | list) -> str:
@@ -610,18 +330,63 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
     for spec in predictions:
         preds = read_model_prediction_columns(spec)
         results.append(_score(refs, preds, preds.name, leo_compatible, allow_missing)[0])
+    if refs.subset:
+        _say_what_a_subset_rests_on(refs, results)
+    notes = _reference_notes(refs)
+    repaired = repaired_items(Path(dataset))
+    if repaired:
+        notes.append(f"the references are a repaired release: {repaired} turned items carry "
+                     "repairs proposed by hf-real3d check-rotations and applied without review "
+                     "(source = repaired), so these scores are not the paper's Real-3DQA "
+                     "figures and are not comparable with its Table 3")
+        for r in results:
+            r["repaired_references"] = repaired
+    files = write_report(results, out, notes)
+    return EvaluationReport(results, results_table(results), files)
+
+
+def _subset_flags(refs: ReferenceColumns) -> str:
+    ex = (refs.report or {}).get("excluded_flagged")
+    if ex is None:
+        return "--pruned"
+    return "--exclude-flagged" + (" --exclude-needs-scene" if ex["needs_scene_too"] else "")
+
+
+def _say_what_a_subset_rests_on(refs: ReferenceColumns, results: list[dict[str, Any]]) -> None:
+    """Each model's P_k / VRS on a subset, said loudly: a notice of the complete groups they
+    rest on and VRS's bootstrap interval, and a warning under :data:`FEW_GROUPS` groups."""
+    flags = _subset_flags(refs)
+    for r in results:
+        rot = r.get("rotation")
+        if not rot:
+            continue
+        n = rot["groups"]
+        ci = rot.get("vrs_ci")
+        interval = f", 95% bootstrap interval [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else ""
+        r["notices"].append(f"{flags}: P_k and VRS rest on {n} complete rotation groups "
+                            f"(VRS {rot['vrs']:.2f}{interval})")
+        if n < FEW_GROUPS:
+            r["warnings"].append(f"{flags} leaves P_k and VRS resting on {n} complete rotation "
+                                 f"groups, fewer than {FEW_GROUPS}: too few to compare models "
+                                 f"by (VRS {rot['vrs']:.2f}{interval}); report the number of "
+                                 "groups with the figure")
+
+
+def _reference_notes(refs: ReferenceColumns) -> list[str]:
+    """The report's notes on the references: groups left out by the checks, what EM (orig)
+    is over, incomplete rotation groups."""
     notes = []
     if refs.report and "excluded_flagged" in refs.report:
         ex = refs.report["excluded_flagged"]
         what = "a defect or an item that needs the scene" if ex["needs_scene_too"] else \
             "a defect"
-        notes.append(f"--exclude-flagged{' --exclude-needs-scene' if ex['needs_scene_too'] else ''}"
-                     f": {ex['groups']} of {ex['of']} rotation groups hold {what} by hf-real3d "
-                     "check-rotations and are left out of P_k/VRS (their 0-degree questions "
-                     f"still count for EM): VRS rests on {ex['of'] - ex['groups']} groups (of "
-                     f"{ex['rests_on']['all']} in all, {ex['rests_on']['no defect']} hold no "
-                     f"defect and {ex['rests_on']['no defect or needs_scene']} neither a defect "
-                     "nor an item that needs the scene)")
+        notes.append(f"{_subset_flags(refs)}: {ex['groups']} of {ex['of']} rotation groups hold "
+                     f"{what} by hf-real3d check-rotations and are left out of P_k/VRS (their "
+                     "0-degree questions still count for EM): VRS rests on "
+                     f"{ex['of'] - ex['groups']} groups (of {ex['rests_on']['all']} in all, "
+                     f"{ex['rests_on']['no defect']} hold no defect and "
+                     f"{ex['rests_on']['no defect or needs_scene']} neither a defect nor an item "
+                     "that needs the scene)")
     orig = refs.rotation_deg == 0
     if refs.in_debiased.any():
         outside = int((orig & ~refs.in_debiased).sum())
@@ -635,33 +400,4 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
         notes.append(f"references: {rot['groups']} rotation groups, {rot['complete_groups']} "
                      f"complete; incomplete groups are left out of P_k/VRS: "
                      f"{rot['incomplete_groups']}")
-    repaired = _repaired_items(Path(dataset))
-    if repaired:
-        notes.append(f"the references are a repaired release: {repaired} turned items carry "
-                     "repairs proposed by hf-real3d check-rotations and applied without review "
-                     "(source = repaired), so these scores are not the paper's Real-3DQA "
-                     "figures and are not comparable with its Table 3")
-        for r in results:
-            r["repaired_references"] = repaired
-    files = write_report(results, out, notes)
-    return EvaluationReport(results, results_table(results), files)
-
-
-def _repaired_items(src: Path) -> int:
-    """How many rotated items of the references carry repairs no one reviewed (an
-    ``export-rotations --repairs all`` release, or a dataset folder imported from one)."""
-    kind = resolve(src, what="the references")
-    if isinstance(kind, Release | RotationFiles):
-        path = src / "review.json"
-        if not path.is_file():
-            return 0
-        try:
-            return int(json.loads(path.read_text(encoding="utf-8")).get("repaired", 0))
-        except (ValueError, AttributeError, TypeError):
-            return 0
-    if isinstance(kind, DatasetFolder) and "rotations" in kind.configs():
-        from hf_real3d.hub import load_frame  # datasets only for a built folder
-
-        df = load_frame(src, "rotations", columns=("source",))
-        return int((df["source"] == "repaired").sum()) if "source" in df else 0
-    return 0
+    return notes

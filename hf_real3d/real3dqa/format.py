@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_real3d._io import FormatError, read_json, write_json
+from hf_real3d._io import FormatError, check_link, read_json, write_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
 from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
@@ -343,6 +343,8 @@ def read_release(folder: str | os.PathLike) -> ReleaseData:
     """Read and validate the release folder; see the module docstring for the checks."""
     folder = Path(folder)
     rot_paths = {k: folder / f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS}
+    for p in [folder / DEBIASED_FILE, *rot_paths.values()]:
+        check_link(p)
     missing = [p.name for p in [folder / DEBIASED_FILE, *rot_paths.values()] if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{folder}: missing release file(s) {missing}")

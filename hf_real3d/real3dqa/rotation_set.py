@@ -5,6 +5,8 @@ input a path is, :func:`hf_real3d.sources.resolve` says."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +39,13 @@ class RotationSet:
     scenes_from: str = ""  # where the scenes come from, for the report
     files: dict[int, str] = field(default_factory=dict)  # viewpoint -> file, for messages
     split: str = "test"  # a dataset folder's split the rows come from
+
+    def fingerprint(self) -> str:
+        """A short hash of the turned items (id, viewpoint, situation, answers): what binds a
+        review folder and ``check-rotations``' outputs to the set they judged."""
+        items = sorted((str(r["question_id"]), int(r["rotation_deg"]), r["situation"],
+                        sorted(r["answers"])) for r in self.rows if int(r["rotation_deg"]))
+        return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
 
     def groups(self) -> dict[Any, dict[int, dict[str, Any]]]:
         out: dict[Any, dict[int, dict[str, Any]]] = {}

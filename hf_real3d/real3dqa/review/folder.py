@@ -14,7 +14,6 @@ once (:func:`create_folder`) and read without the rotation set (:func:`read_meta
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -23,23 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, write_json
+from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 
-__all__ = ["StoredChecks", "read_meta", "create_folder", "fingerprint", "QUEUE_DEFAULTS",
-           "META", "CHECKS_DIR"]
+__all__ = ["StoredChecks", "read_meta", "create_folder", "QUEUE_DEFAULTS", "META",
+           "CHECKS_DIR"]
 
 META = "review.json"
 CHECKS_DIR = "checks"
 QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 10, "seed": 0}
 
 Key = tuple[Any, int]
-
-
-def fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    """A short hash of the rotated items' texts: which set a review folder reviews."""
-    items = sorted((str(r["question_id"]), int(r["rotation_deg"]), r["situation"],
-                    sorted(r["answers"])) for r in rows)
-    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
@@ -92,17 +84,19 @@ class StoredChecks:
 
     @classmethod
     def read(cls, folder: Path, rows: dict[Key, dict[str, Any]] | None = None,
-             keys: Sequence[Key] | None = None) -> StoredChecks:
+             keys: Sequence[Key] | None = None, rotation_set=None) -> StoredChecks:
         """The suggestions in ``folder`` (a review folder's ``checks/`` or check-rotations
-        output). Given the set's ``rows`` and rotated ``keys``, lines that checked another
-        text or do not cover the set are a :class:`FormatError`."""
+        output), each verdict and repair checked; given ``rotation_set``, the folder must have
+        judged it (its fingerprint). Given the set's ``rows`` and rotated ``keys``, lines that
+        checked another text or do not cover the set are a :class:`FormatError`."""
+        # the check-folder reader (verdicts, repairs, fingerprint) lives with the checker
+        from hf_real3d.real3dqa.check_rotations import read_check_folder
+
+        lines, proposed = read_check_folder(folder, rotation_set)
         path = folder / "verdicts.jsonl"
-        if not path.is_file():
-            raise FileNotFoundError(f"{folder}: no verdicts.jsonl; give a folder written by "
-                                    "hf-real3d check-rotations on this rotation set")
         ids = {str(q): q for q, _ in (keys or [])}
         verdicts: dict[Key, dict[str, Any]] = {}
-        for n, d in read_jsonl(path):
+        for n, d in lines:
             if "question_id" not in d or "rotation_deg" not in d or "verdict" not in d:
                 raise FormatError(f"{path}: line {n} lacks question_id, rotation_deg or "
                                   "verdict; is this check-rotations output?")
@@ -115,14 +109,11 @@ class StoredChecks:
             raise FormatError(f"{path}: covers {len(verdicts)} of the set's {len(keys)} rotated "
                               f"items (question_id {missing[0][0]} at {missing[0][1]} degrees is "
                               "missing); run hf-real3d check-rotations on this set again")
-        got = cls.build(verdicts, [d for _, d in read_jsonl(folder / "repairs.jsonl")]
-                        if (folder / "repairs.jsonl").is_file() else [])
-        for key, ps in got.proposals.items():
-            bad = [p for p in ps if p.get("action") not in ("replace", "rewrite")]
-            if key not in verdicts or bad:
+        got = cls.build(verdicts, [d for _, d in proposed])
+        for key in got.proposals:
+            if key not in verdicts:
                 raise FormatError(f"{folder / 'repairs.jsonl'}: a proposal for question_id "
-                                  f"{key[0]} at {key[1]} degrees, which the set lacks, or with "
-                                  f"action {(bad or ps)[0].get('action')!r}; run "
+                                  f"{key[0]} at {key[1]} degrees, which the set lacks; run "
                                   "check-rotations again")
         return got
 
@@ -161,12 +152,12 @@ def find_checks(rotation_set, rows: dict[Key, dict], keys: list[Key],
     output), else the dataset folder's own ``checks/`` when it covers the set, else the
     checker run now."""
     if checks is not None:
-        got = StoredChecks.read(Path(checks), rows, keys)
+        got = StoredChecks.read(Path(checks), rows, keys, rotation_set)
         return got, f"hf-real3d check-rotations output {Path(checks).resolve()}"
     own = Path(rotation_set.path) / "checks"
     if (own / "verdicts.jsonl").is_file():
         try:
-            return (StoredChecks.read(own, rows, keys),
+            return (StoredChecks.read(own, rows, keys, rotation_set),
                     f"the dataset folder's stored checks {own.resolve()}")
         except (FormatError, FileNotFoundError):
             pass  # stale checks of another text: the checker runs
@@ -199,7 +190,7 @@ def create_folder(folder: Path, rotation_set, dataset: str | os.PathLike, *,
     rotated = [r for r in rotation_set.rows if int(r["rotation_deg"])]
     keys = sorted(((r["question_id"], int(r["rotation_deg"])) for r in rotated), key=str)
     stored, found_in = find_checks(rotation_set, rows, keys, checks)
-    meta = {"dataset": str(Path(dataset).resolve()), "fingerprint": fingerprint(rotated),
+    meta = {"dataset": str(Path(dataset).resolve()), "fingerprint": rotation_set.fingerprint(),
             "items": len(rotated), "checks": found_in,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **queue}
     folder.mkdir(parents=True, exist_ok=True)

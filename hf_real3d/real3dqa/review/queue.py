@@ -29,7 +29,6 @@ from .folder import (
     CHECKS_DIR,
     StoredChecks,
     create_folder,
-    fingerprint,
     no_folder,
     read_meta,
     run_checker,
@@ -127,7 +126,7 @@ class ReviewFolder:
                     "with `dataset`")
         rs = read_rotation_set(dataset, scenes)
         rotated = [r for r in rs.rows if int(r["rotation_deg"])]
-        fp = fingerprint(rotated)
+        fp = rs.fingerprint()
         if meta["fingerprint"] != fp:
             raise FormatError(f"{folder}: this review folder was written for the rotation set "
                               f"{meta['dataset']!r} (fingerprint {meta['fingerprint']}), not "
