@@ -194,8 +194,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
                    scenes: str | os.PathLike | None = None,
                    template: str | os.PathLike | None = None, split: str = "test",
                    n_viewpoints: int = 4, progress: bool = True, limit: int | None = None,
-                   dry_run: bool = False, batch_out: str | os.PathLike | None = None,
-                   batch_in: str | os.PathLike | None = None) -> dict[str, Any]:
+                   dry_run: bool = False) -> dict[str, Any]:
     """Rotate every question of ``dataset`` (see the module docstring) into the dataset folder
     ``out`` and check it. Returns the summary. ``limit``: a subset of the questions drawn with
     the decoding seed; ``dry_run``: what would be asked, nothing sent or written;
@@ -208,6 +207,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     if Path(out).exists() and not Path(out).is_dir():
         raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
     cache_folder = client.cache.folder if client.cache is not None else None
+    batch_in, batch_out = client.config.batch_in, client.config.batch_out
     check_out(out, dataset=dataset, scenes=scenes, prompt=template, batch_in=batch_in,
               batch_out=batch_out, llm_cache=cache_folder)
     if batch_out is not None:
@@ -263,16 +263,15 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
         return parse_rotation(reply.text, asks[i][0].situation, cut=reply.cut)[1]
 
     trial = offline_step(client, prompts, names, schema=ROTATION_SCHEMA, check=check,
-                         dry_run=dry_run, batch_out=batch_out)
+                         dry_run=dry_run)
     if trial is not None:
         return {**trial, "questions": len(recs), "geometry_groups": len(groups),
                 "no_heading_cue": len(no_cue)}
     results: list[Generation] = []
     if prompts:
-        if batch_in is None:
-            client.check()
+        client.check()
         results = client.generate(prompts, desc="rewriting rotations", items=names,
-                                  schema=ROTATION_SCHEMA, check=check, batch_in=batch_in)
+                                  schema=ROTATION_SCHEMA, check=check)
         if all(g.text is None for g in results):
             first = next(g for g in results)
             raise LLMError(f"no reply to any of the {len(prompts)} prompts (the first, "
