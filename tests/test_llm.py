@@ -276,7 +276,7 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
         kinds = [(b.get("response_format") or {}).get("type") for b in srv.bodies]
         assert kinds == ["json_schema", "json_object", "json_object", "json_object"]
         assert srv.bodies[0]["response_format"]["json_schema"]["schema"] == ROTATION_SCHEMA
-        assert c.structured_record(True).startswith(
+        assert c.formats.record(True).startswith(
             "json_object (the server refused json_schema: HTTP 400: response_format")
         assert [g.attempts[-1].structured for g in out] == ["json_object"] * 3
         # a new run finds the replies under the format they were asked with
@@ -289,7 +289,7 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
         out = c.generate(chats(3), schema=ROTATION_SCHEMA)
         assert all(g.text is not None for g in out)
         assert [b.get("response_format") is None for b in srv.bodies][-3:] == [True] * 3
-        assert "plain prompts for the rest of the run" in c.structured_record(True)
+        assert "plain prompts for the rest of the run" in c.formats.record(True)
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
         c = client(srv.url, tmp_path / "c", llm_structured="none")
         c.generate(chats(2), schema=ROTATION_SCHEMA)
@@ -301,7 +301,7 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
         assert srv.requests == 1 and all(g.text is None for g in out)
         assert all(g.error.endswith("(--llm_structured json_schema; auto falls back)")
                    for g in out)
-        assert c.structured_record(True).startswith("json_schema (the server refused")
+        assert c.formats.record(True).startswith("json_schema (the server refused")
 
 
 def test_shipped_examples_rotate_correctly():
@@ -663,6 +663,13 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
               client(None, tmp_path, **offline, batch_in=str(tmp_path / "judge_results.jsonl")))
     assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "live.jsonl").read_text()
+    meta = json.loads((tmp_path / "b.judge.json").read_text())
+    assert meta["judge"]["route"] == "batch" and "url" not in meta["judge"]
+    # the batch's replies are cached under the keys of a server asked without its probe
+    with StubLLM(lambda m: "never asked") as srv:
+        m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "e.jsonl",
+                      client(srv.url, tmp_path, **offline, llm_no_probe=True))
+        assert srv.requests == 0 and m["cached"] == len(recs)
     s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                        client(None, tmp_path, **offline,
                               batch_in=str(tmp_path / "rot_results.jsonl")), progress=False)

@@ -1,12 +1,6 @@
-"""What every backend shares: the decoding settings, a reply, the errors a backend may raise,
-the request key, and the interface itself (:class:`Backend`).
-
-A backend is one place replies come from: an OpenAI-compatible server
-(:mod:`hf_real3d.llm.server`), a local transformers folder (:mod:`hf_real3d.llm.local`) or a
-Batch API file (:mod:`hf_real3d.llm.batch`); the reply cache (:mod:`hf_real3d.llm.cache`)
-wraps any of them. The client (:mod:`hf_real3d.llm.client`) calls the same methods on each
-and never asks which one it holds.
-"""
+"""The backend interface (:class:`Backend`: one place replies come from, a server, a local
+folder or Batch API files) and what every backend shares: decoding, a reply, the errors a
+backend raises, the request key and body."""
 
 from __future__ import annotations
 
@@ -19,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from hf_real3d._io import cache_root
 
@@ -89,13 +82,6 @@ def llm_cache_dir() -> Path:
     """Where responses are cached by default: ``llm/`` under :func:`hf_real3d._io.cache_root`
     (``$HF_REAL3D_CACHE``, else ``~/.cache/huggingface/hf_real3d``)."""
     return cache_root() / "llm"
-
-
-def public_url(url: str) -> str:
-    """``url`` without user name, password or query (what a card or a log may show)."""
-    p = urlsplit(url)
-    return urlunsplit((p.scheme, p.hostname + (f":{p.port}" if p.port else "")
-                       if p.hostname else p.netloc, p.path, "", ""))
 
 
 def first_json_object(text: str) -> Any:
@@ -193,13 +179,11 @@ def write_kept(path: Path, obj: Any) -> None:
 
 
 class Backend:
-    """Where replies come from. Every backend has these methods; a subclass fills
-    :meth:`ask_many` (and what it knows of its model: :meth:`identity`, :meth:`describe`).
-
-    ``tag`` (``llm_cache_tag``) joins the key of every request; ``stop`` is set to stop a
-    run (no new request); ``formats``: whether it takes ``response_format`` (structured
-    output), else the reason it does not; ``batches_prompts``: whether it generates many
-    prompts in one call (a local model) rather than keeping requests in flight."""
+    """Where replies come from; every backend has these methods (a subclass fills
+    :meth:`ask_many`, :meth:`identity` and :meth:`describe`). ``tag`` (``llm_cache_tag``)
+    joins every request's key; ``stop`` set: no new request; ``formats``: whether it takes
+    ``response_format``, else why not; ``batches_prompts``: it generates many prompts in one
+    call (a local model) rather than keeping requests in flight."""
 
     formats: bool | str = True
     batches_prompts = False
@@ -210,7 +194,7 @@ class Backend:
         self._local = threading.local()  # what this thread's last call sent
 
     def identity(self) -> dict[str, Any]:
-        """What names the model in the cache key (route, model, what the server says)."""
+        """What names the model in a request's key (route, model, what the server says)."""
         raise NotImplementedError
 
     def key(self, prompt: Prompt, d: Decoding, response_format: dict | None = None) -> str:
@@ -233,15 +217,14 @@ class Backend:
         """Fail before any work when the model cannot be used."""
 
     def prepare(self) -> None:
-        """What a run needs before asking, checked without asking (a dry run's start)."""
-
-    def assume(self, served: dict[str, Any]) -> None:
-        """Take what an earlier run learnt of the model (:meth:`served`), for a dry run's
-        keys."""
+        """What a dry run needs, checked without asking."""
 
     def served(self) -> dict[str, Any]:
-        """What :meth:`check` learnt of the model (kept beside the cache)."""
+        """What :meth:`check` learnt of the model (the cache keeps it for a dry run)."""
         return {}
+
+    def assume(self, served: dict[str, Any]) -> None:
+        """Take what an earlier :meth:`check` learnt (:meth:`served`)."""
 
     def body(self, prompt: Prompt, d: Decoding, response_format: dict | None) -> dict:
         """The request as a dry run shows it."""

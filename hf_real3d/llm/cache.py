@@ -33,14 +33,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-48:] or "model"
 
 
-class CachedBackend(Backend):
+class CachedBackend:
     """``inner`` with its replies kept in ``folder`` (default: one per route, model and tag
-    under :func:`hf_real3d.llm.base.llm_cache_dir`), one file per reply named by its key."""
+    under :func:`hf_real3d.llm.base.llm_cache_dir`), one file per reply named by its key.
+    What the cache does not change (key, describe, body, ...) is the inner backend's."""
 
     def __init__(self, inner: Backend, folder: str | os.PathLike | None = None):
-        super().__init__(inner.tag)
-        self.inner, self.stop = inner, inner.stop
-        self.formats, self.batches_prompts = inner.formats, inner.batches_prompts
+        self.inner = inner
         ident = inner.identity()
         self.meta = {"route": ident["route"], "model": ident["model"],
                      **({"tag": inner.tag} if inner.tag else {})}
@@ -52,6 +51,9 @@ class CachedBackend(Backend):
         self._made = (self.folder / "model.json").is_file()
         self._lock = threading.Lock()
         self._dirs: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
     def _refuse_other(self) -> None:
         """A folder that holds another model's cache, or no cache, is refused."""
@@ -70,29 +72,6 @@ class CachedBackend(Backend):
         elif self.folder.exists() and not self.folder.is_dir():
             raise LLMError(f"`llm_cache` {self.folder}: a file, not a folder; give a folder")
 
-    # --- the inner backend's, unchanged ---------------------------------------------------
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def key(self, prompt: Prompt, d: Decoding, response_format: dict | None = None) -> str:
-        return self.inner.key(prompt, d, response_format)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def default_concurrency(self) -> tuple[int, str]:
-        return self.inner.default_concurrency()
-
-    def body(self, prompt: Prompt, d: Decoding, response_format: dict | None) -> dict:
-        return self.inner.body(prompt, d, response_format)
-
-    def served(self) -> dict[str, Any]:
-        return self.inner.served()
-
-    def requests_sent(self) -> int:
-        return self.inner.requests_sent()
-
     def check(self, say: Callable[[str], None]) -> None:
         self.inner.check(say)
         if self._made:
@@ -106,8 +85,6 @@ class CachedBackend(Backend):
             self.inner.assume(json.loads((self.folder / "served.json").read_bytes()))
         except (OSError, ValueError, AttributeError):
             pass
-
-    # --- the cache ------------------------------------------------------------------------
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"

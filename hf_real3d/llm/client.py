@@ -1,17 +1,13 @@
-"""One text-generation client for every step that asks a language model (the text-only judge,
-rotation rewriting), over any backend (:mod:`hf_real3d.llm.base`): an OpenAI-compatible
-server, a local transformers folder or Batch API files, with the reply cache around it.
+"""One text-generation client for every step that asks a language model (the judge, rotation
+rewriting), over any backend (:mod:`hf_real3d.llm.base`), never asking which it holds.
 
-:class:`LLMClient` runs many prompts through its backend: what the backend already holds (the
-cache, a batch file's results) is not asked again; at most ``llm_concurrency`` requests are in
-flight (or prompts per batch, for a backend that generates them together); Ctrl-C or SIGTERM
-stops within seconds (no new request is sent, the replies in flight for a few seconds more are
-kept); ``max_failures`` consecutive failures stop the run; a reply a step cannot use may be
-asked again with the next seed (``llm_reask``); structured output (``response_format`` with a
-JSON schema, else ``json_object``) is requested when the step gives a schema, and a server that
-refuses it gets plain prompts for the rest of the run. ``--dry_run`` and ``batch_out`` list
-the requests a run would send (:func:`offline_step`). A progress bar shows the work and the
-failures. The client never asks which backend it holds.
+:class:`LLMClient` runs many prompts: what the backend holds (the cache, a batch file's
+results) is not asked again; at most ``llm_concurrency`` requests in flight (or prompts per
+batch); Ctrl-C or SIGTERM stops within seconds (no new request; the replies in flight for a
+few seconds more are kept); ``max_failures`` failures in a row stop the run; a reply a step
+cannot use may be asked again with the next seed (``llm_reask``); structured output is asked
+when the step gives a schema, falling back as the server refuses. A progress bar shows the
+work and the failures.
 """
 
 from __future__ import annotations
@@ -214,7 +210,6 @@ class LLMClient:
         self.stats = _Stats()
         self.formats = _Formats(config.llm_structured, self.backend, self.say)
         self._checked = False
-        self.stopped: str | None = None  # why the last run stopped early
 
     @property
     def cache(self) -> CachedBackend | None:
@@ -235,10 +230,6 @@ class LLMClient:
         if self.config.llm_cache_tag:
             out["cache_tag"] = self.config.llm_cache_tag
         return out
-
-    def structured_record(self, asked: bool) -> str:
-        """What the record says of structured output this run."""
-        return self.formats.record(asked)
 
     def check(self) -> None:
         """Fail before any work when the model cannot be used (a server that does not answer
@@ -360,7 +351,6 @@ class LLMClient:
         can); such a reply is asked again with the next seed (``llm_reask``). ``schema``: the
         JSON schema of the reply, asked as structured output. ``items`` name the prompts in
         messages. ``on_result(i, generation)`` is called as each arrives."""
-        self.stopped = None
         names = list(items) if items is not None else [f"prompt {i}" for i in range(len(prompts))]
         if len(names) != len(prompts):
             raise ValueError(f"{len(names)} item names for {len(prompts)} prompts")
@@ -418,11 +408,9 @@ class LLMClient:
         try:
             self._pool(todo, prompts, schema, check, done)
         except Fatal as err:
-            self.stopped = str(err)
             raise LLMError(f"{err}; nothing more was asked") from None
         except BaseException as err:
             if isinstance(err, KeyboardInterrupt | Terminated):
-                self.stopped = "interrupted"
                 bar.write(f"stopped: {received} repl{'y' if received == 1 else 'ies'} received "
                           "and cached; run the same command again to go on (cached replies are "
                           "not asked again)", file=sys.stderr)

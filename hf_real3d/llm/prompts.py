@@ -68,10 +68,6 @@ class PromptTemplate:
                 raise ValueError(f"{path}: example {i} lacks {lacking}")
         return cls(path, str(data.get("system") or ""), data["user"], list(examples))
 
-    @property
-    def fields(self) -> set[str]:
-        return set(_FIELD.findall(self.user))
-
     def fill(self, **fields: Any) -> str:
         return _FIELD.sub(lambda m: str(fields.get(m.group(1), m.group(0))), self.user)
 

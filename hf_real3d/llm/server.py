@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from hf_real3d.llm.base import (
     Backend,
@@ -31,7 +30,6 @@ from hf_real3d.llm.base import (
     Stopped,
     err_text,
     not_completion,
-    public_url,
     reply_from_body,
     request_body,
 )
@@ -43,6 +41,13 @@ __all__ = ["ServerBackend"]
 BATCHING_SERVERS = ("vllm", "sglang", "tgi", "text-generation-inference", "lmdeploy",
                     "tensorrt-llm", "trtllm", "llamacpp")
 CONCURRENCY_BATCHING, CONCURRENCY_OTHER = 64, 8
+
+
+def public_url(url: str) -> str:
+    """``url`` without user name, password or query (what a card or a log may show)."""
+    p = urlsplit(url)
+    return urlunsplit((p.scheme, p.hostname + (f":{p.port}" if p.port else "")
+                       if p.hostname else p.netloc, p.path, "", ""))
 
 
 def _names_format(message: str) -> bool:
@@ -66,8 +71,6 @@ class ServerBackend(Backend):
         self.timeout, self.retries, self.probe = timeout, retries, probe
         self.card: dict[str, Any] | None = None  # what GET /models says of the model
         self._client = None
-        self.sent = 0
-        self._lock = threading.Lock()
 
     @property
     def where(self) -> str:
@@ -106,8 +109,6 @@ class ServerBackend(Backend):
         if self.stop.is_set():
             raise Stopped()
         self._local.count = getattr(self._local, "count", 0) + 1
-        with self._lock:
-            self.sent += 1
 
     def prepare(self) -> None:
         """The ``openai`` client (a dry run reports a missing package as a live run does)."""

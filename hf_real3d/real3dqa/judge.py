@@ -117,7 +117,6 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
     trial = offline_step(client, prompts, names, check=_judge_check, dry_run=dry_run)
     if trial is not None:
         return {**trial, "questions": len(questions)}
-    client.check()
     results = client.generate(prompts, desc="judging", items=names, check=_judge_check)
     failed = [{"question_id": q["question_id"], "reason": g.error or g.reason}
               for q, g in zip(questions, results) if not g.ok]

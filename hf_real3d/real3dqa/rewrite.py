@@ -21,9 +21,9 @@ viewpoints are then excluded too, with that reason. A situation that names no di
 when a scene is given, and not asked without one (``no heading cue without a scene``).
 The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
 and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
-structured output, finish reason, tokens), and ``scenes`` when given), checked at once by
-``check-rotations`` (``OUT/checks/``, configs ``rotation_checks`` / ``rotations_checked``), so
-the Review tab opens on what it flags and ``export-rotations`` writes the release format.
+structured output, finish reason, tokens), and ``scenes`` when given), its rows checked in
+memory before the write (:func:`~hf_real3d.real3dqa.check_rotations.check_rows`: ``OUT/checks/``,
+configs ``rotation_checks`` / ``rotations_checked``), so the Review tab opens on what it flags.
 """
 
 from __future__ import annotations
@@ -262,7 +262,6 @@ def _ask(client: LLMClient, plan: _Plan, out: str | os.PathLike) -> list[Generat
     """The model's reply to every prompt; a run in which none came raises LLMError."""
     if not plan.prompts:
         return []
-    client.check()
     results = client.generate(plan.prompts, desc="rewriting rotations", items=plan.names,
                               schema=ROTATION_SCHEMA, check=plan.check)
     if all(g.text is None for g in results):
@@ -463,10 +462,9 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     s = {"questions": len(recs), "groups": len(plan.groups),
          "sources": dict(collections.Counter(r["source"] for r in rows if r["rotation_deg"])),
          "asked": len(plan.prompts), "cached": sum(g.cached for g in results),
-         "excluded": len(plan.excluded),
-         "reasons": dict(_reason_counts(plan.excluded)),
-         "no_heading_cue": len(plan.no_cue), "structured": client.structured_record(
-             bool(plan.prompts)), "usage": usage_totals(results),
+         "excluded": len(plan.excluded), "reasons": dict(_reason_counts(plan.excluded)),
+         "no_heading_cue": len(plan.no_cue), "usage": usage_totals(results),
+         "structured": client.formats.record(bool(plan.prompts)),
          "requests": client.stats.requests, "failed": sum(g.text is None for g in results)}
     limited = f" (of {total}, drawn with --limit {limit}, seed {client.decoding.seed})" \
         if len(recs) < total else ""
