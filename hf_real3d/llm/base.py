@@ -1,23 +1,17 @@
 """The backend interface (:class:`Backend`: one place replies come from, a server, a local
 folder or Batch API files) and what every backend shares: decoding, a reply, the errors a
-backend raises, the request key and body."""
+backend raises, the request key."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from hf_real3d._io import cache_root
-
-__all__ = ["LLMError", "Decoding", "Reply", "Prompt", "Backend", "llm_cache_dir",
-           "first_json_object"]
+__all__ = ["LLMError", "Decoding", "Reply", "Prompt", "Backend", "first_json_object"]
 
 #: a prompt: a chat (a list of {"role", "content"} messages) or plain text (a completion)
 Prompt = list[dict[str, str]] | str
@@ -78,12 +72,6 @@ class Reply:
         return cls(str(d["text"]), d.get("finish_reason"), dict(d.get("usage") or {}))
 
 
-def llm_cache_dir() -> Path:
-    """Where responses are cached by default: ``llm/`` under :func:`hf_real3d._io.cache_root`
-    (``$HF_REAL3D_CACHE``, else ``~/.cache/huggingface/hf_real3d``)."""
-    return cache_root() / "llm"
-
-
 def first_json_object(text: str) -> Any:
     """The first JSON object in ``text`` ("Sure! {...}", a fenced block): reading it is
     parsing, not guessing. Raises ValueError when there is none."""
@@ -99,83 +87,6 @@ def first_json_object(text: str) -> Any:
             return value
         at = text.find("{", at + 1)
     raise ValueError("no JSON object")
-
-
-def request_body(model: str, prompt: Prompt, d: Decoding, response_format: dict | None
-                 ) -> dict[str, Any]:
-    """An OpenAI (chat) completion request's body."""
-    body: dict[str, Any] = {"model": model, "temperature": d.temperature, "seed": d.seed,
-                            "max_tokens": d.max_tokens}
-    body["messages" if isinstance(prompt, list) else "prompt"] = prompt
-    if response_format is not None:
-        body["response_format"] = response_format
-    return body
-
-
-def err_text(err: Exception) -> str:
-    """A server error's own message (the ``message`` of its JSON body when it has one)."""
-    body = getattr(err, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        body = body["error"]
-    msg = body.get("message") if isinstance(body, dict) else None
-    if not isinstance(msg, str) or not msg:
-        msg = getattr(err, "message", None) or str(err)
-        msg = re.sub(r"^Error code: \d+ - ", "", str(msg))
-    return " ".join(str(msg).split())[:200]
-
-
-def not_completion(content: bytes, ctype: str, chat: bool) -> str | None:
-    """Why a 200 reply's body is not a (chat) completion, or None."""
-    try:
-        body = json.loads(content)
-    except ValueError:
-        head = " ".join(content[:80].decode(errors="replace").split())
-        kind = "an HTML page" if "html" in ctype or head.lstrip().startswith("<") else \
-            f"not JSON ({ctype or 'no content type'})"
-        return (f"HTTP 200 but not a completion: {kind}, {head!r}; a proxy or login portal "
-                "may be answering in place of the server")
-    if not isinstance(body, dict):
-        return f"HTTP 200 but not a completion: a JSON {type(body).__name__}"
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return "HTTP 200 but the reply has no choices" + (
-            f" (it says {err_text(Exception(json.dumps(body)))})" if body else "")
-    first = choices[0]
-    if chat:
-        msg = first.get("message")
-        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str | None):
-            return "HTTP 200 but the first choice has no message text"
-    elif not isinstance(first.get("text"), str | None):
-        return "HTTP 200 but the first choice has no text"
-    return None
-
-
-def reply_from_body(body: Any, chat: bool) -> Reply:
-    """A :class:`Reply` from a (chat) completion's JSON body (checked by the caller)."""
-    first = body["choices"][0]
-    text = (first["message"].get("content") if chat else first.get("text")) or ""
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return Reply(text.strip(), first.get("finish_reason"),
-                 {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens")
-                  if isinstance(usage.get(k), int)})
-
-
-def write_kept(path: Path, obj: Any) -> None:
-    """Write JSON atomically, even while the process stops: a reply received is kept (the
-    library's ``write_json`` commits nothing once a signal asked to stop). The temporary
-    file is this thread's own, made with the umask's permissions as ``open()`` does."""
-    data = json.dumps(obj).encode()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 class Backend:

@@ -1,13 +1,8 @@
-"""The OpenAI Batch API's JSONL files as a backend: the requests written for a batch run
-(``batch_out``: what ``vllm run-batch -i`` and the OpenAI Batch API read) and its results
-read back (``batch_in``: what ``vllm run-batch -o`` writes) in place of a server.
-
-Each request's ``custom_id`` is its key (:meth:`hf_real3d.llm.base.Backend.key`), so a result
-answers exactly the request it was made for. Nothing is sent from here: a request the results
-file does not answer fails with the fix (write it with ``batch_out`` and run the batch again),
-and a results file none of whose lines answers a request of the run (another run's file, or
-other settings) stops the run at once.
-"""
+"""The OpenAI Batch API's JSONL files as a backend: the requests for a batch run (``batch_out``,
+what ``vllm run-batch -i`` reads) and its results (``batch_in``, what ``vllm run-batch -o``
+writes) in place of a server. A request's ``custom_id`` is its key, so a result answers exactly
+its request; nothing is sent from here, and a results file that answers no request of the run
+(another run's, or other settings) stops it at once."""
 
 from __future__ import annotations
 
@@ -18,17 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d._io import FormatError, read_jsonl, write_jsonl
-from hf_real3d.llm.base import (
-    Backend,
-    Decoding,
-    Fatal,
-    ItemError,
-    Prompt,
-    Reply,
-    not_completion,
-    reply_from_body,
-    request_body,
-)
+from hf_real3d.llm.base import Backend, Decoding, Fatal, ItemError, Prompt, Reply
+from hf_real3d.llm.server import not_completion, reply_from_body, request_body
 
 __all__ = ["BatchBackend", "write_requests"]
 

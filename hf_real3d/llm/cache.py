@@ -15,18 +15,34 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hf_real3d._io import read_json
-from hf_real3d.llm.base import (
-    Backend,
-    Decoding,
-    LLMError,
-    Prompt,
-    Reply,
-    llm_cache_dir,
-    write_kept,
-)
+from hf_real3d._io import cache_root, read_json
+from hf_real3d.llm.base import Backend, Decoding, LLMError, Prompt, Reply
 
-__all__ = ["CachedBackend"]
+__all__ = ["CachedBackend", "llm_cache_dir"]
+
+
+def llm_cache_dir() -> Path:
+    """Where responses are cached by default: ``llm/`` under :func:`hf_real3d._io.cache_root`
+    (``$HF_REAL3D_CACHE``, else ``~/.cache/huggingface/hf_real3d``)."""
+    return cache_root() / "llm"
+
+
+def write_kept(path: Path, obj: Any) -> None:
+    """Write JSON atomically, even while the process stops: a reply received is kept (the
+    library's ``write_json`` commits nothing once a signal asked to stop). The temporary
+    file is this thread's own, made with the umask's permissions as ``open()`` does."""
+    data = json.dumps(obj).encode()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _slug(text: str) -> str:
@@ -35,7 +51,7 @@ def _slug(text: str) -> str:
 
 class CachedBackend:
     """``inner`` with its replies kept in ``folder`` (default: one per route, model and tag
-    under :func:`hf_real3d.llm.base.llm_cache_dir`), one file per reply named by its key.
+    under :func:`llm_cache_dir`), one file per reply named by its key.
     What the cache does not change (key, describe, body, ...) is the inner backend's."""
 
     def __init__(self, inner: Backend, folder: str | os.PathLike | None = None):

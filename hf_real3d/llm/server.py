@@ -1,12 +1,9 @@
 """An OpenAI-compatible server (vLLM, TGI, ``transformers serve``, Ollama, a hosted API) as a
-backend, through the ``openai`` package (which ``transformers[serving]`` brings; it works with
-``HF_HUB_OFFLINE=1``, where ``huggingface_hub.InferenceClient`` refuses every request).
-
-The API key is read from the environment variable ``llm_api_key_env`` names and is never
-written to a log, a card or the cache. 429, 5xx, timeouts and dropped connections are retried
-by the ``openai`` client itself (``llm_retries``, exponential backoff, ``Retry-After``
-honoured), one connection pool shared by the worker threads.
-"""
+backend, and the OpenAI wire format (request bodies, replies), through the ``openai`` package
+(it works with ``HF_HUB_OFFLINE=1``, where ``InferenceClient`` refuses every request). The API
+key is read from the variable ``llm_api_key_env`` names, never written anywhere; 429, 5xx,
+timeouts and dropped connections are retried by the ``openai`` client itself (backoff,
+``Retry-After`` honoured), one connection pool shared by the worker threads."""
 
 from __future__ import annotations
 
@@ -28,13 +25,9 @@ from hf_real3d.llm.base import (
     Prompt,
     Reply,
     Stopped,
-    err_text,
-    not_completion,
-    reply_from_body,
-    request_body,
 )
 
-__all__ = ["ServerBackend"]
+__all__ = ["ServerBackend", "not_completion", "reply_from_body", "request_body"]
 
 #: engines whose /models card says they batch requests (``owned_by``): the default
 #: concurrency is high for them
@@ -48,6 +41,65 @@ def public_url(url: str) -> str:
     p = urlsplit(url)
     return urlunsplit((p.scheme, p.hostname + (f":{p.port}" if p.port else "")
                        if p.hostname else p.netloc, p.path, "", ""))
+
+
+def request_body(model: str, prompt: Prompt, d: Decoding, response_format: dict | None
+                 ) -> dict[str, Any]:
+    """An OpenAI (chat) completion request's body."""
+    body: dict[str, Any] = {"model": model, "temperature": d.temperature, "seed": d.seed,
+                            "max_tokens": d.max_tokens}
+    body["messages" if isinstance(prompt, list) else "prompt"] = prompt
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
+
+
+def err_text(err: Exception) -> str:
+    """A server error's own message (the ``message`` of its JSON body when it has one)."""
+    body = getattr(err, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    msg = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(msg, str) or not msg:
+        msg = getattr(err, "message", None) or str(err)
+        msg = re.sub(r"^Error code: \d+ - ", "", str(msg))
+    return " ".join(str(msg).split())[:200]
+
+
+def not_completion(content: bytes, ctype: str, chat: bool) -> str | None:
+    """Why a 200 reply's body is not a (chat) completion, or None."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        head = " ".join(content[:80].decode(errors="replace").split())
+        kind = "an HTML page" if "html" in ctype or head.lstrip().startswith("<") else \
+            f"not JSON ({ctype or 'no content type'})"
+        return (f"HTTP 200 but not a completion: {kind}, {head!r}; a proxy or login portal "
+                "may be answering in place of the server")
+    if not isinstance(body, dict):
+        return f"HTTP 200 but not a completion: a JSON {type(body).__name__}"
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return "HTTP 200 but the reply has no choices" + (
+            f" (it says {err_text(Exception(json.dumps(body)))})" if body else "")
+    first = choices[0]
+    if chat:
+        msg = first.get("message")
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str | None):
+            return "HTTP 200 but the first choice has no message text"
+    elif not isinstance(first.get("text"), str | None):
+        return "HTTP 200 but the first choice has no text"
+    return None
+
+
+def reply_from_body(body: Any, chat: bool) -> Reply:
+    """A :class:`Reply` from a (chat) completion's JSON body (checked by the caller)."""
+    first = body["choices"][0]
+    text = (first["message"].get("content") if chat else first.get("text")) or ""
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return Reply(text.strip(), first.get("finish_reason"),
+                 {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens")
+                  if isinstance(usage.get(k), int)})
 
 
 def _names_format(message: str) -> bool:
