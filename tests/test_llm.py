@@ -28,8 +28,8 @@ from helpers.llm_servers import (
 )
 
 from hf_real3d.llm import (
-    Decoding,
     LLMClient,
+    LLMConfig,
     LLMError,
     PromptTemplate,
     first_json_object,
@@ -49,11 +49,12 @@ BIN = Path(sys.executable).parent
 GOOD = {"situation": "I am facing the wall with the door on my left.", "answer": "left"}
 
 
-def client(url, tmp_path, **kw):
-    kw.setdefault("retries", 0)
-    return LLMClient(url=url, model=kw.pop("model", "stub"),
-                     cache_dir=kw.pop("cache_dir", tmp_path / "cache"),
-                     progress=kw.pop("progress", False), **kw)
+def client(url, tmp_path, *, progress=False, **settings):
+    """A client of the server at ``url`` (None: batch files) with ``settings`` (LLMConfig's),
+    model "stub", no retries and its cache under ``tmp_path`` unless they say otherwise."""
+    settings = {"llm_model": "stub", "llm_retries": 0, "llm_cache": tmp_path / "cache",
+                **settings}
+    return LLMClient(LLMConfig(llm_url=url, **settings), progress=progress)
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_cache_makes_a_rerun_send_nothing(tmp_path):
         assert srv.requests == 5 and again.stats.requests == 0 and all(g.cached for g in second)
         assert second[0].usage == first[0].usage  # the record travels with the reply
         # other decoding settings are other keys
-        other = client(srv.url, tmp_path, decoding=Decoding(temperature=0.7, seed=1))
+        other = client(srv.url, tmp_path, temperature=0.7, seed=1)
         other.generate(chats(1))
         assert srv.requests == 6
 
@@ -96,23 +97,23 @@ def test_cache_makes_a_rerun_send_nothing(tmp_path):
 def test_retries_on_429_and_500_then_success(tmp_path, quick_retries):
     """The openai client's own retries (not a loop of ours) and their count."""
     with StubLLM(lambda m: "ok", script=[429, 500]) as srv:
-        c = client(srv.url, tmp_path, concurrency=1, retries=3)
+        c = client(srv.url, tmp_path, llm_concurrency=1, llm_retries=3)
         assert c.generate(chats(1))[0].text == "ok"
         assert srv.requests == 3 and c.stats.retries == 2 and c.stats.requests == 3
     with StubLLM(lambda m: "ok", script=[503, 503, 503]) as srv:
-        c = client(srv.url, tmp_path / "b", concurrency=1, retries=1)
+        c = client(srv.url, tmp_path / "b", llm_concurrency=1, llm_retries=1)
         out = c.generate(chats(2))
         # the first item fails after its retry, the run goes on and the second succeeds
         assert out[0].text is None and out[0].error.startswith("HTTP 503 after 2 attempts")
         assert out[1].text == "ok" and c.stats.failures == 1
     with StubLLM(lambda m: "ok", script=[400]) as srv:  # a client error is not retried
-        out = client(srv.url, tmp_path / "c", retries=3).generate(chats(1))
+        out = client(srv.url, tmp_path / "c", llm_retries=3).generate(chats(1))
         assert out[0].error.startswith("HTTP 400:") and srv.requests == 1
 
 
 def test_timeout_fails_the_item_not_the_run(tmp_path, quick_retries):
     with StubLLM(lambda m: "late", delay=1.5) as srv:
-        c = client(srv.url, tmp_path, timeout=0.3, retries=1, concurrency=2)
+        c = client(srv.url, tmp_path, llm_timeout=0.3, llm_retries=1, llm_concurrency=2)
         t0 = time.perf_counter()
         out = c.generate(chats(2))
         assert all(g.text is None and "Timeout" in g.error for g in out)
@@ -124,46 +125,46 @@ def test_timeout_fails_the_item_not_the_run(tmp_path, quick_retries):
 def test_refusals_before_any_work(tmp_path, monkeypatch, capsys):
     port = free_port()  # nothing listens there
     with pytest.raises(LLMError, match=f"127.0.0.1:{port}/v1: no server answers there"):
-        client(f"http://127.0.0.1:{port}/v1", tmp_path, cache_dir=None).check()
+        client(f"http://127.0.0.1:{port}/v1", tmp_path, llm_cache=None).check()
     assert not llm_cache_dir().exists() or not any(llm_cache_dir().iterdir())
     with pytest.raises(ValueError, match="expected an http"):
         client("127.0.0.1:8000", tmp_path)
     with StubLLM(lambda m: "x", models=["a", "b"]) as srv:
         with pytest.raises(LLMError, match=r"`llm_model` 'c': .* lists \['a', 'b'\]"):
-            client(srv.url, tmp_path / "x", model="c").check()
+            client(srv.url, tmp_path / "x", llm_model="c").check()
         # a server that is not an OpenAI-compatible API
         with pytest.raises(LLMError, match="not an OpenAI-compatible API"):
             client(srv.url.removesuffix("/v1") + "/nothing", tmp_path / "y").check()
         # a refused run leaves no cache folder behind
         assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
         # a cache folder written for another model
-        client(srv.url, tmp_path / "z", model="a").generate(chats(1))
+        client(srv.url, tmp_path / "z", llm_model="a").generate(chats(1))
         with pytest.raises(LLMError, match="a cache of the model 'a'.*not of 'b'"):
-            client(srv.url, tmp_path / "z", model="b")
+            client(srv.url, tmp_path / "z", llm_model="b")
         assert json.loads((tmp_path / "z/cache/model.json").read_text())["model"] == "a"
         # the probe says what it does while it does it
-        c = client(srv.url, tmp_path / "w", model="a", progress=True)
+        c = client(srv.url, tmp_path / "w", llm_model="a", progress=True)
         c.check()
         err = capsys.readouterr().err
         assert f"asking {srv.url} for its models" in err and "serves 'a'" in err
     with pytest.raises(LLMError, match="HF_REAL3D_TEST_KEY.*not set"):
-        client("http://127.0.0.1:1/v1", tmp_path, api_key_env="HF_REAL3D_TEST_KEY")
+        client("http://127.0.0.1:1/v1", tmp_path, llm_api_key_env="HF_REAL3D_TEST_KEY").check()
     with pytest.raises(LLMError, match="no model folder there"):
-        LLMClient(path=tmp_path, progress=False)
+        LLMClient(LLMConfig(llm_path=str(tmp_path)), progress=False)
     # a clone without `git lfs pull`
     (tmp_path / "lfs").mkdir()
     (tmp_path / "lfs/config.json").write_text("{}")
     (tmp_path / "lfs/model.safetensors").write_text(
         "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
     with pytest.raises(LLMError, match=r"model\.safetensors is a git-lfs pointer.*git lfs pull"):
-        LLMClient(path=tmp_path / "lfs", progress=False)
+        LLMClient(LLMConfig(llm_path=str(tmp_path / "lfs")), progress=False)
 
 
 def test_api_key_is_sent_and_never_written(tmp_path, monkeypatch):
     secret = "sk-test-never-written-123"
     monkeypatch.setenv("HF_REAL3D_TEST_KEY", secret)
     with StubLLM(lambda m: "ok", require_key=secret) as srv:
-        c = client(srv.url, tmp_path, api_key_env="HF_REAL3D_TEST_KEY")
+        c = client(srv.url, tmp_path, llm_api_key_env="HF_REAL3D_TEST_KEY")
         assert [g.text for g in c.generate(chats(2))] == ["ok", "ok"]
     written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
     assert secret not in written and secret not in json.dumps(c.describe())
@@ -178,10 +179,10 @@ def test_401_names_the_key(tmp_path, monkeypatch):
         monkeypatch.setenv("HF_REAL3D_TEST_KEY", "sk-wrong")
         with pytest.raises(LLMError, match=r"HTTP 401: the key in \$HF_REAL3D_TEST_KEY "
                                            r"\(--llm_api_key_env\) was refused"):
-            client(srv.url, tmp_path, api_key_env="HF_REAL3D_TEST_KEY").check()
+            client(srv.url, tmp_path, llm_api_key_env="HF_REAL3D_TEST_KEY").check()
         # without the probe, the first 401 stops the run: every request would fail alike
-        c = client(srv.url, tmp_path, api_key_env="HF_REAL3D_TEST_KEY", probe=False,
-                   concurrency=2)
+        c = client(srv.url, tmp_path, llm_api_key_env="HF_REAL3D_TEST_KEY", llm_no_probe=True,
+                   llm_concurrency=2)
         with pytest.raises(LLMError, match="HTTP 401 .*--llm_api_key_env.*nothing more"):
             c.generate(chats(50))
         assert srv.requests <= 2 + 2
@@ -197,7 +198,7 @@ def test_a_200_reply_that_is_not_a_completion_fails_that_item_only(tmp_path):
         return f"answer {n}"
 
     with StubLLM(reply) as srv:
-        out = client(srv.url, tmp_path, concurrency=8).generate(chats(100))
+        out = client(srv.url, tmp_path, llm_concurrency=8).generate(chats(100))
     bad = {i: g.error for i, g in enumerate(out) if g.text is None}
     assert set(bad) == {37, 61}
     assert bad[37].startswith("HTTP 200 but not a completion: an HTML page") and \
@@ -214,7 +215,7 @@ def test_a_200_reply_that_is_not_a_completion_fails_that_item_only(tmp_path):
 
 def test_everything_failed_and_too_many_failures_in_a_row(tmp_path):
     with StubLLM(lambda m: 503) as srv:
-        c = client(srv.url, tmp_path, concurrency=4)  # --max_failures 20, the default
+        c = client(srv.url, tmp_path, llm_concurrency=4)  # --max_failures 20, the default
         with pytest.raises(LLMError, match=r"stopped after 20 failures in a row "
                                            r"\(`max_failures` 20\); the last: prompt \d+: "
                                            "HTTP 503"):
@@ -226,7 +227,7 @@ def test_everything_failed_and_too_many_failures_in_a_row(tmp_path):
 
 def test_progress_bar_shows_failures(tmp_path, capsys):
     with StubLLM(lambda m: 500 if m[-1]["content"].endswith(" 3") else "ok") as srv:
-        client(srv.url, tmp_path, progress=True, concurrency=1).generate(chats(6))
+        client(srv.url, tmp_path, progress=True, llm_concurrency=1).generate(chats(6))
     err = capsys.readouterr().err
     assert "failed 1" in err and "first failure: prompt 3: HTTP 500" in err
 
@@ -234,26 +235,28 @@ def test_progress_bar_shows_failures(tmp_path, capsys):
 def test_cache_key_follows_what_the_server_says_and_the_tag(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_REAL3D_CACHE", str(tmp_path / "hf_cache"))
     with StubLLM(lambda m: "ok", card={"created": 1_000_000, "owned_by": "lab"}) as srv:
-        client(srv.url, tmp_path, cache_dir=None).generate(chats(2))
-        client(srv.url, tmp_path, cache_dir=None).generate(chats(2))
+        client(srv.url, tmp_path, llm_cache=None).generate(chats(2))
+        client(srv.url, tmp_path, llm_cache=None).generate(chats(2))
         assert srv.requests == 2
         srv.card["created"] = 2_000_000  # another model served under the same name
-        client(srv.url, tmp_path, cache_dir=None).generate(chats(2))
+        client(srv.url, tmp_path, llm_cache=None).generate(chats(2))
         assert srv.requests == 4
-        c = client(srv.url, tmp_path, cache_dir=None, cache_tag="rev2")
+        c = client(srv.url, tmp_path, llm_cache=None, llm_cache_tag="rev2")
         c.generate(chats(2))
         assert srv.requests == 6 and c.cache.folder != client(srv.url, tmp_path,
-                                                              cache_dir=None).cache.folder
+                                                              llm_cache=None).cache.folder
         # a stamp of the request's time (vLLM's `created`) is not the model's: left out
         srv.card["created"] = int(time.time())
-        c = client(srv.url, tmp_path, cache_dir=None)
+        c = client(srv.url, tmp_path, llm_cache=None)
         c.check()
-        assert "created" not in c.backend.card and c.backend.card["owned_by"] == "lab"
+        card = c.backend.inner.card
+        assert "created" not in card and card["owned_by"] == "lab"
     # a gateway without /models: --llm_no_probe
     with StubLLM(lambda m: "ok", models_page=Raw(b"<html>no</html>")) as srv:
         with pytest.raises(LLMError):
             client(srv.url, tmp_path / "p").check()
-        assert client(srv.url, tmp_path / "p", probe=False).generate(chats(1))[0].text == "ok"
+        c = client(srv.url, tmp_path / "p", llm_no_probe=True)
+        assert c.generate(chats(1))[0].text == "ok"
 
 
 def test_first_json_object_of_a_reply():
@@ -267,13 +270,13 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
     from hf_real3d.real3dqa.rewrite import ROTATION_SCHEMA
 
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
-        c = client(srv.url, tmp_path, concurrency=1)
+        c = client(srv.url, tmp_path, llm_concurrency=1)
         out = c.generate(chats(3), schema=ROTATION_SCHEMA)
         assert all(g.text == json.dumps(GOOD) for g in out)
         kinds = [(b.get("response_format") or {}).get("type") for b in srv.bodies]
         assert kinds == ["json_schema", "json_object", "json_object", "json_object"]
         assert srv.bodies[0]["response_format"]["json_schema"]["schema"] == ROTATION_SCHEMA
-        assert c.structured_record(True).startswith(
+        assert c.formats.record(True).startswith(
             "json_object (the server refused json_schema: HTTP 400: response_format")
         assert [g.attempts[-1].structured for g in out] == ["json_object"] * 3
         # a new run finds the replies under the format they were asked with
@@ -282,23 +285,23 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
         assert again.stats.requests == 0
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema", "json_object"}
                  ) as srv:
-        c = client(srv.url, tmp_path / "b", concurrency=1)
+        c = client(srv.url, tmp_path / "b", llm_concurrency=1)
         out = c.generate(chats(3), schema=ROTATION_SCHEMA)
         assert all(g.text is not None for g in out)
         assert [b.get("response_format") is None for b in srv.bodies][-3:] == [True] * 3
-        assert "plain prompts for the rest of the run" in c.structured_record(True)
+        assert "plain prompts for the rest of the run" in c.formats.record(True)
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
-        c = client(srv.url, tmp_path / "c", structured="none")
+        c = client(srv.url, tmp_path / "c", llm_structured="none")
         c.generate(chats(2), schema=ROTATION_SCHEMA)
         assert all("response_format" not in b for b in srv.bodies)
     # one format asked for, and refused: those items fail, with no plain prompt sent
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
-        c = client(srv.url, tmp_path / "d", structured="json_schema", concurrency=1)
+        c = client(srv.url, tmp_path / "d", llm_structured="json_schema", llm_concurrency=1)
         out = c.generate(chats(3), schema=ROTATION_SCHEMA)
         assert srv.requests == 1 and all(g.text is None for g in out)
         assert all(g.error.endswith("(--llm_structured json_schema; auto falls back)")
                    for g in out)
-        assert c.structured_record(True).startswith("json_schema (the server refused")
+        assert c.formats.record(True).startswith("json_schema (the server refused")
 
 
 def test_shipped_examples_rotate_correctly():
@@ -557,7 +560,7 @@ def test_reask_with_the_next_seed_and_cut_replies(sqa3d_folder, tmp_path):
         assert not (tmp_path / "a").exists()
         asked = srv.requests
         s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b",
-                           client(srv.url, tmp_path, reask=2), progress=False)
+                           client(srv.url, tmp_path, llm_reask=2), progress=False)
         # each first attempt came from the cache; the re-ask with seed 1 was sent
         assert srv.requests == 2 * asked and s["groups"] == asked // 3
     calls = load_local(tmp_path / "b", "llm_calls").to_pandas()
@@ -605,7 +608,6 @@ def test_dry_run_limit_and_run_options(sqa3d_folder, tmp_path, capsys):
         for bad, msg in ((["--limit", "0"], "--limit 0: expected at least 1"),
                          (["--llm_reask", "-1"], "--llm_reask -1"),
                          (["--max_failures", "-2"], "--max_failures -2"),
-                         (["--batch_in", str(tmp_path / "none.jsonl")], "--batch_in .*no such"),
                          (["--dry_run", "--batch_out", str(tmp_path / "b.jsonl")],
                           "--dry_run with --batch_out"),
                          (["--llm_structured", "xml"], "invalid choice"),
@@ -643,14 +645,14 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         run_judge(sqa3d_folder / "sqa3d", tmp_path / "live.jsonl", live)
         rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "live_rot", live, progress=False)
         sent = srv.requests
-        offline = dict(cache_dir=tmp_path / "offline", batch=True)
+        offline = dict(llm_cache=tmp_path / "offline")
         t = run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
-                      client(None, tmp_path, **offline),
-                      batch_out=tmp_path / "judge_requests.jsonl")
+                      client(None, tmp_path, **offline,
+                             batch_out=str(tmp_path / "judge_requests.jsonl")))
         assert t["requests"] == len(recs) and not (tmp_path / "b.jsonl").exists()
         t = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
-                           client(None, tmp_path, **offline),
-                           batch_out=tmp_path / "rot_requests.jsonl")
+                           client(None, tmp_path, **offline,
+                                  batch_out=str(tmp_path / "rot_requests.jsonl")))
         assert t["requests"] == 3 * len(recs) and not (tmp_path / "b_rot").exists()
         line = json.loads((tmp_path / "rot_requests.jsonl").read_text().splitlines()[0])
         assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
@@ -658,12 +660,19 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         assert srv.requests == sent  # writing the batch sent nothing
         run_batch(tmp_path / "judge_requests.jsonl", tmp_path / "judge_results.jsonl", srv.url)
         run_batch(tmp_path / "rot_requests.jsonl", tmp_path / "rot_results.jsonl", srv.url)
-    run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl", client(None, tmp_path, **offline),
-              batch_in=tmp_path / "judge_results.jsonl")
+    run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
+              client(None, tmp_path, **offline, batch_in=str(tmp_path / "judge_results.jsonl")))
     assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "live.jsonl").read_text()
+    meta = json.loads((tmp_path / "b.judge.json").read_text())
+    assert meta["judge"]["route"] == "batch" and "url" not in meta["judge"]
+    # the batch's replies are cached under the keys of a server asked without its probe
+    with StubLLM(lambda m: "never asked") as srv:
+        m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "e.jsonl",
+                      client(srv.url, tmp_path, **offline, llm_no_probe=True))
+        assert srv.requests == 0 and m["cached"] == len(recs)
     s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
-                       client(None, tmp_path, **offline),
-                       batch_in=tmp_path / "rot_results.jsonl", progress=False)
+                       client(None, tmp_path, **offline,
+                              batch_in=str(tmp_path / "rot_results.jsonl")), progress=False)
     assert s["groups"] > 0 and s["excluded"] > 0
     for config in ("rotations", "rotations_excluded", "real3dqa"):
         a = load_local(tmp_path / "live_rot", config).to_pandas()
@@ -672,9 +681,8 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     # a results file of another run is refused, naming it
     with pytest.raises(LLMError, match="none of its .* answers a request of this run"):
         run_judge(sqa3d_folder / "sqa3d", tmp_path / "c.jsonl",
-                  client(None, tmp_path, cache_dir=tmp_path / "other", batch=True,
-                         decoding=Decoding(seed=5)),
-                  batch_in=tmp_path / "judge_results.jsonl")
+                  client(None, tmp_path, llm_cache=tmp_path / "other", seed=5,
+                         batch_in=str(tmp_path / "judge_results.jsonl")))
     # the command line: a batch file needs the model's name, not a server
     from hf_real3d.cli import main
 
@@ -683,6 +691,32 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
                  str(tmp_path / "cli_cache"), "--batch_out", str(tmp_path / "cli.jsonl")]) == 0
     assert (tmp_path / "cli.jsonl").read_text() == (tmp_path / "judge_requests.jsonl"
                                                     ).read_text()
+
+
+def test_batch_in_beside_a_server_is_refused(sqa3d_folder, tmp_path, capsys):
+    """--batch_in with --llm_url (issue 56): the results file would replace the server, which
+    would be asked nothing, so the pair is refused in one line naming both flags and the fix,
+    before any work, by judge and rotate alike; so is a results file that is not there."""
+    from hf_real3d.cli import main
+
+    results = tmp_path / "results.jsonl"
+    results.write_text("")
+    with StubLLM(lambda m: "yes") as srv:
+        for command, out in (("judge", tmp_path / "j.jsonl"), ("rotate", tmp_path / "r")):
+            for batch_in, why in ((results, rf"--batch_in {results} with --llm_url {srv.url}: "
+                                             r".*drop --llm_url .*or drop --batch_in"),
+                                  (tmp_path / "none.jsonl", "--batch_in .*none.jsonl: no such")):
+                url = ["--llm_url", srv.url] if batch_in == results else []
+                code = main([command, "--dataset", str(sqa3d_folder / "sqa3d"), "--out",
+                             str(out), "--llm_model", "stub", "--llm_cache",
+                             str(tmp_path / "cache"), *url, "--batch_in", str(batch_in)])
+                err = capsys.readouterr().err
+                assert code == 2 and len(err.splitlines()) == 1 and re.search(why, err), err
+                assert not out.exists() and not (tmp_path / "cache").exists()
+        assert srv.requests == 0
+    with pytest.raises(SystemExit):
+        main(["judge", "--help"])
+    assert "Not with --llm_url" in " ".join(capsys.readouterr().out.split())
 
 
 def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tmp_path,
@@ -706,7 +740,7 @@ def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tm
     with StubLLM(lambda m: 500 if m[-1]["content"].split("Question: ")[1].split("\n")[0]
                  in hard else "no") as srv:
         m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl",
-                      client(srv.url, tmp_path, cache_dir=tmp_path / "c2"))
+                      client(srv.url, tmp_path, llm_cache=tmp_path / "c2"))
     n_hard = sum(r.question in hard for r in recs)
     assert m["failed"] == n_hard >= 3 and m["answered"] == 12 - n_hard
     full = tmp_path / "full.jsonl"
@@ -896,22 +930,20 @@ def test_a_server_stopped_midway_loses_no_finished_item(sqa3d_folder, tmp_path):
 def test_local_folder_route(sqa3d_folder, tmp_path):
     """The local route, batched: one-word replies, cached, and the same without the cache."""
     model = save_tiny_lm(tmp_path / "tiny", one_word=True)
-    c = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache_dir=tmp_path / "cache",
-                  progress=False)
+    local = dict(llm_path=str(model), max_tokens=6)
+    c = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c)
     assert m["answered"] == 12 and c.stats.requests == 12 and m["judge"]["route"] == "local"
     first = (tmp_path / "j.jsonl").read_text()
-    c2 = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache_dir=tmp_path / "cache",
-                   progress=False)
+    c2 = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c2)
     assert c2.stats.requests == 0 and (tmp_path / "j.jsonl").read_text() == first
     # the same greedy decoding without the cache gives the same text
-    c3 = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache=False, progress=False)
+    c3 = LLMClient(LLMConfig(**local, no_llm_cache=True), progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "k.jsonl", c3)
     assert (tmp_path / "k.jsonl").read_text() == first
     # batches are left-padded: one prompt at a time gives the same replies
-    c4 = LLMClient(path=model, decoding=Decoding(max_tokens=6), cache=False, progress=False,
-                   concurrency=1)
+    c4 = LLMClient(LLMConfig(**local, no_llm_cache=True, llm_concurrency=1), progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "o.jsonl", c4)
     assert (tmp_path / "o.jsonl").read_text() == first
     p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "l.jsonl",

@@ -58,7 +58,7 @@ from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.scene import Scene
 from hf_real3d.tables import markdown_table
 
-__all__ = ["ItemCheck", "CheckResult", "check_set",
+__all__ = ["ItemCheck", "CheckResult", "check_set", "check_rows",
            "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
            "CHECKED_CONFIG", "read_check_folder", "read_checks_config"]
 
@@ -372,12 +372,14 @@ def _config_rows(result: CheckResult) -> list[dict[str, Any]]:
             for it in result.items]
 
 
-def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
-                 split: str = "test") -> None:
+def _check_configs(result: CheckResult, summary: dict[str, Any], rotations: Any,
+                   features: Any, split: str) -> list[Any]:
+    """The ``rotation_checks`` and ``rotations_checked`` configs of the dataset folder whose
+    ``rotations`` (a Dataset, or its rows) were checked."""
     # datasets only to write a dataset folder's configs
     import datasets
 
-    from hf_real3d.hub import ConfigData, add_config, load_local  # hub imports datasets too
+    from hf_real3d.hub import ConfigData  # hub imports datasets too
 
     feats = datasets.Features({
         "question_id": datasets.Value("int64"), "rotation_deg": datasets.Value("int32"),
@@ -389,16 +391,40 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
     v, gv = summary["verdicts"], summary["group_verdicts"]
     note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
             f"{summary['items']} rotated items")
-    add_config(folder, ConfigData(CHECKS_CONFIG, {split: _config_rows(result)}, feats,
-                                  "hf-real3d check-rotations: each rotated item's verdict and "
-                                  f"the rules it breaks ({note})"))
-    rot = load_local(folder, "rotations", split)
     bad = result.flagged_ids()
-    keep = rot.filter(lambda q: q not in bad, input_columns="question_id")
-    add_config(folder, ConfigData(CHECKED_CONFIG, {split: keep}, rot.features,
-                                  "the rotation groups in which hf-real3d check-rotations "
-                                  f"finds no defect ({summary['groups'] - gv['defect']} of "
-                                  f"{summary['groups']} groups)"))
+    keep = [r for r in rotations if r["question_id"] not in bad] if isinstance(rotations, list) \
+        else rotations.filter(lambda q: q not in bad, input_columns="question_id")
+    return [ConfigData(CHECKS_CONFIG, {split: _config_rows(result)}, feats,
+                       "hf-real3d check-rotations: each rotated item's verdict and the rules it "
+                       f"breaks ({note})"),
+            ConfigData(CHECKED_CONFIG, {split: keep}, features,
+                       "the rotation groups in which hf-real3d check-rotations finds no defect "
+                       f"({summary['groups'] - gv['defect']} of {summary['groups']} groups)")]
+
+
+def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
+                 split: str = "test") -> None:
+    # the dataset folder's configs (hub, datasets) only for a dataset folder
+    from hf_real3d.hub import add_config, load_local
+
+    rot = load_local(folder, "rotations", split)
+    for config in _check_configs(result, summary, rot, rot.features, split):
+        add_config(folder, config)
+
+
+def check_rows(rows: list[dict[str, Any]], out: str | os.PathLike, *, dataset: str,
+               features: Any, scenes: Callable[[str], Scene] | None = None,
+               split: str = "test", progress: bool = True) -> tuple[dict[str, Any], list[Any]]:
+    """:func:`check_rotations` of the ``rotations`` rows of the dataset folder ``dataset``,
+    held in memory (``hf-real3d rotate``'s, checked before they are written, never read back;
+    ``features``: their columns; ``scenes``: scene_id -> Scene): writes the check folder
+    ``out`` and returns its summary and the folder's ``rotation_checks`` and
+    ``rotations_checked`` configs."""
+    rs = RotationSet("folder", Path(dataset), rows, scenes,
+                     "the folder's scenes config" if scenes else "", split=split)
+    result = check_set(rs, progress=progress)
+    summary = _write_checks(rs, result, Path(out), dataset)
+    return summary, _check_configs(result, summary, rows, features, split)
 
 
 def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
@@ -412,7 +438,17 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
         raise FileExistsError(f"{out}: exists and is not a folder; give another `out`")
     rs = read_rotation_set(dataset, scenes)
     result = check_set(rs, margin_deg=margin_deg, progress=progress)
-    summary = {"dataset": str(dataset), "fingerprint": result.fingerprint, "source": rs.source,
+    summary = _write_checks(rs, result, out, str(dataset))
+    if write_configs and rs.source == "folder":
+        _add_configs(rs.path, result, summary, rs.split)
+        summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
+    return summary
+
+
+def _write_checks(rs: RotationSet, result: CheckResult, out: Path, dataset: str
+                  ) -> dict[str, Any]:
+    """The check folder ``out`` of ``rs``'s checks, written atomically; returns its summary."""
+    summary = {"dataset": dataset, "fingerprint": result.fingerprint, "source": rs.source,
                "scenes_from": rs.scenes_from or None, **result.summary()}
     proposed = repairs(result, rs)
     summary["repairs"] = dict(collections.Counter(r["rule"] for r in proposed))
@@ -433,9 +469,6 @@ def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
         (tmp / "report.md").write_text("# Rotation checks\n\n" + report_section(summary, examples)
                                        + "\n", encoding="utf-8")
-    if write_configs and rs.source == "folder":
-        _add_configs(rs.path, result, summary, rs.split)
-        summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
     return summary
 
 

@@ -91,18 +91,16 @@ def _judge_check(i: int, reply: Reply) -> str | None:
 
 def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient, *,
               template: str | os.PathLike | None = None, split: str = "test",
-              limit: int | None = None, dry_run: bool = False,
-              batch_out: str | os.PathLike | None = None,
-              batch_in: str | os.PathLike | None = None) -> dict[str, Any]:
+              limit: int | None = None, dry_run: bool = False) -> dict[str, Any]:
     """Ask ``client`` every question of ``dataset`` (``limit``: a subset drawn with the
     decoding seed) from its text alone; write the predictions to ``out`` and the record beside
     it (both atomically). Returns the record. ``dry_run``: what would be asked, nothing sent
-    or written; ``batch_out``: the requests as a Batch API file, nothing else; ``batch_in``:
-    the replies from a batch run's output file. A run with no answered question writes
-    nothing and raises :class:`LLMError`."""
+    or written; a client with ``batch_out`` writes the requests as a Batch API file, nothing
+    else. A run with no answered question writes nothing and raises :class:`LLMError`."""
     out = Path(out)
     if out.is_dir():
         raise FileExistsError(f"`out` {out}: a folder; give a predictions file (.jsonl)")
+    batch_in, batch_out = client.config.batch_in, client.config.batch_out
     check_out(out, dataset=dataset, prompt=template, batch_in=batch_in, batch_out=batch_out)
     if batch_out is not None:
         check_out(batch_out, name="batch_out", dataset=dataset, prompt=template)
@@ -116,14 +114,10 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
     prompts = [tpl.messages(situation=q["situation"], question=q["question"])
                for q in questions]
     names = [f"question_id {q['question_id']}" for q in questions]
-    trial = offline_step(client, prompts, names, check=_judge_check, dry_run=dry_run,
-                         batch_out=batch_out)
+    trial = offline_step(client, prompts, names, check=_judge_check, dry_run=dry_run)
     if trial is not None:
         return {**trial, "questions": len(questions)}
-    if batch_in is None:
-        client.check()
-    results = client.generate(prompts, desc="judging", items=names, check=_judge_check,
-                              batch_in=batch_in)
+    results = client.generate(prompts, desc="judging", items=names, check=_judge_check)
     failed = [{"question_id": q["question_id"], "reason": g.error or g.reason}
               for q, g in zip(questions, results) if not g.ok]
     if len(failed) == len(questions):
@@ -145,7 +139,7 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
     meta = {"dataset": str(dataset), "questions": len(questions),
             "answered": len(questions) - len(failed), "failed": len(failed),
             "cached": sum(g.cached for g in results), "limit": limit,
-            "judge": client.describe(), "batch_in": None if batch_in is None else str(batch_in),
+            "judge": client.describe(),
             "prompt": {"file": tpl.path.name, "system": tpl.system, "user": tpl.user},
             "usage": usage_totals(results),
             "this_run": {k: v for k, v in client.stats.as_dict().items()},

@@ -21,26 +21,28 @@ viewpoints are then excluded too, with that reason. A situation that names no di
 when a scene is given, and not asked without one (``no heading cue without a scene``).
 The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
 and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
-structured output, finish reason, tokens), and ``scenes`` when given), checked at once by
-``check-rotations`` (``OUT/checks/``, configs ``rotation_checks`` / ``rotations_checked``), so
-the Review tab opens on what it flags and ``export-rotations`` writes the release format.
+structured output, finish reason, tokens), and ``scenes`` when given), its rows checked in
+memory before the write (:func:`~hf_real3d.real3dqa.check_rotations.check_rows`: ``OUT/checks/``,
+configs ``rotation_checks`` / ``rotations_checked``), so the Review tab opens on what it flags.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
 
-from hf_real3d._io import FormatError, check_out
+from hf_real3d._io import FormatError, atomic_dir, check_out
 from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
-from hf_real3d.hub import ConfigData, load_local, write_dataset_folder
+from hf_real3d.hub import ConfigData, load_local, write_dataset_files
 from hf_real3d.llm import (
     PROMPTS,
     Generation,
@@ -54,7 +56,7 @@ from hf_real3d.llm import (
     usage_totals,
 )
 from hf_real3d.real3dqa.build import CITATION
-from hf_real3d.real3dqa.check_rotations import check_rotations
+from hf_real3d.real3dqa.check_rotations import check_rows
 from hf_real3d.real3dqa.checks import HOUR_WORDS
 from hf_real3d.real3dqa.format import question_row, same_text
 from hf_real3d.real3dqa.mentions import heading_cue
@@ -190,144 +192,126 @@ def _with_semantics(path: Path, configs: list[str], rows: list[dict[str, Any]]
             for r in rows] if known else rows
 
 
-def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient, *,
-                   scenes: str | os.PathLike | None = None,
-                   template: str | os.PathLike | None = None, split: str = "test",
-                   n_viewpoints: int = 4, progress: bool = True, limit: int | None = None,
-                   dry_run: bool = False, batch_out: str | os.PathLike | None = None,
-                   batch_in: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Rotate every question of ``dataset`` (see the module docstring) into the dataset folder
-    ``out`` and check it. Returns the summary. ``limit``: a subset of the questions drawn with
-    the decoding seed; ``dry_run``: what would be asked, nothing sent or written;
-    ``batch_out``: the requests as a Batch API file, nothing else; ``batch_in``: the replies
-    from a batch run's output file."""
-    if n_viewpoints < 2:
-        raise InputError(f"`viewpoints` {n_viewpoints}: a rotation set needs viewpoint 0 and "
-                         "at least one turn; give 2 or more (4: 0, 90, 180, 270)")
-    angles = viewpoint_angles(n_viewpoints)
-    if Path(out).exists() and not Path(out).is_dir():
-        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
-    cache_folder = client.cache.folder if client.cache is not None else None
-    check_out(out, dataset=dataset, scenes=scenes, prompt=template, batch_in=batch_in,
-              batch_out=batch_out, llm_cache=cache_folder)
-    if batch_out is not None:
-        check_out(batch_out, name="batch_out", dataset=dataset, scenes=scenes, prompt=template)
-    tpl = PromptTemplate.load(template or ROTATE_TEMPLATE, required=_FIELDS,
-                              optional=("scene_graph",))
-    recs, get = _inputs(dataset, scenes, split)
-    total = len(recs)
-    recs = [recs[i] for i in seeded_subset(total, limit, client.decoding.seed)]
-    cache: dict[str, Scene | None] = {}
+def _excluded(question_id: int, degrees: int, reason: str, output: str = "") -> dict[str, Any]:
+    return {"question_id": question_id, "rotation_deg": degrees, "reason": reason,
+            "output": output[:500]}
 
-    def scene_of(sid: str) -> Scene | None:
-        if get is None:
-            return None
-        if sid not in cache:
-            cache[sid] = get(sid)
-        return cache[sid]
 
-    groups: dict[int, list[dict[str, Any]]] = {}
-    asks: list[tuple[SQA3DRecord, int]] = []
-    prompts = []
-    excluded: list[dict[str, Any]] = []
-    no_cue: list[int] = []
+def _reason_counts(excluded: list[dict[str, Any]]) -> collections.Counter:
+    """Exclusions per reason (the text before its first colon or parenthesis)."""
+    return collections.Counter(e["reason"].split(":")[0].split(" (")[0] for e in excluded)
+
+
+@dataclass
+class _Plan:
+    """The questions to rotate and what happened to each: the groups turned (from geometry,
+    then from the model's replies), the (record, turn) pairs asked with their prompts, the
+    turned viewpoints excluded with the reason, and the questions with no heading cue."""
+
+    recs: list[SQA3DRecord]
+    angles: list[int]
+    groups: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    asks: list[tuple[SQA3DRecord, int]] = field(default_factory=list)
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    excluded: list[dict[str, Any]] = field(default_factory=list)
+    no_cue: list[int] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [f"question_id {rec.question_id} at {k} degrees" for rec, k in self.asks]
+
+    def check(self, i: int, reply: Reply) -> str | None:
+        """Why the reply to prompt ``i`` cannot be used (None: it can)."""
+        return parse_rotation(reply.text, self.asks[i][0].situation, cut=reply.cut)[1]
+
+
+def _plan(recs: list[SQA3DRecord], scene_of: Callable[[str], Scene | None],
+          angles: list[int], tpl: PromptTemplate) -> _Plan:
+    """The geometry route where a scene answers, else one prompt per turn (with what the
+    agent sees after it, given a scene); a situation with no heading cue and no scene is not
+    asked."""
+    plan = _Plan(recs, angles)
     for rec in recs:
         scene = scene_of(rec.scene_id)
         if scene is not None:
             try:
                 rows = rotate_record(rec, scene, angles)
-                groups[rec.question_id] = [dict(r, source="geometry") for r in rows]
+                plan.groups[rec.question_id] = [dict(r, source="geometry") for r in rows]
                 continue
             except Unanswerable:
                 pass
         cue = heading_cue(rec.situation)
         if not cue:
-            no_cue.append(rec.question_id)
+            plan.no_cue.append(rec.question_id)
             if scene is None:
-                excluded += [{"question_id": rec.question_id, "rotation_deg": k,
-                              "reason": "no heading cue without a scene", "output": ""}
-                             for k in angles[1:]]
+                plan.excluded += [_excluded(rec.question_id, k, "no heading cue without a scene")
+                                  for k in angles[1:]]
                 continue
         for k in angles[1:]:
-            graph = "(no scene given)"
-            if scene is not None:
-                graph = scene_graph_text(scene, rec.pose(scene.origin).turned(k))
-            asks.append((rec, k))
-            prompts.append(tpl.messages(degrees=k, situation=rec.situation,
-                                        question=rec.question, answer=rec.answers[0],
-                                        scene_graph=graph,
-                                        note="" if cue else HEADING_CUE_NOTE))
-    names = [f"question_id {rec.question_id} at {k} degrees" for rec, k in asks]
+            graph = "(no scene given)" if scene is None else \
+                scene_graph_text(scene, rec.pose(scene.origin).turned(k))
+            plan.asks.append((rec, k))
+            plan.prompts.append(tpl.messages(degrees=k, situation=rec.situation,
+                                             question=rec.question, answer=rec.answers[0],
+                                             scene_graph=graph,
+                                             note="" if cue else HEADING_CUE_NOTE))
+    return plan
 
-    def check(i: int, reply: Reply) -> str | None:
-        return parse_rotation(reply.text, asks[i][0].situation, cut=reply.cut)[1]
 
-    trial = offline_step(client, prompts, names, schema=ROTATION_SCHEMA, check=check,
-                         dry_run=dry_run, batch_out=batch_out)
-    if trial is not None:
-        return {**trial, "questions": len(recs), "geometry_groups": len(groups),
-                "no_heading_cue": len(no_cue)}
-    results: list[Generation] = []
-    if prompts:
-        if batch_in is None:
-            client.check()
-        results = client.generate(prompts, desc="rewriting rotations", items=names,
-                                  schema=ROTATION_SCHEMA, check=check, batch_in=batch_in)
-        if all(g.text is None for g in results):
-            first = next(g for g in results)
-            raise LLMError(f"no reply to any of the {len(prompts)} prompts (the first, "
-                           f"{names[0]}: {first.error}); nothing written to {out}")
+def _ask(client: LLMClient, plan: _Plan, out: str | os.PathLike) -> list[Generation]:
+    """The model's reply to every prompt; a run in which none came raises LLMError."""
+    if not plan.prompts:
+        return []
+    results = client.generate(plan.prompts, desc="rewriting rotations", items=plan.names,
+                              schema=ROTATION_SCHEMA, check=plan.check)
+    if all(g.text is None for g in results):
+        raise LLMError(f"no reply to any of the {len(plan.prompts)} prompts (the first, "
+                       f"{plan.names[0]}: {results[0].error}); nothing written to {out}")
+    return results
+
+
+def _parse(plan: _Plan, results: list[Generation]) -> list[dict[str, Any]]:
+    """Each reply parsed into its turned viewpoint, or excluded with the reason; a question
+    keeps the model's group only when every turn parsed (else its parsed turns are excluded
+    too). Adds the groups to ``plan``; returns every attempt, for the ``llm_calls`` config."""
     lm: dict[int, dict[int, dict[str, Any]]] = collections.defaultdict(dict)
-    replies: dict[tuple[int, int], str] = {}
     dropped: dict[int, list[int]] = collections.defaultdict(list)
     calls = []
-    for (rec, k), g in zip(asks, results):
-        for n, a in enumerate(g.attempts):
-            calls.append({"question_id": rec.question_id, "rotation_deg": k, "attempt": n,
-                          **a.to_dict()})
-        if g.text is None:
-            excluded.append({"question_id": rec.question_id, "rotation_deg": k,
-                             "reason": f"no reply: {g.error}", "output": ""})
-            dropped[rec.question_id].append(k)
-            continue
-        parsed, why = parse_rotation(g.text, rec.situation, cut=g.reply.cut)
+    for (rec, k), g in zip(plan.asks, results):
+        q = rec.question_id
+        calls += [{"question_id": q, "rotation_deg": k, "attempt": n, **a.to_dict()}
+                  for n, a in enumerate(g.attempts)]
+        parsed, why = (None, f"no reply: {g.error}") if g.text is None else \
+            parse_rotation(g.text, rec.situation, cut=g.reply.cut)
         if parsed is None:
-            excluded.append({"question_id": rec.question_id, "rotation_deg": k,
-                             "reason": why, "output": g.text[:500]})
-            dropped[rec.question_id].append(k)
-            continue
-        lm[rec.question_id][k] = parsed
-        replies[(rec.question_id, k)] = g.text
-    by_id = {r.question_id: r for r in recs}
+            plan.excluded.append(_excluded(q, k, why, g.text or ""))
+            dropped[q].append(k)
+        else:
+            lm[q][k] = dict(parsed, raw_reply=g.text)
+    by_id = {r.question_id: r for r in plan.recs}
     for q, got in lm.items():
-        if len(got) < len(angles) - 1:  # a sibling viewpoint was excluded: say so
-            for k in sorted(got):
-                excluded.append({"question_id": q, "rotation_deg": k,
-                                 "reason": "a sibling viewpoint was excluded (rotation_deg "
-                                           + ", ".join(map(str, sorted(dropped[q]))) + ")",
-                                 "output": replies[(q, k)][:500]})
+        if len(got) < len(plan.angles) - 1:  # a sibling viewpoint was excluded: say so
+            why = ("a sibling viewpoint was excluded (rotation_deg "
+                   + ", ".join(map(str, sorted(dropped[q]))) + ")")
+            plan.excluded += [_excluded(q, k, why, got[k]["raw_reply"]) for k in sorted(got)]
             continue
         rec = by_id[q]
-        rows = [{"question_id": q, "rotation_deg": 0, "situation": rec.situation,
-                 "answers": list(rec.answers), "position": dict(rec.position),
-                 "rotation": dict(rec.rotation), "source": "original"}]
-        for k in angles[1:]:
-            rows.append({"question_id": q, "rotation_deg": k, **got[k],
-                         "position": dict(rec.position),
-                         "rotation": _turned_rotation(rec.rotation, k, f"question_id {q}"),
-                         "source": "lm", "raw_reply": replies[(q, k)]})
-        groups[q] = rows
-    if not groups:
-        reasons = collections.Counter(e["reason"].split(":")[0].split(" (")[0]
-                                      for e in excluded)
-        raise LLMError(f"{dataset}: no rotation group ({len(recs)} questions; excluded turned "
-                       "items: " + (", ".join(f"{r}: {n}" for r, n in reasons.most_common())
-                                    or "none") + f"); nothing written to {out}")
-    rot_f = question_features("kind", "semantics", "source", "raw_reply")
-    rot_rows = []
-    for q in sorted(groups):
+        plan.groups[q] = [{"rotation_deg": 0, "situation": rec.situation,
+                           "answers": list(rec.answers), "position": dict(rec.position),
+                           "rotation": dict(rec.rotation)}]
+        plan.groups[q] += [{"rotation_deg": k, **got[k], "position": dict(rec.position),
+                            "rotation": _turned_rotation(rec.rotation, k, f"question_id {q}"),
+                            "source": "lm"} for k in plan.angles[1:]]
+    return calls
+
+
+def _rotation_rows(plan: _Plan) -> list[dict[str, Any]]:
+    """The rows of the ``rotations`` config: each group's viewpoints, in question order."""
+    by_id = {r.question_id: r for r in plan.recs}
+    rows = []
+    for q in sorted(plan.groups):
         base = question_row(by_id[q])
-        for r in groups[q]:
+        for r in plan.groups[q]:
             row = dict(base)
             row.update({k: r[k] for k in ("situation", "answers", "position", "rotation",
                                           "rotation_deg")})
@@ -335,76 +319,157 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
                 base["alternative_situation"]
             row["source"] = r.get("source", "geometry") if r["rotation_deg"] else "original"
             row["raw_reply"] = r.get("raw_reply", "")
-            rot_rows.append(row)
-    ex_f = datasets.Features({"question_id": datasets.Value("int64"),
-                              "rotation_deg": datasets.Value("int32"),
-                              "reason": datasets.Value("string"),
-                              "output": datasets.Value("string")})
-    calls_f = datasets.Features({
-        "question_id": datasets.Value("int64"), "rotation_deg": datasets.Value("int32"),
-        "attempt": datasets.Value("int32"), "seed": datasets.Value("int64"),
-        "structured": datasets.Value("string"), "cached": datasets.Value("bool"),
-        "finish_reason": datasets.Value("string"), "prompt_tokens": datasets.Value("int64"),
-        "completion_tokens": datasets.Value("int64"), "error": datasets.Value("string"),
-        "reason": datasets.Value("string")})
-    reasons = collections.Counter(e["reason"].split(":")[0].split(" (")[0] for e in excluded)
-    sources = collections.Counter(r["source"] for r in rot_rows if r["rotation_deg"])
-    usage = usage_totals(results)
-    structured = client.structured_record(bool(prompts))
+            rows.append(row)
+    return rows
+
+
+#: the columns of the ``rotations`` config ``rotate`` writes
+ROTATIONS_FEATURES = question_features("kind", "semantics", "source", "raw_reply")
+_EXCLUDED_FEATURES = datasets.Features({
+    "question_id": datasets.Value("int64"), "rotation_deg": datasets.Value("int32"),
+    "reason": datasets.Value("string"), "output": datasets.Value("string")})
+_CALLS_FEATURES = datasets.Features({
+    "question_id": datasets.Value("int64"), "rotation_deg": datasets.Value("int32"),
+    "attempt": datasets.Value("int32"), "seed": datasets.Value("int64"),
+    "structured": datasets.Value("string"), "cached": datasets.Value("bool"),
+    "finish_reason": datasets.Value("string"), "prompt_tokens": datasets.Value("int64"),
+    "completion_tokens": datasets.Value("int64"), "error": datasets.Value("string"),
+    "reason": datasets.Value("string")})
+
+
+def _configs(plan: _Plan, rows: list[dict[str, Any]], calls: list[dict[str, Any]],
+             split: str) -> list[ConfigData]:
+    """The dataset folder's configs: the questions, their rotations, the exclusions and the
+    model's calls."""
     base_f = question_features("kind", "semantics")
-    configs = [ConfigData("real3dqa", {split: fill_rows([question_row(r) for r in recs],
-                                                          base_f)}, base_f,
-                          "the questions asked to rotate, at 0 degrees", default=True),
-               ConfigData("rotations", {split: fill_rows(rot_rows, rot_f)}, rot_f,
-                          f"questions with every viewpoint of {angles}, grouped on "
-                          "question_id; `source` says how each was made, `raw_reply` holds "
-                          "the model's reply"),
-               ConfigData("rotations_excluded", {split: excluded}, ex_f,
-                          "turned viewpoints left out, with the reason (a model's reply that "
-                          "could not be used, a sibling viewpoint excluded, no heading cue)"),
-               ConfigData("llm_calls", {split: calls}, calls_f,
-                          "every request for a turned viewpoint (or its cached reply): seed, "
-                          "structured output, finish reason, tokens, error, why unusable")]
-    if get is not None:
-        present = [s for s in (scene_of(sid) for sid in sorted({r.scene_id for r in recs}))
-                   if s is not None]
-        configs.append(ConfigData("scenes", {split: scene_rows(present)}, scene_features(),
-                                  "objects and Nx6 point clouds", rows_per_shard=20))
-    described = client.describe()
+    return [ConfigData("real3dqa", {split: fill_rows([question_row(r) for r in plan.recs],
+                                                     base_f)}, base_f,
+                       "the questions asked to rotate, at 0 degrees", default=True),
+            ConfigData("rotations", {split: rows}, ROTATIONS_FEATURES,
+                       f"questions with every viewpoint of {plan.angles}, grouped on "
+                       "question_id; `source` says how each was made, `raw_reply` holds the "
+                       "model's reply"),
+            ConfigData("rotations_excluded", {split: plan.excluded}, _EXCLUDED_FEATURES,
+                       "turned viewpoints left out, with the reason (a model's reply that "
+                       "could not be used, a sibling viewpoint excluded, no heading cue)"),
+            ConfigData("llm_calls", {split: calls}, _CALLS_FEATURES,
+                       "every request for a turned viewpoint (or its cached reply): seed, "
+                       "structured output, finish reason, tokens, error, why unusable")]
+
+
+def _card_section(s: dict[str, Any], plan: _Plan, limited: str, client: LLMClient,
+                  tpl: PromptTemplate) -> str:
+    """The card's section on how the rotations were made (``limited``: how the questions
+    were drawn, or empty)."""
+    d = client.describe()
+    usage = s["usage"]
     finish = ", ".join(f"{k} {v}" for k, v in sorted(usage["finish_reasons"].items()))
-    section = ("## How the rotations were made\n\n"
-               f"`hf-real3d rotate` on {len(recs)} questions"
-               + (f" (of {total}, drawn with --limit {limit}, seed {client.decoding.seed})"
-                  if len(recs) < total else "")
-               + f" and the turns {angles[1:]}: {len(groups)} rotation groups, "
-               + ", ".join(f"{n} turned items from {s}" for s, n in sources.items())
-               + f". The language model: {described['model']}"
-               + (f" at {described['url']}" if described.get("url") else "")
-               + f" (temperature {described['temperature']}, seed {described['seed']}, "
-               f"max_tokens {described['max_tokens']}, re-asks {described['reask']}), prompt "
-               f"`{tpl.path.name}`; structured output: {structured}; "
-               f"{len(prompts)} prompts, {usage['attempts']} replies or failures "
-               f"({usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion "
-               "tokens" + (f"; finish reasons: {finish}" if finish else "") + "). "
-               f"Questions whose situation names no direction: {len(no_cue)}"
-               + (" (without a scene they are not asked: `no heading cue without a scene`; "
-                  "with one, the prompt asks for a heading cue)" if no_cue else "")
-               + f". Excluded turned items: {len(excluded)}"
-               + (" (" + ", ".join(f"{r}: {n}" for r, n in reasons.most_common()) + ")"
-                  if excluded else "") + ".\n\n"
-               + markdown_table(["source", "turned items"], [[s, n] for s, n in
-                                                             sources.items()]))
-    write_dataset_folder(
-        out, configs, pretty_name="Real-3DQA rotations (built with hf_real3d rotate)",
-        summary=("Situated questions from turned viewpoints, made from scene geometry where it "
-                 "applies and by a language model elsewhere; check and review before use."),
-        license="other", citation=CITATION, extra_sections=[section],
-        license_note="Built by the user with hf_real3d from their own SQA3D-format data.")
-    check = check_rotations(out, Path(out) / "checks", progress=progress) if rot_rows else None
-    return {"questions": len(recs), "groups": len(groups), "sources": dict(sources),
-            "asked": len(prompts), "cached": sum(g.cached for g in results),
-            "excluded": len(excluded), "reasons": dict(reasons),
-            "no_heading_cue": len(no_cue), "structured": structured, "usage": usage,
-            "requests": client.stats.requests, "failed": sum(g.text is None for g in results),
-            "check": None if check is None else
-            {k: check.get(k) for k in ("items", "verdicts", "group_verdicts")}}
+    return ("## How the rotations were made\n\n"
+            f"`hf-real3d rotate` on {s['questions']} questions{limited} and the turns "
+            f"{plan.angles[1:]}: {s['groups']} rotation groups, "
+            + ", ".join(f"{n} turned items from {src}" for src, n in s["sources"].items())
+            + f". The language model: {d['model']}" + (f" at {d['url']}" if d.get("url") else "")
+            + f" (temperature {d['temperature']}, seed {d['seed']}, max_tokens "
+            f"{d['max_tokens']}, re-asks {d['reask']}), prompt `{tpl.path.name}`; structured "
+            f"output: {s['structured']}; {s['asked']} prompts, {usage['attempts']} replies or "
+            f"failures ({usage['prompt_tokens']} prompt and {usage['completion_tokens']} "
+            "completion tokens" + (f"; finish reasons: {finish}" if finish else "") + "). "
+            f"Questions whose situation names no direction: {s['no_heading_cue']}"
+            + (" (without a scene they are not asked: `no heading cue without a scene`; "
+               "with one, the prompt asks for a heading cue)" if plan.no_cue else "")
+            + f". Excluded turned items: {s['excluded']}"
+            + (" (" + ", ".join(f"{r}: {n}" for r, n in
+                          collections.Counter(s["reasons"]).most_common()) + ")"
+               if plan.excluded else "") + ".\n\n"
+            + markdown_table(["source", "turned items"], [[src, n] for src, n in
+                                                          s["sources"].items()]))
+
+
+def _write(out: str | os.PathLike, configs: list[ConfigData], rows: list[dict[str, Any]],
+           section: str, scenes: list[Scene] | None, split: str, progress: bool
+           ) -> dict[str, Any]:
+    """Check the rotation ``rows`` in memory, then write the dataset folder ``out`` with
+    ``configs``, the checks (``OUT/checks``, configs ``rotation_checks``,
+    ``rotations_checked``) and the ``scenes`` config when scenes were given, at once. Returns
+    the checks' summary."""
+    if scenes is not None:
+        configs = configs + [ConfigData("scenes", {split: scene_rows(scenes)}, scene_features(),
+                                        "objects and Nx6 point clouds", rows_per_shard=20)]
+    with atomic_dir(out) as tmp:
+        check, checked = check_rows(rows, tmp / "checks", dataset=str(out),
+                                    features=ROTATIONS_FEATURES, split=split, progress=progress,
+                                    scenes=None if scenes is None else
+                                    {s.scene_id: s for s in scenes}.__getitem__)
+        write_dataset_files(
+            tmp, configs + checked, extra_sections=[section],
+            pretty_name="Real-3DQA rotations (built with hf_real3d rotate)",
+            summary=("Situated questions from turned viewpoints, made from scene geometry "
+                     "where it applies and by a language model elsewhere; check and review "
+                     "before use."), license="other", citation=CITATION,
+            license_note="Built by the user with hf_real3d from their own SQA3D-format data.")
+    return check
+
+
+def _refuse_before_work(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient,
+                        scenes: str | os.PathLike | None, template: str | os.PathLike | None,
+                        n_viewpoints: int) -> list[int]:
+    """The viewpoints' angles, once every argument is known to be usable."""
+    if n_viewpoints < 2:
+        raise InputError(f"`viewpoints` {n_viewpoints}: a rotation set needs viewpoint 0 and "
+                         "at least one turn; give 2 or more (4: 0, 90, 180, 270)")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise FileExistsError(f"`out` {out}: exists and is not a folder; give another `out`")
+    batch_out = client.config.batch_out
+    check_out(out, dataset=dataset, scenes=scenes, prompt=template,
+              batch_in=client.config.batch_in, batch_out=batch_out,
+              llm_cache=client.cache.folder if client.cache is not None else None)
+    if batch_out is not None:
+        check_out(batch_out, name="batch_out", dataset=dataset, scenes=scenes, prompt=template)
+    return viewpoint_angles(n_viewpoints)
+
+
+def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient, *,
+                   scenes: str | os.PathLike | None = None,
+                   template: str | os.PathLike | None = None, split: str = "test",
+                   n_viewpoints: int = 4, progress: bool = True, limit: int | None = None,
+                   dry_run: bool = False) -> dict[str, Any]:
+    """Rotate every question of ``dataset`` (see the module docstring) into the dataset folder
+    ``out``, checked before it is written. Returns the summary. ``limit``: a subset of the
+    questions drawn with the decoding seed; ``dry_run``: what would be asked, nothing sent or
+    written; a client with ``batch_out`` writes the requests as a Batch API file, nothing
+    else."""
+    angles = _refuse_before_work(dataset, out, client, scenes, template, n_viewpoints)
+    tpl = PromptTemplate.load(template or ROTATE_TEMPLATE, required=_FIELDS,
+                              optional=("scene_graph",))
+    recs, get = _inputs(dataset, scenes, split)
+    total = len(recs)
+    recs = [recs[i] for i in seeded_subset(total, limit, client.decoding.seed)]
+    scene_of = functools.cache(get) if get is not None else lambda sid: None
+    plan = _plan(recs, scene_of, angles, tpl)
+    trial = offline_step(client, plan.prompts, plan.names, schema=ROTATION_SCHEMA,
+                         check=plan.check, dry_run=dry_run)
+    if trial is not None:
+        return {**trial, "questions": len(recs), "geometry_groups": len(plan.groups),
+                "no_heading_cue": len(plan.no_cue)}
+    results = _ask(client, plan, out)
+    calls = _parse(plan, results)
+    if not plan.groups:
+        raise LLMError(f"{dataset}: no rotation group ({len(recs)} questions; excluded turned "
+                       "items: " + (", ".join(f"{r}: {n}" for r, n in
+                                              _reason_counts(plan.excluded).most_common())
+                                    or "none") + f"); nothing written to {out}")
+    rows = fill_rows(_rotation_rows(plan), ROTATIONS_FEATURES)
+    s = {"questions": len(recs), "groups": len(plan.groups),
+         "sources": dict(collections.Counter(r["source"] for r in rows if r["rotation_deg"])),
+         "asked": len(plan.prompts), "cached": sum(g.cached for g in results),
+         "excluded": len(plan.excluded), "reasons": dict(_reason_counts(plan.excluded)),
+         "no_heading_cue": len(plan.no_cue), "usage": usage_totals(results),
+         "structured": client.formats.record(bool(plan.prompts)),
+         "requests": client.stats.requests, "failed": sum(g.text is None for g in results)}
+    limited = f" (of {total}, drawn with --limit {limit}, seed {client.decoding.seed})" \
+        if len(recs) < total else ""
+    present = None if get is None else \
+        [x for x in map(scene_of, sorted({r.scene_id for r in recs})) if x is not None]
+    check = _write(out, _configs(plan, rows, calls, split), rows,
+                   _card_section(s, plan, limited, client, tpl), present, split, progress)
+    return {**s, "check": {k: check.get(k) for k in ("items", "verdicts", "group_verdicts")}}
