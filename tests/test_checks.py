@@ -15,9 +15,9 @@ from helpers.docs import documentation
 
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
+from hf_real3d.real3dqa.asks import answer_direction
 from hf_real3d.real3dqa.check_rotations import check_rotations, check_set
-from hf_real3d.real3dqa.checks import SENSES, VERDICTS, TurnedItem, check_text, judge
-from hf_real3d.real3dqa.mentions import answer_direction
+from hf_real3d.real3dqa.checks import SENSES, VERDICTS, TurnedItem, check_text, verdict_for
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
 KINDS, corrupt = bench_module("_corrupt").KINDS, bench_module("_corrupt").corrupt
@@ -87,67 +87,68 @@ GO = "Which direction should I go to reach the door?"
 ])
 def test_verdicts_follow_the_sense_of_situation_and_answer(turn, situation, answer, verdict,
                                                             sense, rules_):
-    v = judge(item(V0, situation, GO, "left", answer, turn))
+    v = verdict_for(item(V0, situation, GO, "left", answer, turn))
     assert (v.verdict, v.sense, v.rules) == (verdict, sense, rules_)
 
 
 def test_answer_rules():
     # a heading-free question keeps its answer
-    v = judge(item(V0, RIGHT, "How many chairs are in the room?", "two", "three", 90))
+    v = verdict_for(item(V0, RIGHT, "How many chairs are in the room?", "two", "three", 90))
     assert v.verdict == "defect" and v.rules == ["answer_invariant"]
     assert v.hits[0].repair == ("two",)
-    assert judge(item(V0, RIGHT, "What color is the bed?", "gray", "grey", 90)).verdict == "pass"
+    v = verdict_for(item(V0, RIGHT, "What color is the bed?", "gray", "grey", 90))
+    assert v.verdict == "pass"
     # the direction answer turned in the situation's sense is the proposed repair
-    v = judge(item(V0, RIGHT, GO, "left", "left", 90))
+    v = verdict_for(item(V0, RIGHT, GO, "left", "left", 90))
     assert v.rules == ["answer_direction"] and v.hits[0].repair == ("backward",)
     # what the turned situation puts where the question asks
     ask = "What is on my left?"
-    assert judge(item(V0, RIGHT, ask, "window", "desk", 90)).verdict == "pass"
-    v = judge(item(V0, RIGHT, ask, "window", "lamp", 90))
+    assert verdict_for(item(V0, RIGHT, ask, "window", "desk", 90)).verdict == "pass"
+    v = verdict_for(item(V0, RIGHT, ask, "window", "lamp", 90))
     assert v.verdict == "needs_scene" and v.rules == ["answer_from_situation"]
     # a choice of two sides after a quarter turn: near the axis, the scene decides
-    v = judge(item(V0, RIGHT, "Is the door on my left or right?", "left", "right", 90))
+    v = verdict_for(item(V0, RIGHT, "Is the door on my left or right?", "left", "right", 90))
     assert v.verdict == "needs_scene" and v.hits[0].needs_scene
     # the same choice after a half turn must flip
-    v = judge(item(V0, "I am facing the bed.", "Is the door on my left or right?", "left",
+    v = verdict_for(item(V0, "I am facing the bed.", "Is the door on my left or right?", "left",
                    "left", 180))
     assert v.verdict == "defect"
     # an answer that rests on what the texts do not place
-    v = judge(item(V0, RIGHT, "What is behind me?", "door", "lamp", 90))
+    v = verdict_for(item(V0, RIGHT, "What is behind me?", "door", "lamp", 90))
     assert v.verdict == "needs_scene" and v.why
 
 
 def test_copies_duplicates_and_empty_items():
     alt = "I am sitting at the desk, the window on my left."
-    v = judge(item(V0, alt.upper(), GO, "left", "backward", 90, alternatives_0=[alt]))
+    v = verdict_for(item(V0, alt.upper(), GO, "left", "backward", 90, alternatives_0=[alt]))
     # a view of viewpoint 0: a duplicate, and its window did not move
     assert v.verdict == "defect" and v.rules == ["duplicate_view", "direction_wrong"]
-    v = judge(item(V0, RIGHT + " ", GO, "left", "backward", 90, siblings={270: RIGHT}))
+    v = verdict_for(item(V0, RIGHT + " ", GO, "left", "backward", 90, siblings={270: RIGHT}))
     assert v.rules == ["duplicate_view"] and "viewpoint 270" in v.hits[0].detail
-    assert judge(item(V0, "I'm facing the desk with a window on my left and a bed behind me",
+    assert verdict_for(item(V0, "I'm facing the desk with a window on my left and a bed behind me",
                       GO, "left", "backward", 90)).rules == ["text_not_turned"]
     for situation, answer in (("  ", "left"), (RIGHT, "")):
-        v = judge(item(V0, situation, GO, "left", answer, 90))
+        v = verdict_for(item(V0, situation, GO, "left", answer, 90))
         assert v.verdict == "defect" and v.rules == ["empty_text"]
 
 
 def test_what_the_text_cannot_settle_is_left_to_the_scene():
     # several chairs: which one moved is the scene's to say
     v0 = "I sit on a chair with another chair on my left."
-    v = judge(item(v0, "I sit on a chair with another chair on my right.", "What color is the "
-                   "bed?", "red", "red", 90))
+    v = verdict_for(item(v0, "I sit on a chair with another chair on my right.",
+                         "What color is the bed?", "red", "red", 90))
     assert v.verdict == "needs_scene" and v.hits[0].needs_scene
     # an allocentric relation that changed side
-    v = judge(item("I sit on the chair to the left of the bed.", "I sit on the chair to the "
+    v = verdict_for(item("I sit on the chair to the left of the bed.", "I sit on the chair to the "
                    "right of the bed.", "What color is the bed?", "red", "red", 180))
     assert v.verdict == "needs_scene" and v.rules == ["allocentric_changed"]
     # the scene confirms: the text's open question is closed
-    assert judge(item(V0, RIGHT, "What is behind me?", "door", "lamp", 90),
+    assert verdict_for(item(V0, RIGHT, "What is behind me?", "door", "lamp", 90),
                  scene_confirms=True).verdict == "pass"
 
 
 def test_up_and_down_do_not_turn():
-    v = judge(item("I did some work at my desk and above me was my bed.",
+    v = verdict_for(item("I did some work at my desk and above me was my bed.",
                    "I did some work at my desk and below me was my bed.",
                    "What color is the bed?", "red", "red", 180))
     assert v.verdict == "defect" and "up or down" in v.hits[0].detail
@@ -477,7 +478,7 @@ def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(dist
     import numpy as np
 
     from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, Pose
-    from hf_real3d.real3dqa.checks import _placed
+    from hf_real3d.real3dqa.scene_checks import _placed
     from hf_real3d.scene import Scene, SceneObject
     from hf_real3d.spatial import View
 

@@ -6,15 +6,8 @@ import re
 
 import pytest
 
-from hf_real3d.real3dqa.mentions import (
-    HEADING_FREE,
-    answer_direction,
-    mentions,
-    normal_text,
-    plain_words,
-    question_kind,
-    read,
-)
+from hf_real3d.real3dqa.asks import HEADING_FREE, answer_direction, question_kind
+from hf_real3d.real3dqa.mentions import mentions, normal_text, plain_words, read
 
 
 def placed(text):

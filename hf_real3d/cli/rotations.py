@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_real3d._fields import help_field
+from hf_real3d.geometry import MARGIN_DEG
 
 
 @dataclass
@@ -27,7 +28,7 @@ class CheckRotationsOptions:
                                     "scenes config when it has one, else text rules only.",
                                     default=None)
     margin: float = help_field("Degrees by which an object may lie outside the direction a "
-                               "text gives it and still pass the scene rules.", default=15.0)
+                               "text gives it and still pass the scene rules.", default=MARGIN_DEG)
     no_configs: bool = help_field("Do not add the rotation_checks / rotations_checked configs "
                                   "to a dataset folder.", default=False)
 

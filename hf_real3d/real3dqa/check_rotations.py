@@ -30,7 +30,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, write_json
-from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
+from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import (
     ANSWER_RULES,
     SCENE_RULES,
@@ -38,15 +38,13 @@ from hf_real3d.real3dqa.checks import (
     TEXT_RULES,
     VERDICTS,
     Hit,
-    SceneCheck,
     TurnedItem,
     Verdict,
-    check_scene,
-    judge,
-    several_named,
     turn_of,
+    verdict_for,
 )
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
+from hf_real3d.real3dqa.scene_checks import SceneCheck, check_scene, several_named
 from hf_real3d.scene import Scene
 from hf_real3d.tables import markdown_table
 
@@ -185,7 +183,7 @@ def _yaw_table(rows: list[dict[str, Any]], where: Callable[[dict], str]) -> np.n
         raise FormatError(str(err)) from None
 
 
-def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
+def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG,
               progress: bool = False) -> CheckResult:
     """A verdict for every rotated item of ``rs`` (text and answer rules always, scene rules
     when ``rs.scenes`` is set)."""
@@ -229,14 +227,14 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
                                         item=where(r0))
                 sc = SceneCheck(r["situation"], r["question"], list(r["answers"]),
                                 pose0.turned(turn), r.get("semantics") or None, margin_deg)
-                scene_hits = check_scene(sc, scene)
-                confirms = sc.confirmed
-                unmatched.update(sc.unmatched)
+                found = check_scene(sc, scene)
+                scene_hits, confirms = found.hits, found.confirmed
+                unmatched.update(found.unmatched)
             item = TurnedItem(
                 r0["situation"], r["situation"], r["question"], list(r0["answers"]),
                 list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
                 {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"])
-            verdict = judge(item, several=several, scene_hits=scene_hits,
+            verdict = verdict_for(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))
     return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched)
@@ -390,7 +388,7 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
 
 
 def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
-                    scenes: str | os.PathLike | None = None, margin_deg: float = 15.0,
+                    scenes: str | os.PathLike | None = None, margin_deg: float = MARGIN_DEG,
                     write_configs: bool = True, progress: bool = True) -> dict[str, Any]:
     """``hf-real3d check-rotations``: a verdict per rotated item, written (atomically) to
     ``OUT``; for a dataset folder also its ``rotation_checks`` and ``rotations_checked``
