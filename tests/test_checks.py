@@ -17,8 +17,9 @@ from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
 from hf_real3d.real3dqa.asks import answer_direction
 from hf_real3d.real3dqa.check_rotations import check_rotations, check_set
-from hf_real3d.real3dqa.checks import SENSES, VERDICTS, TurnedItem, check_text, verdict_for
+from hf_real3d.real3dqa.checks import check_text, verdict_for
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
+from hf_real3d.real3dqa.rules import SENSES, VERDICTS, TurnedItem
 
 KINDS, corrupt = bench_module("_corrupt").KINDS, bench_module("_corrupt").corrupt
 
@@ -132,6 +133,81 @@ def test_copies_duplicates_and_empty_items():
         assert v.verdict == "defect" and v.rules == ["empty_text"]
 
 
+def test_a_shared_text_blames_the_copy():
+    """Two turned viewpoints with one text: the one whose turn the text does not follow is
+    the copy; where the turn cannot tell, both need the scene, the duplicate named."""
+    v0 = "I am sitting on an office chair facing a desk with the monitor to my right."
+    shared = "I am sitting on an office chair facing a wall with the monitor to my left."
+    ask = "What color is the chair?"
+    v = verdict_for(item(v0, shared, ask, "black", "black", 180, siblings={90: shared}))
+    assert v.verdict == "pass" and "duplicate_view" not in v.rules
+    v = verdict_for(item(v0, shared, ask, "black", "black", 90, siblings={180: shared}))
+    assert v.verdict == "defect" and "duplicate_view" in v.rules
+    assert "this is the copy" in next(h for h in v.hits if h.rule == "duplicate_view").detail
+    plain = "I am opening the toilet."
+    for k, other in ((180, 270), (270, 180)):
+        v = verdict_for(item(v0, plain, ask, "black", "black", k, siblings={other: plain}))
+        assert v.verdict == "needs_scene" and v.rules == ["duplicate_view"]
+        assert f"viewpoint {other}" in v.hits[0].detail and v.hits[0].needs_scene
+
+
+def test_what_the_pose_questions_say():
+    """The other questions asked at viewpoint 0's pose place things; the verdict names the
+    ones it rests on."""
+    v0 = "I am sitting on a chair."
+    ask = "What is on my left?"
+    pose = [(7, "What is on my right?", ["door"]), (8, "How many lamps are behind me?", ["two"])]
+    v = verdict_for(item(v0, "I am standing up.", ask, "window", "door", 180,
+                         pose_questions=pose))
+    assert v.verdict == "pass" and any("question 7" in e for e in v.evidence)
+    v = verdict_for(item(v0, "I am standing up.", ask, "window", "bed", 180,
+                         pose_questions=pose))
+    assert v.verdict == "defect" and v.rules == ["answer_pose"]
+    assert "question 7" in v.hits[0].phrases[0] and v.hits[0].repair == ("door",)
+    # a thing placed by a question at the pose moves with the turn in the situation too
+    v = verdict_for(item(v0, "I am sitting on a chair and the lamps are behind me.",
+                         "What color is the chair?", "red", "red", 180, pose_questions=pose))
+    assert v.verdict == "defect" and "direction_wrong" in v.rules
+    # without the pose's questions, the text alone cannot tell
+    assert verdict_for(item(v0, "I am standing up.", ask, "window", "door", 180)).verdict == \
+        "needs_scene"
+
+
+def test_probe_items_are_never_pass():
+    """The issue's three probes: the faced object kept after a turn (a table of which the
+    alternatives name another: the scene's to say), a faced object read past "at the foot
+    of the bed", and a crib faced again."""
+    table = item("I am facing a table and there is a shelf behind me.",
+                 "I am facing a table and there is a shelf in front of me.",
+                 "To what direction should I move to get the hatrack?", "left", "right", 180,
+                 alternatives_0=["I did my work at the table and to my left was another "
+                                 "table."])
+    pillow = item("I am standing on the floor at the foot of the bed facing the blue pillow.",
+                  "I am standing on the floor at the left side of the bed facing the blue "
+                  "pillow.", "Where is the bed?", "infront", "to my right", 90)
+    crib = item("I am facing the crib and the curtains are on my left side.",
+                "I am facing the crib and placing down a baby to sleep for the night behind me "
+                "in the crib.", "Which direction should I go if I want to open the window?",
+                "left", "right", 180)
+    for x in (table, pillow, crib):
+        v = verdict_for(x)
+        assert v.verdict != "pass" and "same_object_faced" in v.rules
+    assert verdict_for(table).verdict == "needs_scene"
+    assert "place_changed" in verdict_for(pillow).rules
+
+
+def test_a_thing_asked_for_in_a_direction_moves_with_the_turn():
+    ask = "What is orange behind me on the floor?"
+    v = verdict_for(item("I am using the toilet.", "I am standing up.", ask, "basketball",
+                         "basketball", 180))
+    assert v.verdict == "defect" and v.rules == ["answer_kept"]
+    # plural, or a name there may be several of: the scene's to say
+    v = verdict_for(item("I am using the toilet.", "I am standing up.",
+                         "What is mounted on the wall to my left side?", "pictures",
+                         "pictures", 90))
+    assert v.verdict == "needs_scene" and v.rules == ["answer_kept"]
+
+
 def test_what_the_text_cannot_settle_is_left_to_the_scene():
     # several chairs: which one moved is the scene's to say
     v0 = "I sit on a chair with another chair on my left."
@@ -177,6 +253,15 @@ def test_release_verdicts(real_dir, tmp_path):
         assert sum(c.values()) == sum(x["rotation_deg"] == int(k) for x in lines)
     assert s["senses"]["180"]["quaternion"] == s["senses"]["180"]["opposite"] == 0
     by = {(x["question_id"], x["rotation_deg"]): x for x in lines}
+    # issue 55's probes are never pass; the pose's other questions were read
+    for key in ((220602004485, 180), (220602010211, 90), (220602017354, 180)):
+        assert by[key]["verdict"] != "pass", key
+    assert s["pose_questions_from"] and s["items_decided_by_pose_questions"] > 0
+    assert all(e.startswith("question ") for x in lines for e in x.get("evidence", []))
+    # a text shared by 90 and 180 that follows the half turn: the quarter turn is the copy
+    assert by[(220602007366, 90)]["verdict"] == "defect"
+    assert "duplicate_view" in by[(220602007366, 90)]["rules"]
+    assert "duplicate_view" not in by[(220602007366, 180)]["rules"]
     # the issue's examples
     assert {"mirror", "same_object_faced", "direction_wrong"} <= \
         set(by[(220602003690, 270)]["rules"])

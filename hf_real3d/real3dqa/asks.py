@@ -13,7 +13,11 @@ and a direction answer written after a turn.
   material, shape, state, reach, which is nearer, what is on or in a named object, relations
   between named objects);
 * **a question's meaning in a scene** (:func:`parse_question`): the directional templates
-  the geometry route answers from the scene graph.
+  the geometry route answers from the scene graph;
+* **what a question asked at a pose and its answer say about where things are there**
+  (:func:`said_at_pose`: "what is on my left?" answered "window" puts a window on the left)
+  and the question with its direction blanked (:func:`question_template`), so that the same
+  question asked of another direction at the pose gives an answer to compare with.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from collections.abc import Iterable, Sequence
 from hf_real3d.answers import match_one, normalize_answer
 from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTION_WORDS, DIRECTIONS_4, bearing_after_turn
 from hf_real3d.real3dqa.mentions import (
+    ALWAYS_SEVERAL,
     GENERIC,
     HOUR_PATTERN,
     HOUR_WORDS,
+    Mention,
     directions_in,
     hour_bearing,
     normal_text,
@@ -40,8 +46,12 @@ __all__ = [
     "HEADING_FREE",
     "answer_direction",
     "answer_names",
+    "answer_thing",
     "parse_question",
     "question_kind",
+    "question_template",
+    "said_at_pose",
+    "thing_asked_at",
     "same_answer",
     "turned_answer",
 ]
@@ -99,7 +109,8 @@ HEADING_FREE: dict[str, str] = {
     "on_or_in_named": r"\bwhat\s+(?:is|are|can\s+be|do\s+i\s+see)\s+(?:on|in|inside|under|"
                       r"underneath|beneath|above|on\s+top\s+of|next\s+to|beside|near|by|"
                       r"behind|in\s+front\s+of)\s+"
-                      r"(?:the|my|this|that)\b",
+                      r"(?:the|my|this|that)\b(?!\s+(?:allows?|is|are|can|has|gives?|lets?|"
+                      r"provides?|helps?)\b)",
     "between_named": r"\b(?:between|on\s+top\s+of|next\s+to|beside|under|above|inside)\s+"
                      r"(?:the|a|my)\s+\w+(?:\s+\w+)?\s+and\s+(?:the|a|my)\b",
     "doing_holding": r"\bwhat\s+am\s+i\s+(?:(?:sitting|standing|lying|leaning)\s+(?:on|in|at|"
@@ -275,3 +286,110 @@ def parse_question(question: str, scene: Scene | None = None) -> tuple[str, dict
             return kind, {"object": oid, "direction": direction}
         return kind, {"object": oid}
     return None
+
+
+# ---- what a question asked at a pose says ------------------------------------------------
+
+# a question asked of another heading or place than the pose's ("if I turn around, what is
+# in front of me?", "if I lay down on the bed, what is on my left?")
+_HYPOTHETICAL = re.compile(r"\bif\s+i\s+(?:were\s+to\s+)?(?:turn|turned|rotate|lay|lie|sit|"
+                           r"sat|stand|walk|walked|go|went|move|moved|face|look)\b|"
+                           r"\bturn(?:ed|ing)?\s+around\b|\bwhen\s+i\s+turn\b|"
+                           r"\bafter\s+(?:turning|i\s+turn)\b")
+_NOT_OBJECTS = frozenset("yes no none nothing zero one two three four five six seven eight "
+                         "nine ten left right front back behind forward backward ahead "
+                         "straight around".split())
+_ASKED = re.compile(r"\b(?:the|a|an|my)\s+((?:[a-z]+\s+){0,2}?[a-z]+)"
+                    r"(?=\s*(?:\?|$|,|\s+(?:to|in|on|near|so|if|before|for|that|which|from|"
+                    r"at|is|are|located)\b))")
+_WHAT_THING = re.compile(r"^\s*(?:what|which)\s+(?:is|are|was|object|thing|item|furniture)\b"
+                         r"(?!.*\b(?:colou?r|shape|size|material|made|brand|type|kind|"
+                         r"number|many|much)\b)")
+_COUNT_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine "
+                                           "ten".split())}
+
+
+@functools.lru_cache(maxsize=65536)
+def question_template(question: str) -> tuple[str, float, float] | None:
+    """A question with its one egocentric direction blanked, and that direction's (bearing,
+    width): "what color is the couch behind me?" -> ("what color is the couch <d>?", 180,
+    90); None for a question with no or several directions."""
+    low = normal_text(question)
+    found = directions_in(low)
+    if len(found) != 1:
+        return None
+    bearing, width, phrase = found[0]
+    return low.replace(phrase, "<d>", 1), bearing, width
+
+
+@functools.lru_cache(maxsize=65536)
+def thing_asked_at(question: str) -> tuple[float, float, str] | None:
+    """The direction (bearing, width, phrase) of a question that asks which thing is there:
+    "what is on my left?", "what is the first object I'd run into on my left?", "what is on
+    top of the shelf behind me?" (its answer is in that direction); None for any other
+    question, and for one asked of another heading ("if I turn around, ...")."""
+    low = normal_text(question)
+    if _HYPOTHETICAL.search(low):
+        return None
+    kind, what = question_kind(question)
+    if kind == "at":
+        return what
+    asked = directions_in(low)
+    return asked[0] if kind == "other" and len(asked) == 1 and _WHAT_THING.match(low) else None
+
+
+@functools.lru_cache(maxsize=65536)
+def answer_thing(answer: str) -> tuple[str, ...] | None:
+    """An answer's words (singular) when it names a thing ("the trash cans" -> ("trash",
+    "can")); None for yes, no, numbers, directions and generic words."""
+    words = tuple(singular(w) for w in re.findall(r"[a-z]+", normalize_answer(answer)))
+    if not words or words[-1] in _NOT_OBJECTS or words[-1] in GENERIC or len(words) > 3:
+        return None
+    return words
+
+
+@functools.lru_cache(maxsize=65536)
+def _count(answer: str) -> int | None:
+    words = normalize_answer(answer).split()
+    return _COUNT_WORDS.get(words[0]) if len(words) == 1 else None
+
+
+@functools.lru_cache(maxsize=65536)
+def said_at_pose(question: str, answers: tuple[str, ...], where: str) -> tuple[Mention, ...]:
+    """Where a question asked at a pose and its answer put things at that pose, as mentions
+    whose phrase is ``where`` (the question that says it):
+
+    * what is in a direction, answered with a thing ("what is on my left?" -> "window");
+    * which way to a thing, answered with a direction ("which way to the door?" ->
+      "right");
+    * a thing the question names in a direction, when the answer does not deny it ("what
+      color is the couch behind me?", "is the lamp on my left?" -> "yes", "how many chairs
+      are on my right?" -> "two"; not "no" or "zero").
+
+    A question asked of another heading ("if I turn around, what is in front of me?") says
+    nothing of the pose."""
+    low = normal_text(question)
+    if not answers or _HYPOTHETICAL.search(low):
+        return ()
+    kind, what = question_kind(question, tuple(answers))
+    out: list[Mention] = []
+    asked = directions_in(low)
+    at = thing_asked_at(question)
+    if at is not None:
+        bearing, width, _ = at
+        out += [Mention(w[-1], w, bearing, width, where)
+                for a in answers[:1] if (w := answer_thing(a)) is not None]
+    elif kind == "direction":
+        got = answer_direction(answers[0])
+        named = _ASKED.search(low)
+        if got is not None and named is not None and not asked:
+            w = answer_thing(named.group(1))
+            if w is not None:
+                out.append(Mention(w[-1], w, got[0], got[1], where))
+    denied = normalize_answer(answers[0]) in ("no", "zero", "none", "nothing") or \
+        _count(answers[0]) == 0
+    if at is None and not denied:
+        out += [Mention(m.head, m.words, m.bearing, m.width, where, number=m.number)
+                for m in read(question).mentions if m.head not in GENERIC
+                and m.head not in ALWAYS_SEVERAL]
+    return tuple(out)

@@ -4,7 +4,10 @@ Reads a rotation set (:func:`hf_real3d.real3dqa.rotation_set.read_rotation_set`)
 official release folder, any folder of ``rotation_{k}.json`` files in its format, or a
 dataset folder this library built or imported (its ``rotations`` config). Applies the rules
 of :mod:`hf_real3d.real3dqa.checks` (the text and answer rules always; the scene rules with
-ScanNet-format scenes, or with the folder's own ``scenes`` config) and writes:
+ScanNet-format scenes, or with the folder's own ``scenes`` config). With SQA3D's test files
+(``sqa3d``, or an ``sqa3d`` folder beside the release, as ``../shared/real`` holds them), the
+other questions asked at each item's pose are evidence of where things are there
+(:func:`pose_questions`). It writes:
 
 * ``OUT/verdicts.jsonl``: one line per rotated item (verdict, sense, rules, texts): the
   contract;
@@ -31,7 +34,9 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, write_json
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
-from hf_real3d.real3dqa.checks import (
+from hf_real3d.real3dqa.checks import turn_of, verdict_for
+from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
+from hf_real3d.real3dqa.rules import (
     ANSWER_RULES,
     SCENE_RULES,
     SENSES,
@@ -40,15 +45,15 @@ from hf_real3d.real3dqa.checks import (
     Hit,
     TurnedItem,
     Verdict,
-    turn_of,
-    verdict_for,
 )
-from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.real3dqa.scene_checks import SceneCheck, check_scene, several_named
 from hf_real3d.scene import Scene
+from hf_real3d.sources import SQA3DFolder, resolve
+from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
-__all__ = ["ItemCheck", "CheckResult", "check_set",
+__all__ = ["ItemCheck", "CheckResult", "check_set", "pose_questions", "pose_questions_for",
+           "sqa3d_beside",
            "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
            "CHECKED_CONFIG"]
 
@@ -79,6 +84,8 @@ class ItemCheck:
                     "hits": [h.to_dict() for h in self.hits]})
         if self.verdict.why:
             out["why"] = self.verdict.why
+        if self.verdict.evidence:
+            out["evidence"] = list(self.verdict.evidence)
         return out
 
 
@@ -165,6 +172,11 @@ class CheckResult:
             "items_with_a_rule": sum(bool(it.hits) for it in self.items),
             "items_with_several_rules": sum(len({h.rule for h in it.hits}) > 1
                                             for it in self.items),
+            # decided by the other questions asked at the item's pose: supported by them, or
+            # contradicted by the same question asked of the direction the turn brings
+            "items_decided_by_pose_questions": sum(
+                bool(it.verdict.evidence) or any(h.rule == "answer_pose" for h in it.hits)
+                for it in self.items),
             "senses": {k: {s: c.get(s, 0) for s in SENSES} for k, c in sorted(senses.items())},
             "turn_source": dict(collections.Counter(it.turn_source for it in self.items)),
             "ceiling": self.ceiling(),
@@ -183,10 +195,52 @@ def _yaw_table(rows: list[dict[str, Any]], where: Callable[[dict], str]) -> np.n
         raise FormatError(str(err)) from None
 
 
-def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG,
-              progress: bool = False) -> CheckResult:
+PoseQuestions = dict[Any, list[tuple[Any, str, list[str]]]]
+
+
+def pose_questions(records: Iterable[SQA3DRecord]) -> PoseQuestions:
+    """For each question, the other questions asked at its pose (the same scene, position and
+    rotation): SQA3D asks about five at each (719 poses for the 3,519 test questions)."""
+    by: dict[tuple, list[SQA3DRecord]] = {}
+    for r in records:
+        key = (r.scene_id, *(round(r.position[k], 4) for k in "xyz"),
+               *(round(r.rotation[k], 4) for k in ("_x", "_y", "_z", "_w")))
+        by.setdefault(key, []).append(r)
+    return {r.question_id: [(s.question_id, s.question, list(s.answers)) for s in group
+                            if s.question_id != r.question_id]
+            for group in by.values() for r in group}
+
+
+def sqa3d_beside(dataset: str | os.PathLike) -> Path | None:
+    """An ``sqa3d`` folder with SQA3D's test files beside ``dataset`` (the layout of
+    ``../shared/real``: ``real3dqa/`` and ``sqa3d/``), or None."""
+    near = Path(dataset).resolve().parent / "sqa3d"
+    if not near.is_dir():
+        return None
+    try:
+        found = resolve(near, SQA3DFolder)
+    except (OSError, ValueError):
+        return None
+    return near if "test" in found.splits() else None
+
+
+def pose_questions_for(dataset: str | os.PathLike, sqa3d: str | os.PathLike | None = None
+                       ) -> tuple[PoseQuestions | None, Path | None]:
+    """The other questions at each pose, read from SQA3D's test files in ``sqa3d`` (by
+    default, :func:`sqa3d_beside` ``dataset``), and the folder read; (None, None) without
+    them."""
+    folder = Path(sqa3d) if sqa3d is not None else sqa3d_beside(dataset)
+    if folder is None:
+        return None, None
+    split = resolve(folder, SQA3DFolder, what="`sqa3d`").check_split("test")
+    return pose_questions(read_split(folder, split, validate_poses=False)), folder
+
+
+def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool = False,
+              at_pose: PoseQuestions | None = None) -> CheckResult:
     """A verdict for every rotated item of ``rs`` (text and answer rules always, scene rules
-    when ``rs.scenes`` is set)."""
+    when ``rs.scenes`` is set; ``at_pose``: :func:`pose_questions`, the evidence of the other
+    questions at each item's pose)."""
 
     def where(r: dict) -> str:
         file = rs.files.get(int(r["rotation_deg"]))
@@ -233,7 +287,8 @@ def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG,
             item = TurnedItem(
                 r0["situation"], r["situation"], r["question"], list(r0["answers"]),
                 list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
-                {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"])
+                {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"],
+                (at_pose or {}).get(q, []))
             verdict = verdict_for(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))
@@ -316,7 +371,9 @@ def report_section(summary: dict[str, Any], examples: dict[str, list]) -> str:
              "things are).", "",
              f"{summary['items_with_a_rule']} items break at least one rule, "
              f"{summary['items_with_several_rules']} of them more than one, so the rule counts "
-             "below overlap and sum to more than the items.", "",
+             "below overlap and sum to more than the items. "
+             f"{summary['items_decided_by_pose_questions']} verdicts rest on the other "
+             "questions asked at the item's pose (named in `evidence` or the hit).", "",
              markdown_table(["rule", "items", "as defect", "as needs_scene", "groups",
                              "what it means"],
                             [[f"`{r}`", c["items"], c["as_defect"], c["as_needs_scene"],
@@ -389,17 +446,24 @@ def _add_configs(folder: Path, result: CheckResult, summary: dict[str, Any],
 
 def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
                     scenes: str | os.PathLike | None = None, margin_deg: float = MARGIN_DEG,
-                    write_configs: bool = True, progress: bool = True) -> dict[str, Any]:
+                    write_configs: bool = True, progress: bool = True,
+                    sqa3d: str | os.PathLike | None = None,
+                    pose_evidence: bool = True) -> dict[str, Any]:
     """``hf-real3d check-rotations``: a verdict per rotated item, written (atomically) to
     ``OUT``; for a dataset folder also its ``rotation_checks`` and ``rotations_checked``
-    configs. Returns the summary written to ``check.json``."""
+    configs. ``sqa3d``: SQA3D's folder, whose other questions at each pose are evidence
+    (default: an ``sqa3d`` folder beside ``dataset`` when it holds the test files;
+    ``pose_evidence=False``: none). Returns the summary written to ``check.json``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out}: exists and is not a folder; give another `out`")
     rs = read_rotation_set(dataset, scenes)
-    result = check_set(rs, margin_deg=margin_deg, progress=progress)
+    at_pose, folder = pose_questions_for(dataset, sqa3d) if pose_evidence else (None, None)
+    result = check_set(rs, margin_deg=margin_deg, progress=progress, at_pose=at_pose)
     summary = {"dataset": str(dataset), "source": rs.source,
-               "scenes_from": rs.scenes_from or None, **result.summary()}
+               "scenes_from": rs.scenes_from or None,
+               "pose_questions_from": str(folder) if folder is not None else None,
+               **result.summary()}
     proposed = repairs(result, rs)
     summary["repairs"] = dict(collections.Counter(r["rule"] for r in proposed))
     examples = _examples(result, rs)

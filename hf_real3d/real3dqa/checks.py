@@ -11,149 +11,77 @@ unturned) and ``opposite``. An item whose situation and answer agree on one rigi
 right size passes in that sense; one whose situation follows one sense and whose answer the
 other is a defect.
 
-Rules over the text (:data:`TEXT_RULES`) and the answers (:data:`ANSWER_RULES`); with the
-scene, :data:`SCENE_RULES`. Each hit is a defect, or says the text cannot decide
-(``needs_scene``: objects of one name, a left-or-right answer near an axis, an answer that
-rests on where unnamed things are). :func:`verdict_for` gives each item its
-:class:`Verdict`: ``pass``, ``defect`` or ``needs_scene``, with the sense it follows. The
-scene rules live in :mod:`hf_real3d.real3dqa.scene_checks`; the English they read and write,
-in :mod:`hf_real3d.real3dqa.mentions` and :mod:`hf_real3d.real3dqa.asks`. Everything here is
+The rules over the situation live here, those over the answers in
+:mod:`hf_real3d.real3dqa.answer_checks`, those over the scene in
+:mod:`hf_real3d.real3dqa.scene_checks`; their names and meanings, with the hit, item and
+verdict types, in :mod:`hf_real3d.real3dqa.rules` (:data:`RULES`: all of them).
+Each hit is a defect, or says the
+text cannot decide (``needs_scene``: objects of one name, a left-or-right answer near an
+axis, an answer that rests on where unnamed things are). :func:`verdict_for` gives each item
+its :class:`~hf_real3d.real3dqa.rules.Verdict`: ``pass``, ``defect`` or ``needs_scene``, with
+the sense it follows. The English the rules read and write is in
+:mod:`hf_real3d.real3dqa.mentions` and :mod:`hf_real3d.real3dqa.asks`. Everything here is
 pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the outputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from hf_real3d.geometry import angle_gap, bearing_after_turn, wrap_degrees
-from hf_real3d.real3dqa.asks import (
-    answer_direction,
-    answer_names,
-    question_kind,
-    same_answer,
-    turned_answer,
+from hf_real3d.real3dqa.answer_checks import (
+    AnswerFindings,
+    check_answer,
+    direction_hit,
+    pose_said,
 )
+from hf_real3d.real3dqa.asks import said_at_pose
 from hf_real3d.real3dqa.mentions import (
     ALWAYS_SEVERAL,
     GENERIC,
     Mention,
     Reading,
     bearing_name,
-    placed_once,
     plain_words,
     read,
 )
+from hf_real3d.real3dqa.rules import (
+    ANSWER_RULES,
+    SCENE_RULES,
+    TEXT_RULES,
+    Hit,
+    TurnedItem,
+    Verdict,
+)
 from hf_real3d.scene import STRUCTURAL_LABELS
 
-__all__ = [
-    "ANSWER_RULES",
-    "RULES",
-    "SCENE_RULES",
-    "SENSES",
-    "TEXT_RULES",
-    "VERDICTS",
-    "Hit",
-    "TurnedItem",
-    "Verdict",
-    "check_text",
-    "turn_of",
-    "verdict_for",
-]
+__all__ = ["RULES", "check_text", "placed_once", "turn_of", "verdict_for"]
 
-TEXT_RULES: dict[str, str] = {
-    "empty_text": "the turned item's situation or answers are empty",
-    "text_not_turned": "the situation at a turned viewpoint is viewpoint 0's (up to case, "
-                       "spaces, punctuation and contractions)",
-    "duplicate_view": "the situation is another turned viewpoint's of the group, or one of "
-                      "viewpoint 0's alternative situations (a view of viewpoint 0)",
-    "same_object_faced": "the situation at a turned viewpoint faces the object viewpoint 0 "
-                         "faces",
-    "mirror": "the same object faced with an object moved to the other side (left and right "
-              "swapped): a mirror image, not a turn",
-    "direction_wrong": "an object named with a direction at viewpoint 0 and at the turn is "
-                       "where no turn of this size sends it, in either sense",
-    "sense_mismatch": "the situation follows one sense of the quarter turn and the answer the "
-                      "other",
-    "allocentric_changed": "a relation to a named thing changed side (\"left of the bed\" -> "
-                           "\"right of the bed\"); a turn moves nothing in the room, but the "
-                           "text's left may be the viewer's (needs the scene)",
-}
-ANSWER_RULES: dict[str, str] = {
-    "answer_direction": "the answer is a direction and is not viewpoint 0's answer turned (in "
-                        "the sense the situation follows)",
-    "answer_invariant": "the question does not depend on the agent's heading and the answer "
-                        "changed",
-    "answer_from_situation": "the question asks what is in a direction, the turned situation "
-                             "names an object there, and the answer is another",
-}
-SCENE_RULES: dict[str, str] = {
-    "quadrant_situation": "an object the turned situation names with a direction has no "
-                          "instance in that direction from the turned pose",
-    "quadrant_answer": "the question asks about a direction and the answer names an object "
-                       "with no instance in that direction from the turned pose",
-    "answer_geometry": "the scene answers the question unambiguously from the turned pose, "
-                       "and that answer is not among the item's answers",
-}
 RULES: dict[str, str] = {**TEXT_RULES, **ANSWER_RULES, **SCENE_RULES}
-VERDICTS = ("pass", "defect", "needs_scene")
-#: the sense a quarter-turn item follows: its quaternions', the opposite, both (a half turn,
-#: or nothing tells them apart), or none (no rigid turn)
-SENSES = ("quaternion", "opposite", "either", "none")
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A rule an item breaks, with the phrases that triggered it. ``needs_scene``: the text
-    cannot settle it (the rule fired on an object of which there may be several, or on a
-    question the text does not answer)."""
-
-    rule: str
-    phrases: tuple[str, ...]
-    detail: str = ""
-    needs_scene: bool = False
-    repair: tuple[str, ...] | None = None  # proposed answers, where the fix is mechanical
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"rule": self.rule, "phrases": list(self.phrases), "detail": self.detail,
-               "needs_scene": self.needs_scene}
-        if self.repair is not None:
-            out["repair"] = list(self.repair)
-        return out
-
-
-@dataclass
-class TurnedItem:
-    """One turned viewpoint of a question, with what it is checked against."""
-
-    situation_0: str
-    situation: str
-    question: str
-    answers_0: Sequence[str]
-    answers: Sequence[str]
-    turn: float  # clockwise degrees, in the quaternion sense
-    alternatives_0: Sequence[str] = ()  # viewpoint 0's alternative situations
-    siblings: Mapping[int, str] = field(default_factory=dict)  # other turned viewpoints' situations
-    question_0: str = ""
-
-
-@dataclass
-class Verdict:
-    """An item's verdict, the sense its texts follow, and the hits behind it."""
-
-    verdict: str  # one of VERDICTS
-    sense: str  # one of SENSES
-    hits: list[Hit]
-    why: str = ""  # for needs_scene without a hit: what the text leaves open
-
-    @property
-    def rules(self) -> list[str]:
-        return [h.rule for h in self.hits]
-
-
+def placed_once(found: list[Mention]) -> list[Mention]:
+    """One mention per object a text places once: a head placed in two directions is left
+    out, unless modifiers tell its mentions apart."""
+    by: dict[str, list[Mention]] = {}
+    for m in found:
+        by.setdefault(m.head, []).append(m)
+    out = []
+    for ms in by.values():
+        if all(angle_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms):
+            out.append(next((m for m in ms if m.modifier), ms[0]))
+            continue
+        mods: dict[str | None, list[Mention]] = {}
+        for m in ms:
+            mods.setdefault(m.modifier, []).append(m)
+        if None in mods:
+            continue
+        out += [g[0] for g in mods.values()
+                if all(angle_gap(g[0].bearing, x.bearing) < 1e-6 for x in g)]
+    return out
 
 
 def _compatible(a: Mention, b: Mention) -> bool:
@@ -163,14 +91,16 @@ def _compatible(a: Mention, b: Mention) -> bool:
                                  or a.modifier == b.modifier)
 
 
-def _pairs(m0: Sequence[Mention], mk: Sequence[Mention]) -> list[tuple[Mention, Mention]]:
-    """(viewpoint 0's mention, the turned one) of each object both place, where viewpoint 0
-    places it in one direction."""
+def _pairs(m0: Sequence[Mention], mk: Sequence[Mention]
+           ) -> list[tuple[list[Mention], Mention]]:
+    """(viewpoint 0's mentions, the turned one) of each object both place: one direction
+    where viewpoint 0 places it in one, several where its texts place it in several."""
     out = []
     for b in placed_once(mk):
         cands = [a for a in m0 if _compatible(a, b)]
-        if cands and all(angle_gap(c.bearing, cands[0].bearing) < 1e-6 for c in cands):
-            out.append((cands[0], b))
+        if cands:
+            one = all(angle_gap(c.bearing, cands[0].bearing) < 1e-6 for c in cands)
+            out.append((cands[:1] if one else cands, b))
     return out
 
 
@@ -191,22 +121,26 @@ class _Side:
     """What the situation says under one sense: the heads the turn sends where the text puts
     them, and those it does not (certain, and of names there may be several of)."""
 
-    agree: list[str] = field(default_factory=list)
+    agree: list[Mention] = field(default_factory=list)  # viewpoint 0's mentions
     wrong: list[tuple[Mention, Mention, float]] = field(default_factory=list)
     unsure: list[tuple[Mention, Mention, float]] = field(default_factory=list)
 
 
-def _directions(pairs: Sequence[tuple[Mention, Mention]], turn: float,
+def _directions(pairs: Sequence[tuple[list[Mention], Mention]], turn: float,
                 several: set[str]) -> _Side:
+    """Each object's turned direction against where the turn sends viewpoint 0's: agreeing,
+    certainly elsewhere, or elsewhere where there may be several of it (or viewpoint 0's
+    texts place it in several directions, none of which the turn sends there)."""
     side = _Side()
-    for a, b in pairs:
-        expected = bearing_after_turn(a.bearing, turn)
-        if angle_gap(b.bearing, expected) < max(a.width, b.width) / 2:
-            side.agree.append(b.head)
-        elif b.head in several:
-            side.unsure.append((a, b, expected))
+    for cands, b in pairs:
+        turned = [(a, bearing_after_turn(a.bearing, turn)) for a in cands]
+        fits = [a for a, e in turned if angle_gap(b.bearing, e) < max(a.width, b.width) / 2]
+        if fits:
+            side.agree += fits if len(cands) == 1 else []
+        elif b.head in several or len(cands) > 1:
+            side.unsure.append((*turned[0][:1], b, turned[0][1]))
         else:
-            side.wrong.append((a, b, expected))
+            side.wrong.append((cands[0], b, turned[0][1]))
     return side
 
 
@@ -218,18 +152,25 @@ def _moved(a: Mention, b: Mention, expected: float) -> str:
             f"{bearing_name(b.bearing, b.width)} ({how})")
 
 
-def _kept_faced(r0: Sequence[Reading], rk: Reading) -> list[tuple[Mention, Mention]]:
-    """(viewpoint 0's, the turned) mentions of an object faced at both."""
+def _kept_faced(r0: Sequence[Reading], rk: Reading
+                ) -> tuple[list[tuple[Mention, Mention]], bool]:
+    """(viewpoint 0's, the turned) mentions of an object faced at both, and whether viewpoint
+    0 certainly faces that one (no text of it places one of that name elsewhere)."""
     all0 = [m for r in r0 for m in r.mentions]
-    faced0 = [a for a in all0 if a.facing and not any(
-        _compatible(a, x) and angle_gap(a.bearing, x.bearing) > 1e-6 for x in all0)]
-    return [(a, b) for b in rk.mentions if b.facing for a in faced0 if _compatible(a, b)][:1]
+    kept = [(a, b) for b in rk.mentions if b.facing for a in all0
+            if a.facing and _compatible(a, b)][:1]
+    sure = bool(kept) and not any(_compatible(kept[0][0], x)
+                                  and angle_gap(kept[0][0].bearing, x.bearing) > 1e-6
+                                  for x in all0)
+    return kept, sure
 
 
-def _faced_hit(kept: Sequence[tuple[Mention, Mention]], turn: float, many: set[str]) -> Hit:
+def _faced_hit(kept: Sequence[tuple[Mention, Mention]], sure: bool, turn: float,
+               many: set[str]) -> Hit:
     return Hit("same_object_faced", tuple(p for a, b in kept for p in (a.phrase, b.phrase)),
-               f"still facing the {' '.join(kept[0][1].words)} after a {turn:g}-degree turn",
-               needs_scene=all(b.head in many for _, b in kept))
+               f"still facing the {' '.join(kept[0][1].words)} after a {turn:g}-degree turn"
+               + ("" if sure else " (viewpoint 0's texts place one of that name elsewhere too)"),
+               needs_scene=not sure or all(b.head in many for _, b in kept))
 
 
 def _situation_pairs(r0: Sequence[Reading], rk: Reading,
@@ -264,6 +205,23 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
                needs_scene=True)
 
 
+def _place(r0: Sequence[Reading], rk: Reading) -> Hit | None:
+    """The agent at another part of a thing viewpoint 0's texts place it at."""
+    before: dict[str, set[str]] = {}
+    phrase: dict[str, str] = {}
+    for r in r0:
+        for anchor, part, said in r.places:
+            before.setdefault(anchor, set()).add(part)
+            phrase.setdefault(anchor, said)
+    moved = [(phrase[a], said) for a, part, said in rk.places
+             if a in before and part not in before[a]]
+    if not moved:
+        return None
+    return Hit("place_changed", tuple(p for pair in moved for p in pair),
+               "; ".join(f"{a!r} -> {b!r}" for a, b in moved)
+               + " (a turn in place does not move the agent)", needs_scene=True)
+
+
 def check_text(original: str, rotated: str, turn: float, *,
                several: frozenset[str] = frozenset(),
                alternatives: Sequence[str] = ()) -> list[Hit]:
@@ -280,9 +238,9 @@ def check_text(original: str, rotated: str, turn: float, *,
     rk = read(rotated)
     many = _several([*r0, rk], several)
     hits = []
-    kept = _kept_faced(r0, rk)
+    kept, sure = _kept_faced(r0, rk)
     if kept:
-        hits.append(_faced_hit(kept, turn, many))
+        hits.append(_faced_hit(kept, sure, turn, many))
     side = _directions(_situation_pairs(r0, rk, kept), turn, many)
     for wrong, unsure in ((side.wrong, False), (side.unsure, True)):
         if wrong:
@@ -301,85 +259,6 @@ def check_text(original: str, rotated: str, turn: float, *,
     return hits
 
 
-# ---- answers ---------------------------------------------------------------------------
-
-@dataclass
-class _Answer:
-    """What the answer rules say under each sense: ``supports`` / ``contradicts`` / None,
-    plus hits that need no sense."""
-
-    by_sense: dict[float, str | None]
-    hits: list[Hit] = field(default_factory=list)
-    free: bool = False  # the answer is confirmed whatever the sense
-
-
-def _check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
-                  rk: Reading) -> _Answer:
-    kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
-    out = _Answer({t: None for t in turns})
-    if kind == "heading_free":
-        if same_answer(item.answers_0, item.answers):
-            out.free = True
-        else:
-            out.hits.append(Hit("answer_invariant", (item.question, ", ".join(item.answers)),
-                                f"{what.replace('_', ' ')}: the turn cannot change the answer "
-                                f"{', '.join(item.answers_0)!r} -> {', '.join(item.answers)!r}",
-                                repair=tuple(item.answers_0)))
-        return out
-    if kind == "direction":
-        before = next((d for a in item.answers_0 if (d := answer_direction(a))), None)
-        if before is None:
-            return out
-        after = [d for a in item.answers if (d := answer_direction(a))]
-        if not after:
-            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
-                                f"viewpoint 0 answers a direction ({item.answers_0[0]!r}); the "
-                                f"turned answer {', '.join(item.answers)!r} is none",
-                                needs_scene=True))
-            return out
-        near_axis = False
-        for t in turns:
-            expected = bearing_after_turn(before[0], t)
-            ok = any(angle_gap(b, expected) < max(w, before[1]) / 2 for b, w in after)
-            if ok:
-                out.by_sense[t] = "supports"
-            elif what and before[1] >= 90 and t % 180 != 0 and all(
-                    angle_gap(b, before[0]) < 1 or angle_gap(b, before[0] + 180) < 1
-                    for b, _ in after):
-                # two opposite directions to choose from, after a quarter turn: what was on
-                # one of them is now near the axis between them
-                near_axis = True
-            else:
-                out.by_sense[t] = "contradicts"
-        if near_axis and not any(v == "supports" for v in out.by_sense.values()):
-            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
-                                "a choice of two opposite directions after a quarter turn: "
-                                "what was on one of them is now near the axis between them",
-                                needs_scene=True))
-        return out
-    if kind == "at":
-        bearing, width, phrase = what
-        there = {m.head for m in rk.mentions
-                 if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
-                 and m.head not in GENERIC}
-        if there:
-            if answer_names(item.answers, there):
-                out.free = True
-            else:
-                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
-                                    f"the turned situation puts the "
-                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
-                                    f"{', '.join(item.answers)!r}", needs_scene=True))
-            return out
-        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
-            brought = {m.head for r in r0 for m in r.mentions if m.head not in GENERIC and
-                       angle_gap(bearing_after_turn(m.bearing, t), bearing)
-                       < max(width, m.width) / 2}
-            if brought and answer_names(item.answers, brought):
-                out.by_sense[t] = "supports"
-    return out
-
-
 def _copy_hits(item: TurnedItem, turn: float) -> list[Hit]:
     """A situation copied from viewpoint 0, or shared with another view of the group."""
     same = plain_words(item.situation)
@@ -388,10 +267,39 @@ def _copy_hits(item: TurnedItem, turn: float) -> list[Hit]:
                     f"a {turn:g}-degree turn left the text as it was")]
     dup = [f"viewpoint 0's alternative situation {i + 1}"
            for i, a in enumerate(item.alternatives_0) if plain_words(a) == same]
-    dup += [f"viewpoint {k}'s situation" for k, s in sorted(item.siblings.items())
-            if plain_words(s) == same]
     return [Hit("duplicate_view", (item.situation,), "the same text as " + " and ".join(dup))] \
         if dup else []
+
+
+def _fits(rd: _Reading, turns: Sequence[float]) -> str | None:
+    """Whether the turned situation's directions follow a turn of ``turns`` (its senses):
+    ``"fits"`` (some sense puts something where the text does, and nothing elsewhere),
+    ``"wrong"`` (every sense puts something elsewhere), or None (the text cannot tell)."""
+    pairs = _situation_pairs(rd.r0, rd.rk, [])
+    sides = [_directions(pairs, t, rd.many) for t in turns]
+    if any(x.agree and not x.wrong and not x.unsure for x in sides):
+        return "fits"
+    return "wrong" if all(x.wrong for x in sides) else None
+
+
+def _shared_hit(item: TurnedItem, turns: Sequence[float], rd: _Reading) -> Hit | None:
+    """Another turned viewpoint with the same situation: the copy is the one whose turn the
+    text does not follow. Only the copy is a defect; where the turn cannot tell which, both
+    need the scene (the duplicate named in the hit)."""
+    same = plain_words(item.situation)
+    views = [k for k, s in sorted(item.siblings.items()) if plain_words(s) == same]
+    if not views:
+        return None
+    mine = _fits(rd, turns)  # each viewpoint's turn in either sense
+    theirs = [_fits(rd, [k % 360] if k % 180 == 0 else [k % 360, -k % 360]) for k in views]
+    said = "the same text as " + " and ".join(f"viewpoint {k}'s situation" for k in views)
+    if mine == "fits" and "fits" not in theirs:
+        return None  # the text follows this viewpoint's turn: the other is the copy
+    if mine == "wrong":
+        return Hit("duplicate_view", (item.situation,), said + "; it does not follow this "
+                   "viewpoint's turn: this is the copy")
+    return Hit("duplicate_view", (item.situation,), said + "; the texts cannot tell which "
+               "viewpoint it belongs to", needs_scene=True)
 
 
 @dataclass
@@ -411,15 +319,17 @@ def _read_item(item: TurnedItem, turns: Sequence[float], several: frozenset[str]
     """The item's situations read (a copy of viewpoint 0 is taken as a copy, not read for
     directions), and the hits that need no sense."""
     r0 = [read(t) for t in (item.situation_0, *item.alternatives_0)]
+    r0.append(Reading(mentions=[m for qid, q, a in item.pose_questions
+                                for m in said_at_pose(q, tuple(a), pose_said(qid, q, a))]))
     rk = read(item.situation)
     many = _several([*r0, rk], several)
-    kept = [] if copied else _kept_faced(r0, rk)
-    hits = [_faced_hit(kept, turns[0], many)] if kept else []
+    kept, sure = ([], False) if copied else _kept_faced(r0, rk)
+    hits = [_faced_hit(kept, sure, turns[0], many)] if kept else []
     pairs = [] if copied else _situation_pairs(r0, rk, kept)
     sides = {t: _directions(pairs, t, many) for t in turns}
-    moved = None if copied else _allocentric(r0, rk)
-    if moved is not None:
-        hits.append(moved)
+    for found in ([] if copied else [_allocentric(r0, rk), _place(r0, rk)]):
+        if found is not None:
+            hits.append(found)
     flipped = [] if copied else _vertical(r0, rk)
     if flipped:
         hits.append(Hit("direction_wrong", tuple(p for a, b in flipped for p in (a[2], b[2])),
@@ -433,7 +343,7 @@ def _sense_names(turns: Sequence[float]) -> dict[float, str]:
     return {turns[0]: "quaternion"} | ({turns[1]: "opposite"} if len(turns) > 1 else {})
 
 
-def _no_sense_hits(item: TurnedItem, turns: Sequence[float], rd: _Reading, answer: _Answer,
+def _no_sense_hits(item: TurnedItem, turns: Sequence[float], rd: _Reading, answer: AnswerFindings,
                    hits: Sequence[Hit]) -> list[Hit]:
     """Why no sense fits: the situation wrong in every sense, the answer wrong in every
     sense, or the two following different senses."""
@@ -455,7 +365,8 @@ def _no_sense_hits(item: TurnedItem, turns: Sequence[float], rd: _Reading, answe
             out.append(Hit("mirror", tuple(p for a, b in swapped for p in (a.phrase, b.phrase)),
                            "the same object faced with sides swapped"))
     if not ans_ok:
-        out.append(_direction_hit(item, turns, sit_ok))
+        out.append(next(iter(answer.against.values())) if answer.against
+                   else direction_hit(item, turns, sit_ok))
     elif sit_ok and set(sit_ok) != set(ans_ok) and not any(
             h.rule == "direction_wrong" for h in [*hits, *out]):
         names = _sense_names(turns)
@@ -466,7 +377,7 @@ def _no_sense_hits(item: TurnedItem, turns: Sequence[float], rd: _Reading, answe
 
 
 def _sense(turns: Sequence[float], viable: Sequence[float], rd: _Reading,
-           answer: _Answer) -> str:
+           answer: AnswerFindings) -> str:
     """The sense the texts follow, among the viable ones: one they support."""
     supported = [t for t in viable if rd.sides[t].agree or answer.by_sense[t] == "supports"]
     if len(turns) == 1 or len(supported) != 1 and len(viable) > 1:
@@ -486,8 +397,10 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     hits = _copy_hits(item, turn)
     rd, more = _read_item(item, turns, several,
                           any(h.rule == "text_not_turned" for h in hits))
+    shared = None if hits else _shared_hit(item, turns, rd)
+    hits += [shared] if shared is not None else []
     hits += more
-    answer = _check_answer(item, turns, rd.r0, rd.rk)
+    answer = check_answer(item, turns, rd.r0, rd.rk, rd.many)
     hits += answer.hits
     # the senses in which neither the situation nor the answer is certainly wrong
     viable = [t for t in turns if not rd.sides[t].wrong and answer.by_sense[t] != "contradicts"]
@@ -513,21 +426,16 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     if not confirmed:
         return Verdict("needs_scene", sense, hits, "the answer rests on where things are that "
                                                    "the texts do not say")
-    return Verdict("pass", sense, hits)
+    return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
 
 
-def _direction_hit(item: TurnedItem, turns: Sequence[float], sit_ok: Sequence[float]) -> Hit:
-    before = next(a for a in item.answers_0 if answer_direction(a))
-    expect = {t: turned_answer(before, t) for t in turns}
-    if sit_ok and len(sit_ok) < len(turns):
-        said = f"expected {expect[sit_ok[0]]!r} in the sense the situation follows"
-        repair = expect[sit_ok[0]]
-    else:
-        said = "expected " + " or ".join(repr(expect[t]) for t in turns)
-        repair = expect[turns[0]]  # the quaternions' sense, when nothing says otherwise
-    return Hit("answer_direction", (item.question, ", ".join(item.answers)),
-               f"{before!r} at viewpoint 0 -> {', '.join(item.answers)!r}; {said}",
-               repair=(repair,) if repair else None)
+def _evidence(item: TurnedItem, viable: Sequence[float], rd: _Reading,
+              answer: AnswerFindings) -> tuple[str, ...]:
+    """The questions at the pose that support the item in the senses it may follow."""
+    pose = {pose_said(*x) for x in item.pose_questions}
+    said = [a.phrase for t in viable for a in rd.sides[t].agree]
+    said += [p for t in viable for p in answer.evidence.get(t, ())]
+    return tuple(dict.fromkeys(p for p in said if p in pose))
 
 
 def turn_of(yaw0: float, yaw: float, nominal: int, atol: float = 1.0) -> tuple[float, str]:

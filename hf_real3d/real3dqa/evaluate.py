@@ -254,14 +254,20 @@ def reference_columns(source: str | os.PathLike, split: str = "test", *,
 
 def _group_verdicts(src: Path) -> dict[str, set[Any]]:
     """The group ids with a ``defect`` item and those with a ``needs_scene`` item, as
-    ``hf-real3d check-rotations`` judges ``src``."""
+    ``hf-real3d check-rotations`` decides them for ``src`` (with the questions at each pose
+    when SQA3D's files lie beside it, as the command reads them)."""
     # the checker only when groups are left out by its verdicts
-    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG, check_set, flagged_groups
+    from hf_real3d.real3dqa.check_rotations import (
+        CHECKS_CONFIG,
+        check_set,
+        flagged_groups,
+        pose_questions_for,
+    )
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     kind = resolve(src, Release, DatasetFolder, what="the references")
     if isinstance(kind, Release):  # the text rules, on the fly (about a second)
-        res = check_set(read_rotation_set(src))
+        res = check_set(read_rotation_set(src), at_pose=pose_questions_for(src)[0])
         return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
     from hf_real3d.hub import load_local  # datasets only for a built folder
 

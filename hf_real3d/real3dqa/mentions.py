@@ -24,7 +24,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from hf_real3d.geometry import angle_gap, direction_names
+from hf_real3d.geometry import direction_names
 
 __all__ = [
     "ALWAYS_SEVERAL",
@@ -39,7 +39,6 @@ __all__ = [
     "directions_in",
     "hour_bearing",
     "normal_text",
-    "placed_once",
     "plural",
     "read",
     "mentions",
@@ -150,6 +149,8 @@ _PRONOUNS = frozenset("it them this that these those one ones something everythi
                       "nothing someone me myself you".split())
 _PART_OF = frozenset("end side foot edge corner middle center centre top bottom front back "
                      "part half surface".split())
+# "facing the crib and the curtains are on my left": what the agent faces is not coordinated
+_FACED_BY = frozenset("facing face faces looking watching staring toward towards".split())
 _LOCATIVE = frozenset("on in at by near beside under inside atop onto into above below "
                       "underneath beneath against".split())
 # adverbials that sit between an object and its direction and are not objects themselves
@@ -212,6 +213,10 @@ _SUPERLATIVE = re.compile(r"closest|nearest|farthest|furthest|closer|farther|fur
                           r"(?:left|right)-?most")
 _ORDINAL = re.compile(r"(?:left|right|front|back)-?most|middle|first|second|last")
 _VERTICAL_RE = re.compile(r"\b(above|over|below|beneath|under|underneath)\s+me\b")
+_PLACE_RE = re.compile(
+    r"\b(?:at|on|by|in|near)\s+(?:the|a|my)\s+(?P<part>(?:(?:left|right|far|near|other|front|"
+    r"back)(?:\s*-?\s*hand)?\s+)?(?:foot|head|end|side|edge|corner|cushion|cousion|seat|arm|"
+    r"middle|center|centre|part))\s+of\s+(?=(?:the|a|an|my)\s)")
 _CLAUSE_START = frozenset(",.;:!? and while but so where".split())
 
 
@@ -254,6 +259,9 @@ class Reading:
     several: set[str] = field(default_factory=set)  # heads the text names several ones of
     # objects placed above or below the agent ("above me was my bed"): no turn moves them
     vertical: list[tuple[str, str, str]] = field(default_factory=list)  # (head, up/down, phrase)
+    # where on a thing the agent is ("at the foot of the bed": (bed, foot, phrase)): no turn
+    # in place changes it
+    places: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 _ING_NOUNS = frozenset("ceiling painting drawing building clothing railing ring string "
@@ -350,7 +358,7 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
     while not singular_verb and i >= 1 and toks[i][0] in ("and", ",") and len(out) < 4:
         nxt = _np_back(toks, i - 1)
         if nxt is None or toks[i - 1][0] in _STOPS or (
-                nxt[2] >= 0 and toks[nxt[2]][0] in _LOCATIVE | {"of", "from", "to"}):
+                nxt[2] >= 0 and toks[nxt[2]][0] in _LOCATIVE | _FACED_BY | {"of", "from", "to"}):
             break
         words, plural, i = nxt
         out.append((words, plural))
@@ -404,6 +412,9 @@ def _agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
     if got is None:
         return True
     before = toks[got[2]][0] if got[2] >= 0 else ""
+    if before == "of":  # "at the foot of the bed facing the pillow": a locative just before
+        before = next((toks[j][0] for j in range(got[2] - 1, max(got[2] - 5, -1), -1)
+                       if toks[j][0] in _LOCATIVE), "")
     # "sitting on a chair facing the desk": the agent, on the chair, faces the desk
     return before in _LOCATIVE
 
@@ -518,6 +529,16 @@ def _several_named(toks: list[tuple[str, int, int]]) -> set[str]:
     return {h for h, n in heads.items() if "other" in n or n >= {"", "plural"}}
 
 
+def _places(low: str, toks: list[tuple[str, int, int]]) -> list[tuple[str, str, str]]:
+    out = []
+    for m in _PLACE_RE.finditer(low):
+        anchor = _np_forward(toks, _first_token_at(toks, m.end()))
+        if anchor is not None:
+            out.append((anchor[0][-1], m.group("part"),
+                        f"{m.group(0)}{' '.join(anchor[0])}"))
+    return out
+
+
 @functools.lru_cache(maxsize=65536)
 def read(text: str) -> Reading:
     """Every object ``text`` places relative to the agent, in order of appearance, the
@@ -526,7 +547,8 @@ def read(text: str) -> Reading:
     low = normal_text(text)
     scan = _blank(low, _ADVERBIALS)
     toks = tokens(scan)
-    out = Reading(relations=_relations(low, toks), mentions=_faced(scan, toks))
+    out = Reading(relations=_relations(low, toks), mentions=_faced(scan, toks),
+                  places=_places(low, toks))
     _egocentric(scan, toks, out)
     out.several = _several_named(toks)
     return out
@@ -535,27 +557,6 @@ def read(text: str) -> Reading:
 def mentions(text: str) -> list[Mention]:
     """Every object ``text`` places relative to the agent (:func:`read`'s mentions)."""
     return read(text).mentions
-
-
-def placed_once(found: list[Mention]) -> list[Mention]:
-    """One mention per object a text places once: a head placed in two directions is left
-    out, unless modifiers tell its mentions apart."""
-    by: dict[str, list[Mention]] = {}
-    for m in found:
-        by.setdefault(m.head, []).append(m)
-    out = []
-    for ms in by.values():
-        if all(angle_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms):
-            out.append(next((m for m in ms if m.modifier), ms[0]))
-            continue
-        mods: dict[str | None, list[Mention]] = {}
-        for m in ms:
-            mods.setdefault(m.modifier, []).append(m)
-        if None in mods:
-            continue
-        out += [g[0] for g in mods.values()
-                if all(angle_gap(g[0].bearing, x.bearing) < 1e-6 for x in g)]
-    return out
 
 
 def bearing_name(bearing: float, width: float = 90.0) -> str:
@@ -568,12 +569,13 @@ def bearing_name(bearing: float, width: float = 90.0) -> str:
     return names[int(round(bearing / step)) % len(names)]
 
 
-def directions_in(text: str) -> list[tuple[float, float, str]]:
+@functools.lru_cache(maxsize=65536)
+def directions_in(text: str) -> tuple[tuple[float, float, str], ...]:
     """Each egocentric direction phrase of ``text`` (adverbials like "within reach" aside),
     as (clockwise bearing, width, phrase)."""
     low = normal_text(text)
-    return [(*_bearing(m), low[m.start():m.end()].strip())
-            for m in _EGO_RE.finditer(_blank(low, _ADVERBIALS))]
+    return tuple((*_bearing(m), low[m.start():m.end()].strip())
+                 for m in _EGO_RE.finditer(_blank(low, _ADVERBIALS)))
 
 
 # words that tie a situation to the agent's heading, beyond what the English reader places
