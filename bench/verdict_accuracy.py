@@ -68,10 +68,10 @@ def figures(labels: dict[str, str], verdicts: dict[str, str]) -> dict:
         given = [k for k in keys if verdicts[k] == v]
         per_verdict[v] = {lab: share(sum(labels[k] == lab for k in given), len(given))
                           for lab in LABELS}
-        decided = [k for k in given if labels[k] in ("valid", "defect")]
+        sure = [k for k in given if labels[k] in ("valid", "defect")]
         right = "defect" if v == "defect" else "valid"
-        per_verdict[v]["right_on_decided"] = share(sum(labels[k] == right for k in decided),
-                                                   len(decided))
+        per_verdict[v]["right_on_decided"] = share(sum(labels[k] == right for k in sure),
+                                                   len(sure))
     return {
         "precision_defect_on_decided": share(sum(labels[k] == "defect" for k in decided),
                                              len(decided)),
