@@ -583,3 +583,27 @@ def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(dist
         if placed is not None:
             assert placed and view.direction(0) == ("front", "right", "back", "left")[
                 int(bearing // 90)]
+
+
+def test_the_questions_at_a_pose_and_where_they_are_found(tmp_path):
+    """Questions with one scene, position and rotation are asked at one pose; SQA3D's test
+    files are found beside a release (``real/real3dqa`` and ``real/sqa3d``)."""
+    from hf_real3d.real3dqa.check_rotations import pose_questions, sqa3d_beside
+    from hf_real3d.sqa3d import SQA3DRecord
+
+    def rec(qid, x):
+        return SQA3DRecord(qid, "scene0000_00", "I am here.", f"q{qid}?", [f"a{qid}"],
+                           {"x": x, "y": 0.0, "z": 0.0},
+                           {"_x": 0.0, "_y": 0.0, "_z": 0.0, "_w": 1.0})
+
+    at = pose_questions([rec(1, 0.0), rec(2, 0.0), rec(3, 1.0)])
+    assert at[1] == [(2, "q2?", ["a2"])] and at[2] == [(1, "q1?", ["a1"])] and at[3] == []
+    release = tmp_path / "real" / "real3dqa"
+    release.mkdir(parents=True)
+    assert sqa3d_beside(release) is None
+    sqa3d = tmp_path / "real" / "sqa3d"
+    sqa3d.mkdir()
+    for name in ("v1_balanced_questions_test_scannetv2.json",
+                 "v1_balanced_sqa_annotations_test_scannetv2.json"):
+        (sqa3d / name).write_text("{}")
+    assert sqa3d_beside(release) == sqa3d.resolve()

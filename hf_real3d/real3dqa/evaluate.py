@@ -263,6 +263,8 @@ def _group_verdicts(src: Path) -> dict[str, set[Any]]:
         flagged_groups,
         pose_questions_for,
     )
+
+    # ... and the rotation set it reads
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     kind = resolve(src, Release, DatasetFolder, what="the references")
