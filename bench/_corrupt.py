@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from hf_real3d.geometry import bearing_after_turn
-from hf_real3d.real3dqa.checks import several_named
 from hf_real3d.real3dqa.mentions import HOUR_WORDS, mentions
+from hf_real3d.real3dqa.scene_checks import several_named
 from hf_real3d.scene import STRUCTURAL_LABELS
 
 __all__ = ["KINDS", "corrupt"]

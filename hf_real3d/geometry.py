@@ -39,6 +39,9 @@ def _rotation() -> type[Rotation]:
 __all__ = [
     "DIRECTION_MIN_DISTANCE",
     "EQUALLY_NEAR",
+    "CLEARLY_NEARER",
+    "MARGIN_DEG",
+    "DIRECTION_WORDS",
     "FACING_HALF_ANGLE",
     "FACING_MIN_DISTANCE",
     "DIRECTIONS_4",
@@ -51,6 +54,7 @@ __all__ = [
     "facing_from_yaw",
     "yaw_from_facing",
     "wrap_degrees",
+    "angle_gap",
     "direction_bin",
     "direction_names",
     "bin_margin",
@@ -72,8 +76,15 @@ DIRECTION_MIN_DISTANCE = 0.4
 FACING_MIN_DISTANCE = 0.6
 #: ... and within this many degrees of straight ahead
 FACING_HALF_ANGLE = 25.0
-#: two objects whose distances differ by less than this are "about as near"
+#: "the nearest X in a direction" is one object only when the next is at least this much
+#: farther (else the two are about as near)
 EQUALLY_NEAR = 0.3
+#: "which is nearer, X or Y?" is asked and answered only when their distances differ by at
+#: least this (the generator's and the geometry route's one threshold; making it
+#: EQUALLY_NEAR's 0.3 changes the synthetic questions of demo seed 0)
+CLEARLY_NEARER = 0.5
+#: degrees: an object within this of a direction boundary never decides a direction
+MARGIN_DEG = 15.0
 DIRECTIONS_8: tuple[str, ...] = (
     "front",
     "front-right",
@@ -90,6 +101,16 @@ DIRECTION_PHRASES: dict[str, str] = {
     "right": "on my right",
     "back": "behind me",
     "left": "on my left",
+}
+#: the one table of direction words, by style: geometry's names, a side ("behind"), a way to
+#: go ("backward"), SQA3D's phrase ("behind me") and a phrase with "to" ("to my right")
+DIRECTION_WORDS: dict[str, dict[str, str]] = {
+    "name": {d: d for d in DIRECTIONS_4},
+    "side": {"front": "front", "right": "right", "back": "behind", "left": "left"},
+    "go": {"front": "forward", "right": "right", "back": "backward", "left": "left"},
+    "phrase": DIRECTION_PHRASES,
+    "to": {"front": "in front of me", "right": "to my right", "back": "behind me",
+           "left": "to my left"},
 }
 _AGENT_FORWARD_LOCAL = np.array([-1.0, 0.0, 0.0])
 
@@ -273,6 +294,11 @@ class Pose:
     def turned(self, degrees_clockwise: float) -> Pose:
         """The same agent turned in place ``degrees_clockwise`` seen from above."""
         return Pose(self.position, self.yaw - math.radians(degrees_clockwise))
+
+
+def angle_gap(a: float, b: float) -> float:
+    """The unsigned difference of two angles in degrees, 0 to 180."""
+    return abs(float(wrap_degrees(float(a) - float(b))))
 
 
 def direction_bin(angle_deg: np.ndarray | float, n: int = 4) -> np.ndarray | int:

@@ -5,9 +5,9 @@ One home for the spatial semantics that both real-data rotation
 use: what the agent sees from a pose (:class:`View`: egocentric angle, direction bin,
 distance, whether an object sits clearly inside its bin), which object it faces, how a
 situation is described, the question kinds (nearest in a direction, navigation, counting,
-existence, relations, attributes, distances, ...), their answers computed from geometry
-(:func:`answer_from_geometry`), and the parsing of real SQA3D questions into those kinds
-(:func:`parse_question`).
+existence, relations, attributes, distances, ...) and their answers computed from geometry
+(:func:`answer_from_geometry`). Reading a real SQA3D question into those kinds is the English
+reader's (:func:`hf_real3d.real3dqa.asks.parse_question`).
 
 Direction words follow :mod:`hf_real3d.geometry`; objects within ``margin_deg`` of a bin
 boundary never decide a direction-dependent answer (:class:`Unanswerable` says why).
@@ -15,17 +15,18 @@ boundary never decide a direction-dependent answer (:class:`Unanswerable` says w
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from hf_real3d.geometry import (
+    CLEARLY_NEARER,
     DIRECTION_MIN_DISTANCE,
     DIRECTION_PHRASES,
+    DIRECTION_WORDS,
     DIRECTIONS_4,
     EQUALLY_NEAR,
     FACING_HALF_ANGLE,
     FACING_MIN_DISTANCE,
+    MARGIN_DEG,
     Pose,
 )
 from hf_real3d.scene import Scene, SceneObject
@@ -33,11 +34,8 @@ from hf_real3d.scene import Scene, SceneObject
 __all__ = [
     "View",
     "Unanswerable",
-    "NAV_WORDS",
     "CATEGORY",
     "number_word",
-    "plural",
-    "singular",
     "facing_object",
     "describe_situation",
     "describe_pose",
@@ -45,12 +43,10 @@ __all__ = [
     "SITUATION_TEMPLATES",
     "nearest_in",
     "answer_from_geometry",
-    "parse_question",
 ]
 
 _NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                  "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
-NAV_WORDS = {"front": "forward", "back": "backward", "left": "left", "right": "right"}
 
 
 def number_word(n: int) -> str:
@@ -58,19 +54,10 @@ def number_word(n: int) -> str:
     return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
 
 
-def plural(label: str) -> str:
-    """The plural of an object label ("shelf" -> "shelves", "box" -> "boxes")."""
-    if label.endswith("shelf"):
-        return label[:-1] + "ves"
-    if label.endswith(("s", "x", "ch", "sh")):
-        return label + "es"
-    return label + "s"
-
-
 class View:
     """Everything about the scene's non-structural objects as seen from one pose."""
 
-    def __init__(self, scene: Scene, pose: Pose, margin_deg: float = 15.0):
+    def __init__(self, scene: Scene, pose: Pose, margin_deg: float = MARGIN_DEG):
         self.scene, self.pose, self.margin_deg = scene, pose, margin_deg
         self.objs: list[SceneObject] = scene.non_structural()
         ego = scene.egocentric(pose, self.objs, 4)
@@ -191,7 +178,8 @@ def _clear_label(view: View, label: str) -> None:
 def _unique_in(view: View, label: str, d: str) -> int:
     m = np.flatnonzero((view.labels == label) & (view.bin == DIRECTIONS_4.index(d)))
     if len(m) != 1:
-        raise Unanswerable(f"{len(m)} {plural(label)} {DIRECTION_PHRASES[d]}, need exactly one")
+        raise Unanswerable(f"{len(m)} objects labelled {label} {DIRECTION_PHRASES[d]}, need "
+                          "exactly one")
     if not view.clear[m[0]]:
         raise Unanswerable(f"the {label} {DIRECTION_PHRASES[d]} is near a direction boundary")
     return int(m[0])
@@ -208,7 +196,7 @@ def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None
     if kind in ("nearest_in_direction", "turn_nearest"):
         return view.objs[nearest_in(view, p["direction"])].label
     if kind == "navigate":
-        return NAV_WORDS[view.direction(_clear_object(view, p["object"]))]
+        return DIRECTION_WORDS["go"][view.direction(_clear_object(view, p["object"]))]
     if kind == "count_direction":
         _clear_label(view, p["label"])
         b = DIRECTIONS_4.index(p["direction"])
@@ -227,7 +215,7 @@ def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None
     if kind in ("closer", "farther"):
         a, b = (view.scene.object(i) for i in p["objects"])
         da, db = view.pose.distance(a.center), view.pose.distance(b.center)
-        if abs(da - db) < 0.5:
+        if abs(da - db) < CLEARLY_NEARER:
             raise Unanswerable(f"the {a.label} and the {b.label} are almost equally far")
         return a.label if (da > db) == p["far"] else b.label
     if kind == "count_room":
@@ -245,7 +233,8 @@ def answer_from_geometry(view: View, kind: str, params: dict, facing: int | None
             return p["label"]
         colors = {o.attributes.get("color") for o in objs}
         if len(colors) != 1 or None in colors:
-            raise Unanswerable(f"the {plural(p['label'])} do not share one recorded colour")
+            raise Unanswerable(f"the objects labelled {p['label']} do not share one recorded "
+                              "colour")
         return colors.pop()
     if kind == "prior_situation":
         if p["form"] == "anchor_near":
@@ -270,55 +259,3 @@ CATEGORY = {
     "attribute_shape": "shape", "attribute_state": "state", "prior_color": "color",
     "prior_function": "object", "prior_situation": "reasoning",
 }
-
-_PHRASE_TO_DIR = {v: k for k, v in DIRECTION_PHRASES.items()}
-_DIR_RE = "(" + "|".join(re.escape(p) for p in DIRECTION_PHRASES.values()) + ")"
-
-
-def singular(word: str) -> str:
-    """The singular of a plural object word (the inverse of :func:`plural`)."""
-    if word.endswith("shelves"):
-        return word[:-3] + "f"
-    for suf in ("ches", "shes", "xes", "ses"):
-        if word.endswith(suf):
-            return word[:-2]
-    return word[:-1] if word.endswith("s") else word
-
-
-def parse_question(question: str, scene: Scene | None = None) -> tuple[str, dict] | None:
-    """Map a real SQA3D question to (kind, params) for common directional templates.
-
-    Templates: "What is (the closest object) on my left?", "Which direction should I go
-    to reach the X?", "How many Xs are on my left?", "Is there a X on my right?",
-    "Is the X behind me?", "Can I reach the X by walking straight ahead?". Object names
-    must match a unique scene label when a ``scene`` is given.
-    """
-    q = " ".join(question.lower().strip().rstrip("?").split())
-
-    def unique(label: str) -> int | None:
-        if scene is None:
-            return -1
-        objs = scene.by_label(label)
-        return objs[0].object_id if len(objs) == 1 else None
-
-    m = re.fullmatch(rf"what(?: is|'s) (?:the (?:closest|nearest) (?:object|thing) )?{_DIR_RE}", q)
-    if m:
-        return "nearest_in_direction", {"direction": _PHRASE_TO_DIR[m.group(1)]}
-    m = re.fullmatch(r"which (?:direction|way) (?:should|do) i (?:go|walk|turn|need to go)"
-                     r"(?: if i want)? to (?:reach|get to|go to) the ([a-z ]+)", q)
-    if m and (oid := unique(m.group(1))) is not None:
-        return "navigate", {"object": oid}
-    m = re.fullmatch(rf"how many ([a-z ]+) are (?:there )?{_DIR_RE}", q)
-    if m:
-        return "count_direction", {"label": singular(m.group(1)),
-                                   "direction": _PHRASE_TO_DIR[m.group(2)]}
-    m = re.fullmatch(rf"is there an? ([a-z ]+) {_DIR_RE}", q)
-    if m:
-        return "exists_direction", {"label": m.group(1), "direction": _PHRASE_TO_DIR[m.group(2)]}
-    m = re.fullmatch(rf"is the ([a-z ]+) {_DIR_RE}", q)
-    if m and (oid := unique(m.group(1))) is not None:
-        return "relation_direction", {"object": oid, "direction": _PHRASE_TO_DIR[m.group(2)]}
-    m = re.fullmatch(r"can i reach the ([a-z ]+) by walking (?:straight ahead|forward)", q)
-    if m and (oid := unique(m.group(1))) is not None:
-        return "can_reach", {"object": oid}
-    return None

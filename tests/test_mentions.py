@@ -6,15 +6,8 @@ import re
 
 import pytest
 
-from hf_real3d.real3dqa.mentions import (
-    HEADING_FREE,
-    answer_direction,
-    mentions,
-    normal_text,
-    plain_words,
-    question_kind,
-    read,
-)
+from hf_real3d.real3dqa.asks import HEADING_FREE, answer_direction, question_kind
+from hf_real3d.real3dqa.mentions import mentions, normal_text, plain_words, read
 
 
 def placed(text):
@@ -177,3 +170,30 @@ def test_heading_free_patterns_are_documented():
     doc = (Path(__file__).parents[1] / "docs/rotations.md").read_text()
     for name in HEADING_FREE:
         assert f"`{name}`" in doc, name
+
+
+def test_the_agent_faces_past_a_part_of_a_thing():
+    """"at the foot of the bed facing the pillow": the agent faces it, not the bed; "facing
+    the crib and the curtains are on my left": the crib is faced, not on the left."""
+    assert placed("I am standing at the foot of the bed facing the blue pillow.") == \
+        {("pillow", 0.0)}
+    assert placed("I am facing the crib and the curtains are on my left side.") == \
+        {("crib", 0.0), ("curtain", 270.0)}
+    assert read("I am sitting on the left cushion of the couch.").places[0][:2] == \
+        ("couch", "left cushion")
+
+
+def test_what_a_question_at_the_pose_says():
+    from hf_real3d.real3dqa.asks import question_template, said_at_pose
+
+    def said(q, a):
+        return {(m.head, m.bearing) for m in said_at_pose(q, (a,), "q")}
+
+    assert said("What is on my left?", "window") == {("window", 270.0)}
+    assert said("Which direction should I go if I want to open the window?", "left") == \
+        {("window", 270.0)}
+    assert said("What color is the couch behind me?", "black") == {("couch", 180.0)}
+    assert said("Is the lamp on my left?", "no") == set()
+    assert said("If I turn around, what is in front of me?", "door") == set()
+    assert question_template("What color is the couch behind me?") == \
+        ("what color is the couch <d>?", 180.0, 90.0)

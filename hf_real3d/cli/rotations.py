@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_real3d._fields import help_field
+from hf_real3d.geometry import MARGIN_DEG
 
 
 @dataclass
@@ -27,9 +28,15 @@ class CheckRotationsOptions:
                                     "scenes config when it has one, else text rules only.",
                                     default=None)
     margin: float = help_field("Degrees by which an object may lie outside the direction a "
-                               "text gives it and still pass the scene rules.", default=15.0)
+                               "text gives it and still pass the scene rules.", default=MARGIN_DEG)
     no_configs: bool = help_field("Do not add the rotation_checks / rotations_checked configs "
                                   "to a dataset folder.", default=False)
+    sqa3d: str | None = help_field("SQA3D's folder (v1_balanced_*_test_scannetv2.json): the "
+                                   "other questions asked at each item's pose are evidence of "
+                                   "where things are; default: an sqa3d folder beside the "
+                                   "dataset, when there is one.", default=None)
+    no_pose_evidence: bool = help_field("Do not read the other questions at each pose, even "
+                                        "when SQA3D's files are found.", default=False)
 
 
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
@@ -40,7 +47,8 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     if not 0 <= o.margin < 45:
         raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")
     s = check_rotations(o.dataset, o.out, scenes=o.scenes, margin_deg=o.margin,
-                        write_configs=not o.no_configs)
+                        write_configs=not o.no_configs, sqa3d=o.sqa3d,
+                        pose_evidence=not o.no_pose_evidence)
     v, g = s["verdicts"], s["group_verdicts"]
     print(f"{s['items']} rotated items in {s['groups']} groups: " + ", ".join(
         f"{v[k]} {k} ({g[k]} groups)" for k in ("defect", "needs_scene", "pass")))

@@ -4,7 +4,10 @@ Reads a rotation set (:func:`hf_real3d.real3dqa.rotation_set.read_rotation_set`)
 official release folder, any folder of ``rotation_{k}.json`` files in its format, or a
 dataset folder this library built or imported (its ``rotations`` config). Applies the rules
 of :mod:`hf_real3d.real3dqa.checks` (the text and answer rules always; the scene rules with
-ScanNet-format scenes, or with the folder's own ``scenes`` config) and writes:
+ScanNet-format scenes, or with the folder's own ``scenes`` config). With SQA3D's test files
+(``sqa3d``, or an ``sqa3d`` folder beside the release, as ``../shared/real`` holds them), the
+other questions asked at each item's pose are evidence of where things are there
+(:func:`pose_questions`). It writes:
 
 * ``OUT/verdicts.jsonl``: one line per rotated item (verdict, sense, rules, texts): the
   contract;
@@ -19,9 +22,7 @@ ScanNet-format scenes, or with the folder's own ``scenes`` config) and writes:
   with no defect), which ``hf-real3d evaluate --exclude-flagged``, the lmms-eval tasks and
   the explorer read.
 
-:func:`read_check_folder` and :func:`read_checks_config` are the readers of these outputs:
-each verdict must be one of :data:`VERDICTS`, each repair must leave nothing empty, and the
-fingerprint must be the given set's.
+:mod:`hf_real3d.real3dqa.check_folder` reads these outputs back.
 """
 
 from __future__ import annotations
@@ -37,30 +38,30 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from hf_real3d._io import FormatError, atomic_dir, read_json, read_jsonl, write_json
-from hf_real3d.geometry import Pose, PoseError, yaws_from_quaternions
-from hf_real3d.real3dqa.checks import (
+from hf_real3d._io import FormatError, atomic_dir, write_json
+from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
+from hf_real3d.real3dqa.checks import turn_of, verdict_for
+from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
+from hf_real3d.real3dqa.rules import (
     ANSWER_RULES,
     SCENE_RULES,
     SENSES,
     TEXT_RULES,
     VERDICTS,
     Hit,
-    SceneCheck,
     TurnedItem,
     Verdict,
-    check_scene,
-    judge,
-    several_named,
-    turn_of,
 )
-from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
+from hf_real3d.real3dqa.scene_checks import SceneCheck, check_scene, several_named
 from hf_real3d.scene import Scene
+from hf_real3d.sources import SQA3DFolder, resolve
+from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
-__all__ = ["ItemCheck", "CheckResult", "check_set", "check_rows",
+__all__ = ["ItemCheck", "CheckResult", "check_set", "check_rows", "pose_questions",
+           "pose_questions_for", "sqa3d_beside",
            "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
-           "CHECKED_CONFIG", "read_check_folder", "read_checks_config"]
+           "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"
@@ -89,6 +90,8 @@ class ItemCheck:
                     "hits": [h.to_dict() for h in self.hits]})
         if self.verdict.why:
             out["why"] = self.verdict.why
+        if self.verdict.evidence:
+            out["evidence"] = list(self.verdict.evidence)
         return out
 
 
@@ -176,6 +179,11 @@ class CheckResult:
             "items_with_a_rule": sum(bool(it.hits) for it in self.items),
             "items_with_several_rules": sum(len({h.rule for h in it.hits}) > 1
                                             for it in self.items),
+            # decided by the other questions asked at the item's pose: supported by them, or
+            # contradicted by the same question asked of the direction the turn brings
+            "items_decided_by_pose_questions": sum(
+                bool(it.verdict.evidence) or any(h.rule == "answer_pose" for h in it.hits)
+                for it in self.items),
             "senses": {k: {s: c.get(s, 0) for s in SENSES} for k, c in sorted(senses.items())},
             "turn_source": dict(collections.Counter(it.turn_source for it in self.items)),
             "ceiling": self.ceiling(),
@@ -194,10 +202,52 @@ def _yaw_table(rows: list[dict[str, Any]], where: Callable[[dict], str]) -> np.n
         raise FormatError(str(err)) from None
 
 
-def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
-              progress: bool = False) -> CheckResult:
+PoseQuestions = dict[Any, list[tuple[Any, str, list[str]]]]
+
+
+def pose_questions(records: Iterable[SQA3DRecord]) -> PoseQuestions:
+    """For each question, the other questions asked at its pose (the same scene, position and
+    rotation): SQA3D asks about five at each (719 poses for the 3,519 test questions)."""
+    by: dict[tuple, list[SQA3DRecord]] = {}
+    for r in records:
+        key = (r.scene_id, *(round(r.position[k], 4) for k in "xyz"),
+               *(round(r.rotation[k], 4) for k in ("_x", "_y", "_z", "_w")))
+        by.setdefault(key, []).append(r)
+    return {r.question_id: [(s.question_id, s.question, list(s.answers)) for s in group
+                            if s.question_id != r.question_id]
+            for group in by.values() for r in group}
+
+
+def sqa3d_beside(dataset: str | os.PathLike) -> Path | None:
+    """An ``sqa3d`` folder with SQA3D's test files beside ``dataset`` (the layout of
+    ``../shared/real``: ``real3dqa/`` and ``sqa3d/``), or None."""
+    near = Path(dataset).resolve().parent / "sqa3d"
+    if not near.is_dir():
+        return None
+    try:
+        found = resolve(near, SQA3DFolder)
+    except (OSError, ValueError):
+        return None
+    return near if "test" in found.splits() else None
+
+
+def pose_questions_for(dataset: str | os.PathLike, sqa3d: str | os.PathLike | None = None
+                       ) -> tuple[PoseQuestions | None, Path | None]:
+    """The other questions at each pose, read from SQA3D's test files in ``sqa3d`` (by
+    default, :func:`sqa3d_beside` ``dataset``), and the folder read; (None, None) without
+    them."""
+    folder = Path(sqa3d) if sqa3d is not None else sqa3d_beside(dataset)
+    if folder is None:
+        return None, None
+    split = resolve(folder, SQA3DFolder, what="`sqa3d`").check_split("test")
+    return pose_questions(read_split(folder, split, validate_poses=False)), folder
+
+
+def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool = False,
+              at_pose: PoseQuestions | None = None) -> CheckResult:
     """A verdict for every rotated item of ``rs`` (text and answer rules always, scene rules
-    when ``rs.scenes`` is set)."""
+    when ``rs.scenes`` is set; ``at_pose``: :func:`pose_questions`, the evidence of the other
+    questions at each item's pose)."""
 
     def where(r: dict) -> str:
         file = rs.files.get(int(r["rotation_deg"]))
@@ -238,14 +288,15 @@ def check_set(rs: RotationSet, *, margin_deg: float = 15.0,
                                         item=where(r0))
                 sc = SceneCheck(r["situation"], r["question"], list(r["answers"]),
                                 pose0.turned(turn), r.get("semantics") or None, margin_deg)
-                scene_hits = check_scene(sc, scene)
-                confirms = sc.confirmed
-                unmatched.update(sc.unmatched)
+                found = check_scene(sc, scene)
+                scene_hits, confirms = found.hits, found.confirmed
+                unmatched.update(found.unmatched)
             item = TurnedItem(
                 r0["situation"], r["situation"], r["question"], list(r0["answers"]),
                 list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
-                {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"])
-            verdict = judge(item, several=several, scene_hits=scene_hits,
+                {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"],
+                (at_pose or {}).get(q, []))
+            verdict = verdict_for(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))
     return CheckResult(items, len(groups), complete, rs.scenes is not None, unmatched,
@@ -328,7 +379,9 @@ def report_section(summary: dict[str, Any], examples: dict[str, list]) -> str:
              "things are).", "",
              f"{summary['items_with_a_rule']} items break at least one rule, "
              f"{summary['items_with_several_rules']} of them more than one, so the rule counts "
-             "below overlap and sum to more than the items.", "",
+             "below overlap and sum to more than the items. "
+             f"{summary['items_decided_by_pose_questions']} verdicts rest on the other "
+             "questions asked at the item's pose (named in `evidence` or the hit).", "",
              markdown_table(["rule", "items", "as defect", "as needs_scene", "groups",
                              "what it means"],
                             [[f"`{r}`", c["items"], c["as_defect"], c["as_needs_scene"],
@@ -428,28 +481,36 @@ def check_rows(rows: list[dict[str, Any]], out: str | os.PathLike, *, dataset: s
 
 
 def check_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
-                    scenes: str | os.PathLike | None = None, margin_deg: float = 15.0,
-                    write_configs: bool = True, progress: bool = True) -> dict[str, Any]:
+                    scenes: str | os.PathLike | None = None, margin_deg: float = MARGIN_DEG,
+                    write_configs: bool = True, progress: bool = True,
+                    sqa3d: str | os.PathLike | None = None,
+                    pose_evidence: bool = True) -> dict[str, Any]:
     """``hf-real3d check-rotations``: a verdict per rotated item, written (atomically) to
     ``OUT``; for a dataset folder also its ``rotation_checks`` and ``rotations_checked``
-    configs. Returns the summary written to ``check.json``."""
+    configs. ``sqa3d``: SQA3D's folder, whose other questions at each pose are evidence
+    (default: an ``sqa3d`` folder beside ``dataset`` when it holds the test files;
+    ``pose_evidence=False``: none). Returns the summary written to ``check.json``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out}: exists and is not a folder; give another `out`")
     rs = read_rotation_set(dataset, scenes)
-    result = check_set(rs, margin_deg=margin_deg, progress=progress)
-    summary = _write_checks(rs, result, out, str(dataset))
+    at_pose, folder = pose_questions_for(dataset, sqa3d) if pose_evidence else (None, None)
+    result = check_set(rs, margin_deg=margin_deg, progress=progress, at_pose=at_pose)
+    summary = _write_checks(rs, result, out, str(dataset), folder)
     if write_configs and rs.source == "folder":
         _add_configs(rs.path, result, summary, rs.split)
         summary["configs"] = [CHECKS_CONFIG, CHECKED_CONFIG]
     return summary
 
 
-def _write_checks(rs: RotationSet, result: CheckResult, out: Path, dataset: str
-                  ) -> dict[str, Any]:
-    """The check folder ``out`` of ``rs``'s checks, written atomically; returns its summary."""
+def _write_checks(rs: RotationSet, result: CheckResult, out: Path, dataset: str,
+                  pose_from: Path | None = None) -> dict[str, Any]:
+    """The check folder ``out`` of ``rs``'s checks (``pose_from``: the SQA3D folder whose
+    questions at each pose were evidence), written atomically; returns its summary."""
     summary = {"dataset": dataset, "fingerprint": result.fingerprint, "source": rs.source,
-               "scenes_from": rs.scenes_from or None, **result.summary()}
+               "scenes_from": rs.scenes_from or None,
+               "pose_questions_from": str(pose_from) if pose_from is not None else None,
+               **result.summary()}
     proposed = repairs(result, rs)
     summary["repairs"] = dict(collections.Counter(r["rule"] for r in proposed))
     examples = _examples(result, rs)
@@ -470,102 +531,3 @@ def _write_checks(rs: RotationSet, result: CheckResult, out: Path, dataset: str
         (tmp / "report.md").write_text("# Rotation checks\n\n" + report_section(summary, examples)
                                        + "\n", encoding="utf-8")
     return summary
-
-
-# --- the readers of these outputs ---------------------------------------------------------
-
-def _redo(dataset: Any) -> str:
-    return f"run hf-real3d check-rotations --dataset {dataset} --out DIR again"
-
-
-def _check_verdict(value: Any, where: str) -> None:
-    if value not in VERDICTS:
-        raise FormatError(f"{where}: verdict {value!r} is not one of {', '.join(VERDICTS)} "
-                          "(check-rotations writes no other); restore it, or write the checks "
-                          "again with hf-real3d check-rotations")
-
-
-def _check_repair(p: dict[str, Any], where: str) -> None:
-    """A proposed repair: an action of :func:`repairs`; a replacement's answers a non-empty
-    list of non-empty texts, a rewrite's situation none yet (for a person to write) or a
-    text."""
-    action, to = p.get("action"), p.get("to")
-    if action not in ("replace", "rewrite"):
-        raise FormatError(f"{where}: action {action!r} is not replace or rewrite (what "
-                          "check-rotations proposes); restore it, or drop the line")
-    if action == "rewrite":
-        ok, what = to is None or (isinstance(to, str) and bool(to.strip())), "situation"
-    else:
-        ok, what = isinstance(to, list) and bool(to) and all(
-            isinstance(a, str) and a.strip() for a in to), "answer"
-    if not ok:
-        raise FormatError(f"{where}: question_id {p.get('question_id')} at "
-                          f"{p.get('rotation_deg')} degrees: a repair to {to!r} leaves an "
-                          f"empty {what} (answers are a non-empty list of non-empty texts); "
-                          "fix the line or drop it")
-
-
-def read_check_folder(folder: str | os.PathLike, rs: RotationSet | None = None
-                      ) -> tuple[list[tuple[int, dict]], list[tuple[int, dict]]]:
-    """The (line, verdict) and (line, repair) pairs of a ``check-rotations`` output folder
-    (``verdicts.jsonl``, ``repairs.jsonl`` when present), every verdict and repair checked;
-    with ``rs``, the folder's ``check.json`` must carry ``rs``' fingerprint (checks of
-    another set, or of a set since changed, are an error naming both)."""
-    folder = Path(folder)
-    path = folder / "verdicts.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"{folder}: no verdicts.jsonl; give a folder written by "
-                                "hf-real3d check-rotations on this rotation set")
-    if rs is not None:
-        meta = read_json(folder / "check.json") if (folder / "check.json").is_file() else None
-        said = meta.get("fingerprint") if isinstance(meta, dict) else None
-        if not said:
-            raise FormatError(f"{folder}: no check.json with the fingerprint of the rotation set "
-                              "it judged (written before check-rotations recorded it); "
-                              + _redo(rs.path))
-        if said != rs.fingerprint():
-            raise FormatError(f"{folder}: these checks judged the rotation set "
-                              f"{meta.get('dataset')} (fingerprint {said}), not {rs.path} "
-                              f"(fingerprint {rs.fingerprint()}); give this set's checks, or "
-                              + _redo(rs.path))
-    lines = read_jsonl(path)
-    for n, d in lines:
-        _check_verdict(d.get("verdict"), f"{path}: line {n}")
-    rpath = folder / "repairs.jsonl"
-    proposals = read_jsonl(rpath) if rpath.is_file() else []
-    for n, p in proposals:
-        _check_repair(p, f"{rpath}: line {n}")
-    return lines, proposals
-
-
-def read_checks_config(rs: RotationSet) -> list[dict[str, Any]]:
-    """The rows (``question_id``, ``rotation_deg``, ``verdict``) of the ``rotation_checks``
-    config of the dataset folder ``rs`` was read from, each verdict checked and the config's
-    fingerprint compared with ``rs``'."""
-    # datasets only for a dataset folder's config
-    from hf_real3d.hub import card_configs, load_frame
-
-    src = rs.path
-    if CHECKS_CONFIG not in card_configs(src):
-        raise FileNotFoundError(f"{src}: no {CHECKS_CONFIG} config to leave groups out by; "
-                                f"write it with hf-real3d check-rotations `dataset` {src} "
-                                "`out` DIR")
-    df = load_frame(src, CHECKS_CONFIG, rs.split,
-                    columns=("question_id", "rotation_deg", "verdict", "set_fingerprint"))
-    redo = _redo(src)
-    if "verdict" not in df or "set_fingerprint" not in df:
-        raise FormatError(f"{src}: its {CHECKS_CONFIG} config predates the "
-                          f"{'verdicts' if 'verdict' not in df else 'set fingerprint'} (no "
-                          f"{'verdict' if 'verdict' not in df else 'set_fingerprint'} column); "
-                          + redo)
-    said = sorted(set(df.set_fingerprint))
-    if said != [rs.fingerprint()]:
-        raise FormatError(f"{src}: its {CHECKS_CONFIG} config judged the rotation set with "
-                          f"fingerprint {', '.join(said) or 'none'}, but its rotations config "
-                          f"({rs.split} split) has fingerprint {rs.fingerprint()}: the checks "
-                          "come from another set, or the rotations changed since; " + redo)
-    rows = df.drop(columns="set_fingerprint").to_dict("records")
-    for n, r in enumerate(rows, 1):
-        _check_verdict(r["verdict"], f"{src}: {CHECKS_CONFIG} row {n} (question_id "
-                                     f"{r['question_id']} at {r['rotation_deg']} degrees)")
-    return rows

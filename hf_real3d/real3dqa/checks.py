@@ -11,157 +11,77 @@ unturned) and ``opposite``. An item whose situation and answer agree on one rigi
 right size passes in that sense; one whose situation follows one sense and whose answer the
 other is a defect.
 
-Rules over the text (:data:`TEXT_RULES`) and the answers (:data:`ANSWER_RULES`); with the
-scene, :data:`SCENE_RULES`. Each hit is a defect, or says the text cannot decide
-(``needs_scene``: objects of one name, a left-or-right answer near an axis, an answer that
-rests on where unnamed things are). :func:`judge` gives each item its
-:class:`Verdict`: ``pass``, ``defect`` or ``needs_scene``, with the sense it follows.
-Everything here is pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the
-outputs.
+The rules over the situation live here, those over the answers in
+:mod:`hf_real3d.real3dqa.answer_checks`, those over the scene in
+:mod:`hf_real3d.real3dqa.scene_checks`; their names and meanings, with the hit, item and
+verdict types, in :mod:`hf_real3d.real3dqa.rules` (:data:`RULES`: all of them).
+Each hit is a defect, or says the
+text cannot decide (``needs_scene``: objects of one name, a left-or-right answer near an
+axis, an answer that rests on where unnamed things are). :func:`verdict_for` gives each item
+its :class:`~hf_real3d.real3dqa.rules.Verdict`: ``pass``, ``defect`` or ``needs_scene``, with
+the sense it follows. The English the rules read and write is in
+:mod:`hf_real3d.real3dqa.mentions` and :mod:`hf_real3d.real3dqa.asks`. Everything here is
+pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the outputs.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from hf_real3d.answers import match_one, normalize_answer
-from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, Pose, bearing_after_turn, wrap_degrees
+from hf_real3d.geometry import angle_gap, bearing_after_turn, wrap_degrees
+from hf_real3d.real3dqa.answer_checks import (
+    AnswerFindings,
+    check_answer,
+    direction_hit,
+    pose_said,
+)
+from hf_real3d.real3dqa.asks import said_at_pose
 from hf_real3d.real3dqa.mentions import (
     ALWAYS_SEVERAL,
     GENERIC,
-    HOUR_WORDS,
     Mention,
     Reading,
-    answer_direction,
     bearing_name,
-    mentions,
     plain_words,
-    question_kind,
     read,
 )
-from hf_real3d.scene import STRUCTURAL_LABELS, Scene
-from hf_real3d.spatial import Unanswerable, View, answer_from_geometry, parse_question, singular
+from hf_real3d.real3dqa.rules import (
+    ANSWER_RULES,
+    SCENE_RULES,
+    TEXT_RULES,
+    Hit,
+    TurnedItem,
+    Verdict,
+)
+from hf_real3d.scene import STRUCTURAL_LABELS
 
-__all__ = [
-    "ANSWER_RULES",
-    "HOUR_WORDS",
-    "RULES",
-    "SCENE_RULES",
-    "SENSES",
-    "TEXT_RULES",
-    "VERDICTS",
-    "Hit",
-    "Mention",
-    "SceneCheck",
-    "TurnedItem",
-    "Verdict",
-    "check_scene",
-    "check_text",
-    "judge",
-    "mentions",
-    "several_named",
-    "turn_of",
-    "turned_answer",
-]
+__all__ = ["RULES", "check_text", "placed_once", "turn_of", "verdict_for"]
 
-TEXT_RULES: dict[str, str] = {
-    "empty_text": "the turned item's situation or answers are empty",
-    "text_not_turned": "the situation at a turned viewpoint is viewpoint 0's (up to case, "
-                       "spaces, punctuation and contractions)",
-    "duplicate_view": "the situation is another turned viewpoint's of the group, or one of "
-                      "viewpoint 0's alternative situations (a view of viewpoint 0)",
-    "same_object_faced": "the situation at a turned viewpoint faces the object viewpoint 0 "
-                         "faces",
-    "mirror": "the same object faced with an object moved to the other side (left and right "
-              "swapped): a mirror image, not a turn",
-    "direction_wrong": "an object named with a direction at viewpoint 0 and at the turn is "
-                       "where no turn of this size sends it, in either sense",
-    "sense_mismatch": "the situation follows one sense of the quarter turn and the answer the "
-                      "other",
-    "allocentric_changed": "a relation to a named thing changed side (\"left of the bed\" -> "
-                           "\"right of the bed\"); a turn moves nothing in the room, but the "
-                           "text's left may be the viewer's (needs the scene)",
-}
-ANSWER_RULES: dict[str, str] = {
-    "answer_direction": "the answer is a direction and is not viewpoint 0's answer turned (in "
-                        "the sense the situation follows)",
-    "answer_invariant": "the question does not depend on the agent's heading and the answer "
-                        "changed",
-    "answer_from_situation": "the question asks what is in a direction, the turned situation "
-                             "names an object there, and the answer is another",
-}
-SCENE_RULES: dict[str, str] = {
-    "quadrant_situation": "an object the turned situation names with a direction has no "
-                          "instance in that direction from the turned pose",
-    "quadrant_answer": "the question asks about a direction and the answer names an object "
-                       "with no instance in that direction from the turned pose",
-    "answer_geometry": "the scene answers the question unambiguously from the turned pose, "
-                       "and that answer is not among the item's answers",
-}
 RULES: dict[str, str] = {**TEXT_RULES, **ANSWER_RULES, **SCENE_RULES}
-VERDICTS = ("pass", "defect", "needs_scene")
-#: the sense a quarter-turn item follows: its quaternions', the opposite, both (a half turn,
-#: or nothing tells them apart), or none (no rigid turn)
-SENSES = ("quaternion", "opposite", "either", "none")
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A rule an item breaks, with the phrases that triggered it. ``needs_scene``: the text
-    cannot settle it (the rule fired on an object of which there may be several, or on a
-    question the text does not answer)."""
-
-    rule: str
-    phrases: tuple[str, ...]
-    detail: str = ""
-    needs_scene: bool = False
-    repair: tuple[str, ...] | None = None  # proposed answers, where the fix is mechanical
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"rule": self.rule, "phrases": list(self.phrases), "detail": self.detail,
-               "needs_scene": self.needs_scene}
-        if self.repair is not None:
-            out["repair"] = list(self.repair)
-        return out
-
-
-@dataclass
-class TurnedItem:
-    """One turned viewpoint of a question, with what it is checked against."""
-
-    situation_0: str
-    situation: str
-    question: str
-    answers_0: Sequence[str]
-    answers: Sequence[str]
-    turn: float  # clockwise degrees, in the quaternion sense
-    alternatives_0: Sequence[str] = ()  # viewpoint 0's alternative situations
-    siblings: Mapping[int, str] = field(default_factory=dict)  # other turned viewpoints' situations
-    question_0: str = ""
-
-
-@dataclass
-class Verdict:
-    """An item's verdict, the sense its texts follow, and the hits behind it."""
-
-    verdict: str  # one of VERDICTS
-    sense: str  # one of SENSES
-    hits: list[Hit]
-    why: str = ""  # for needs_scene without a hit: what the text leaves open
-
-    @property
-    def rules(self) -> list[str]:
-        return [h.rule for h in self.hits]
-
-
-def _gap(a: float, b: float) -> float:
-    return abs(float(wrap_degrees(a - b)))
+def placed_once(found: list[Mention]) -> list[Mention]:
+    """One mention per object a text places once: a head placed in two directions is left
+    out, unless modifiers tell its mentions apart."""
+    by: dict[str, list[Mention]] = {}
+    for m in found:
+        by.setdefault(m.head, []).append(m)
+    out = []
+    for ms in by.values():
+        if all(angle_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms):
+            out.append(next((m for m in ms if m.modifier), ms[0]))
+            continue
+        mods: dict[str | None, list[Mention]] = {}
+        for m in ms:
+            mods.setdefault(m.modifier, []).append(m)
+        if None in mods:
+            continue
+        out += [g[0] for g in mods.values()
+                if all(angle_gap(g[0].bearing, x.bearing) < 1e-6 for x in g)]
+    return out
 
 
 def _compatible(a: Mention, b: Mention) -> bool:
@@ -171,35 +91,16 @@ def _compatible(a: Mention, b: Mention) -> bool:
                                  or a.modifier == b.modifier)
 
 
-def _unique(found: Iterable[Mention]) -> list[Mention]:
-    """One mention per object a text places once: a head placed in two directions is left
-    out, unless modifiers tell its mentions apart."""
-    by: dict[str, list[Mention]] = {}
-    for m in found:
-        by.setdefault(m.head, []).append(m)
+def _pairs(m0: Sequence[Mention], mk: Sequence[Mention]
+           ) -> list[tuple[list[Mention], Mention]]:
+    """(viewpoint 0's mentions, the turned one) of each object both place: one direction
+    where viewpoint 0 places it in one, several where its texts place it in several."""
     out = []
-    for ms in by.values():
-        if all(_gap(ms[0].bearing, x.bearing) < 1e-6 for x in ms):
-            out.append(next((m for m in ms if m.modifier), ms[0]))
-            continue
-        mods: dict[str | None, list[Mention]] = {}
-        for m in ms:
-            mods.setdefault(m.modifier, []).append(m)
-        if None in mods:
-            continue
-        out += [g[0] for g in mods.values() if all(_gap(g[0].bearing, x.bearing) < 1e-6
-                                                    for x in g)]
-    return out
-
-
-def _pairs(m0: Sequence[Mention], mk: Sequence[Mention]) -> list[tuple[Mention, Mention]]:
-    """(viewpoint 0's mention, the turned one) of each object both place, where viewpoint 0
-    places it in one direction."""
-    out = []
-    for b in _unique(mk):
+    for b in placed_once(mk):
         cands = [a for a in m0 if _compatible(a, b)]
-        if cands and all(_gap(c.bearing, cands[0].bearing) < 1e-6 for c in cands):
-            out.append((cands[0], b))
+        if cands:
+            one = all(angle_gap(c.bearing, cands[0].bearing) < 1e-6 for c in cands)
+            out.append((cands[:1] if one else cands, b))
     return out
 
 
@@ -220,45 +121,56 @@ class _Side:
     """What the situation says under one sense: the heads the turn sends where the text puts
     them, and those it does not (certain, and of names there may be several of)."""
 
-    agree: list[str] = field(default_factory=list)
+    agree: list[Mention] = field(default_factory=list)  # viewpoint 0's mentions
     wrong: list[tuple[Mention, Mention, float]] = field(default_factory=list)
     unsure: list[tuple[Mention, Mention, float]] = field(default_factory=list)
 
 
-def _directions(pairs: Sequence[tuple[Mention, Mention]], turn: float,
+def _directions(pairs: Sequence[tuple[list[Mention], Mention]], turn: float,
                 several: set[str]) -> _Side:
+    """Each object's turned direction against where the turn sends viewpoint 0's: agreeing,
+    certainly elsewhere, or elsewhere where there may be several of it (or viewpoint 0's
+    texts place it in several directions, none of which the turn sends there)."""
     side = _Side()
-    for a, b in pairs:
-        expected = bearing_after_turn(a.bearing, turn)
-        if _gap(b.bearing, expected) < max(a.width, b.width) / 2:
-            side.agree.append(b.head)
-        elif b.head in several:
-            side.unsure.append((a, b, expected))
+    for cands, b in pairs:
+        turned = [(a, bearing_after_turn(a.bearing, turn)) for a in cands]
+        fits = [a for a, e in turned if angle_gap(b.bearing, e) < max(a.width, b.width) / 2]
+        if fits:
+            side.agree += fits if len(cands) == 1 else []
+        elif b.head in several or len(cands) > 1:
+            side.unsure.append((*turned[0][:1], b, turned[0][1]))
         else:
-            side.wrong.append((a, b, expected))
+            side.wrong.append((cands[0], b, turned[0][1]))
     return side
 
 
 def _moved(a: Mention, b: Mention, expected: float) -> str:
     width = max(a.width, b.width)
-    how = "did not move" if _gap(a.bearing, b.bearing) < width / 2 else \
+    how = "did not move" if angle_gap(a.bearing, b.bearing) < width / 2 else \
         f"expected {bearing_name(expected, width)}"
     return (f"the {' '.join(b.words)}: {bearing_name(a.bearing, a.width)} -> "
             f"{bearing_name(b.bearing, b.width)} ({how})")
 
 
-def _kept_faced(r0: Sequence[Reading], rk: Reading) -> list[tuple[Mention, Mention]]:
-    """(viewpoint 0's, the turned) mentions of an object faced at both."""
+def _kept_faced(r0: Sequence[Reading], rk: Reading
+                ) -> tuple[list[tuple[Mention, Mention]], bool]:
+    """(viewpoint 0's, the turned) mentions of an object faced at both, and whether viewpoint
+    0 certainly faces that one (no text of it places one of that name elsewhere)."""
     all0 = [m for r in r0 for m in r.mentions]
-    faced0 = [a for a in all0 if a.facing and not any(
-        _compatible(a, x) and _gap(a.bearing, x.bearing) > 1e-6 for x in all0)]
-    return [(a, b) for b in rk.mentions if b.facing for a in faced0 if _compatible(a, b)][:1]
+    kept = [(a, b) for b in rk.mentions if b.facing for a in all0
+            if a.facing and _compatible(a, b)][:1]
+    sure = bool(kept) and not any(_compatible(kept[0][0], x)
+                                  and angle_gap(kept[0][0].bearing, x.bearing) > 1e-6
+                                  for x in all0)
+    return kept, sure
 
 
-def _faced_hit(kept: Sequence[tuple[Mention, Mention]], turn: float, many: set[str]) -> Hit:
+def _faced_hit(kept: Sequence[tuple[Mention, Mention]], sure: bool, turn: float,
+               many: set[str]) -> Hit:
     return Hit("same_object_faced", tuple(p for a, b in kept for p in (a.phrase, b.phrase)),
-               f"still facing the {' '.join(kept[0][1].words)} after a {turn:g}-degree turn",
-               needs_scene=all(b.head in many for _, b in kept))
+               f"still facing the {' '.join(kept[0][1].words)} after a {turn:g}-degree turn"
+               + ("" if sure else " (viewpoint 0's texts place one of that name elsewhere too)"),
+               needs_scene=not sure or all(b.head in many for _, b in kept))
 
 
 def _situation_pairs(r0: Sequence[Reading], rk: Reading,
@@ -293,6 +205,23 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
                needs_scene=True)
 
 
+def _place(r0: Sequence[Reading], rk: Reading) -> Hit | None:
+    """The agent at another part of a thing viewpoint 0's texts place it at."""
+    before: dict[str, set[str]] = {}
+    phrase: dict[str, str] = {}
+    for r in r0:
+        for anchor, part, said in r.places:
+            before.setdefault(anchor, set()).add(part)
+            phrase.setdefault(anchor, said)
+    moved = [(phrase[a], said) for a, part, said in rk.places
+             if a in before and part not in before[a]]
+    if not moved:
+        return None
+    return Hit("place_changed", tuple(p for pair in moved for p in pair),
+               "; ".join(f"{a!r} -> {b!r}" for a, b in moved)
+               + " (a turn in place does not move the agent)", needs_scene=True)
+
+
 def check_text(original: str, rotated: str, turn: float, *,
                several: frozenset[str] = frozenset(),
                alternatives: Sequence[str] = ()) -> list[Hit]:
@@ -309,9 +238,9 @@ def check_text(original: str, rotated: str, turn: float, *,
     rk = read(rotated)
     many = _several([*r0, rk], several)
     hits = []
-    kept = _kept_faced(r0, rk)
+    kept, sure = _kept_faced(r0, rk)
     if kept:
-        hits.append(_faced_hit(kept, turn, many))
+        hits.append(_faced_hit(kept, sure, turn, many))
     side = _directions(_situation_pairs(r0, rk, kept), turn, many)
     for wrong, unsure in ((side.wrong, False), (side.unsure, True)):
         if wrong:
@@ -319,7 +248,7 @@ def check_text(original: str, rotated: str, turn: float, *,
                                                      for p in (a.phrase, b.phrase)),
                             "; ".join(_moved(a, b, e) for a, b, e in wrong), needs_scene=unsure))
     swapped = [(a, b) for a, b, _ in side.wrong + side.unsure
-               if _gap(b.bearing, -a.bearing) < 45 and _gap(a.bearing, b.bearing) >= 45]
+               if angle_gap(b.bearing, -a.bearing) < 45 and angle_gap(a.bearing, b.bearing) >= 45]
     if kept and swapped:
         hits.append(Hit("mirror", tuple(p for a, b in swapped for p in (a.phrase, b.phrase)),
                         f"facing the {' '.join(kept[0][1].words)} with "
@@ -330,152 +259,134 @@ def check_text(original: str, rotated: str, turn: float, *,
     return hits
 
 
-# ---- answers ---------------------------------------------------------------------------
-
-_SYNONYMS = [frozenset(s.split("|")) for s in (
-    "couch|sofa", "trash can|trash bin|garbage can|garbage bin|bin|wastebasket|trashcan",
-    "tv|television|monitor", "zero|none|0|no", "gray|grey", "fridge|refrigerator",
-    "closet|wardrobe", "nightstand|night stand|end table", "bookshelf|bookcase|shelf",
-    "table|desk", "cabinet|cupboard", "rectangle|rectangular", "square|squared",
-    "circle|circular|round", "picture|painting|poster|frame", "rug|mat|carpet",
-    "backpack|bag", "office chair|chair", "lamp|light")]
-
-
-def _answer_words(a: str) -> str:
-    return " ".join(singular(w) for w in normalize_answer(a).split())
+def _copy_hits(item: TurnedItem, turn: float) -> list[Hit]:
+    """A situation copied from viewpoint 0, or shared with another view of the group."""
+    same = plain_words(item.situation)
+    if same == plain_words(item.situation_0):
+        return [Hit("text_not_turned", (item.situation,),
+                    f"a {turn:g}-degree turn left the text as it was")]
+    dup = [f"viewpoint 0's alternative situation {i + 1}"
+           for i, a in enumerate(item.alternatives_0) if plain_words(a) == same]
+    return [Hit("duplicate_view", (item.situation,), "the same text as " + " and ".join(dup))] \
+        if dup else []
 
 
-def same_answer(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Whether two answer lists mean the same: a refined match (case, articles, number words
-    and containment aside) or synonyms."""
-    na = [_answer_words(x) for x in a if str(x).strip()]
-    nb = [_answer_words(x) for x in b if str(x).strip()]
-    for x in na:
-        if match_one(x, nb)[1]:
-            return True
-        for y in nb:
-            if any(x in s and y in s for s in _SYNONYMS):
-                return True
-    return False
+def _fits(rd: _Reading, turns: Sequence[float]) -> str | None:
+    """Whether the turned situation's directions follow a turn of ``turns`` (its senses):
+    ``"fits"`` (some sense puts something where the text does, and nothing elsewhere),
+    ``"wrong"`` (every sense puts something elsewhere), or None (the text cannot tell)."""
+    pairs = _situation_pairs(rd.r0, rd.rk, [])
+    sides = [_directions(pairs, t, rd.many) for t in turns]
+    if any(x.agree and not x.wrong and not x.unsure for x in sides):
+        return "fits"
+    return "wrong" if all(x.wrong for x in sides) else None
 
 
-_WORDS = {
-    "forward": {0: "forward", 90: "right", 180: "backward", 270: "left"},
-    "front": {0: "front", 90: "right", 180: "behind", 270: "left"},
-    "me": {0: "in front of me", 90: "to my right", 180: "behind me", 270: "to my left"},
-}
-
-
-def turned_answer(answer: str, turn: float) -> str | None:
-    """``answer`` (a direction) as it reads after a turn of ``turn`` degrees clockwise, in
-    the answer's own style ("forward" -> "left" at 90, "behind me" -> "to my right",
-    "turn left" -> "turn around" at 270, "3 o'clock" -> "12 o'clock"); None when it is
-    not a direction."""
-    got = answer_direction(answer)
-    if got is None:
+def _shared_hit(item: TurnedItem, turns: Sequence[float], rd: _Reading) -> Hit | None:
+    """Another turned viewpoint with the same situation: the copy is the one whose turn the
+    text does not follow. Only the copy is a defect; where the turn cannot tell which, both
+    need the scene (the duplicate named in the hit)."""
+    same = plain_words(item.situation)
+    views = [k for k, s in sorted(item.siblings.items()) if plain_words(s) == same]
+    if not views:
         return None
-    bearing, width = got
-    after = int(round(bearing_after_turn(bearing, turn))) % 360
-    low = " ".join(str(answer).lower().split())
-    if width < 90:
-        hour = after // 30 % 12 or 12
-        return re.sub(r"\b(1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")\b",
-                      str(hour) if re.search(r"\d", low) else HOUR_WORDS[hour % 12], low,
-                      count=1)
-    verb = re.match(r"(turn|go|walk|move|look)\s", low)
-    if re.search(r"\b(?:me|my)\b", low):
-        style = "me"
-    elif re.search(r"\b(?:front|behind|back|rear)\b", low) and not verb:
-        style = "front"
-    else:
-        style = "forward"
-    word = _WORDS[style][after]
-    if verb and verb.group(1) == "turn" and after in (0, 180):
-        return "go straight" if after == 0 else "turn around"
-    return f"{verb.group(1)} {word}" if verb else word
-
-
-def _answer_names(answers: Sequence[str], heads: Iterable[str]) -> bool:
-    words = {singular(w) for a in answers for w in normalize_answer(a).split()}
-    return any(h in words for h in heads)
+    mine = _fits(rd, turns)  # each viewpoint's turn in either sense
+    theirs = [_fits(rd, [k % 360] if k % 180 == 0 else [k % 360, -k % 360]) for k in views]
+    said = "the same text as " + " and ".join(f"viewpoint {k}'s situation" for k in views)
+    if mine == "fits" and "fits" not in theirs:
+        return None  # the text follows this viewpoint's turn: the other is the copy
+    if mine == "wrong":
+        return Hit("duplicate_view", (item.situation,), said + "; it does not follow this "
+                   "viewpoint's turn: this is the copy")
+    return Hit("duplicate_view", (item.situation,), said + "; the texts cannot tell which "
+               "viewpoint it belongs to", needs_scene=True)
 
 
 @dataclass
-class _Answer:
-    """What the answer rules say under each sense: ``supports`` / ``contradicts`` / None,
-    plus hits that need no sense."""
+class _Reading:
+    """What an item's situations say under each sense: the readings, the names there may be
+    several of, the object kept faced, and each sense's directions."""
 
-    by_sense: dict[float, str | None]
-    hits: list[Hit] = field(default_factory=list)
-    free: bool = False  # the answer is confirmed whatever the sense
+    r0: list[Reading]
+    rk: Reading
+    many: set[str]
+    kept: list[tuple[Mention, Mention]]
+    sides: dict[float, _Side]
 
 
-def _check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
-                  rk: Reading) -> _Answer:
-    kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
-    out = _Answer({t: None for t in turns})
-    if kind == "heading_free":
-        if same_answer(item.answers_0, item.answers):
-            out.free = True
-        else:
-            out.hits.append(Hit("answer_invariant", (item.question, ", ".join(item.answers)),
-                                f"{what.replace('_', ' ')}: the turn cannot change the answer "
-                                f"{', '.join(item.answers_0)!r} -> {', '.join(item.answers)!r}",
-                                repair=tuple(item.answers_0)))
-        return out
-    if kind == "direction":
-        before = next((d for a in item.answers_0 if (d := answer_direction(a))), None)
-        if before is None:
-            return out
-        after = [d for a in item.answers if (d := answer_direction(a))]
-        if not after:
-            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
-                                f"viewpoint 0 answers a direction ({item.answers_0[0]!r}); the "
-                                f"turned answer {', '.join(item.answers)!r} is none",
-                                needs_scene=True))
-            return out
-        near_axis = False
-        for t in turns:
-            expected = bearing_after_turn(before[0], t)
-            ok = any(_gap(b, expected) < max(w, before[1]) / 2 for b, w in after)
-            if ok:
-                out.by_sense[t] = "supports"
-            elif what and before[1] >= 90 and t % 180 != 0 and all(
-                    _gap(b, before[0]) < 1 or _gap(b, before[0] + 180) < 1 for b, _ in after):
-                # two opposite directions to choose from, after a quarter turn: what was on
-                # one of them is now near the axis between them
-                near_axis = True
-            else:
-                out.by_sense[t] = "contradicts"
-        if near_axis and not any(v == "supports" for v in out.by_sense.values()):
-            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
-                                "a choice of two opposite directions after a quarter turn: "
-                                "what was on one of them is now near the axis between them",
-                                needs_scene=True))
-        return out
-    if kind == "at":
-        bearing, width, phrase = what
-        there = {m.head for m in rk.mentions
-                 if _gap(m.bearing, bearing) < max(width, m.width) / 2 and m.head not in GENERIC}
-        if there:
-            if _answer_names(item.answers, there):
-                out.free = True
-            else:
-                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
-                                    f"the turned situation puts the "
-                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
-                                    f"{', '.join(item.answers)!r}", needs_scene=True))
-            return out
-        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
-            brought = {m.head for r in r0 for m in r.mentions if m.head not in GENERIC and
-                       _gap(bearing_after_turn(m.bearing, t), bearing) < max(width, m.width) / 2}
-            if brought and _answer_names(item.answers, brought):
-                out.by_sense[t] = "supports"
+def _read_item(item: TurnedItem, turns: Sequence[float], several: frozenset[str],
+               copied: bool) -> tuple[_Reading, list[Hit]]:
+    """The item's situations read (a copy of viewpoint 0 is taken as a copy, not read for
+    directions), and the hits that need no sense."""
+    r0 = [read(t) for t in (item.situation_0, *item.alternatives_0)]
+    r0.append(Reading(mentions=[m for qid, q, a in item.pose_questions
+                                for m in said_at_pose(q, tuple(a), pose_said(qid, q, a))]))
+    rk = read(item.situation)
+    many = _several([*r0, rk], several)
+    kept, sure = ([], False) if copied else _kept_faced(r0, rk)
+    hits = [_faced_hit(kept, sure, turns[0], many)] if kept else []
+    pairs = [] if copied else _situation_pairs(r0, rk, kept)
+    sides = {t: _directions(pairs, t, many) for t in turns}
+    for found in ([] if copied else [_allocentric(r0, rk), _place(r0, rk)]):
+        if found is not None:
+            hits.append(found)
+    flipped = [] if copied else _vertical(r0, rk)
+    if flipped:
+        hits.append(Hit("direction_wrong", tuple(p for a, b in flipped for p in (a[2], b[2])),
+                        "; ".join(f"the {b[0]}: {a[1]} -> {b[1]}" for a, b in flipped)
+                        + " (a turn moves nothing up or down)",
+                        needs_scene=all(b[0] in many for _, b in flipped)))
+    return _Reading(r0, rk, many, kept, sides), hits
+
+
+def _sense_names(turns: Sequence[float]) -> dict[float, str]:
+    return {turns[0]: "quaternion"} | ({turns[1]: "opposite"} if len(turns) > 1 else {})
+
+
+def _no_sense_hits(item: TurnedItem, turns: Sequence[float], rd: _Reading, answer: AnswerFindings,
+                   hits: Sequence[Hit]) -> list[Hit]:
+    """Why no sense fits: the situation wrong in every sense, the answer wrong in every
+    sense, or the two following different senses."""
+    out = []
+    sides = rd.sides
+    sit_ok = [t for t in turns if not sides[t].wrong]
+    ans_ok = [t for t in turns if answer.by_sense[t] != "contradicts"]
+    if not sit_ok:
+        wrong = sides[turns[0]].wrong
+        both = " in either sense" if len(turns) > 1 else ""
+        out.append(Hit("direction_wrong", tuple(p for a, b, _ in wrong
+                                                for p in (a.phrase, b.phrase)),
+                       "; ".join(_moved(a, b, e) for a, b, e in wrong)
+                       + f" (no {turns[0]:g}-degree turn{both} puts it there)"))
+        swapped = [(a, b) for a, b, _ in wrong
+                   if angle_gap(b.bearing, -a.bearing) < 45
+                   and angle_gap(a.bearing, b.bearing) >= 45]
+        if rd.kept and swapped:
+            out.append(Hit("mirror", tuple(p for a, b in swapped for p in (a.phrase, b.phrase)),
+                           "the same object faced with sides swapped"))
+    if not ans_ok:
+        out.append(next(iter(answer.against.values())) if answer.against
+                   else direction_hit(item, turns, sit_ok))
+    elif sit_ok and set(sit_ok) != set(ans_ok) and not any(
+            h.rule == "direction_wrong" for h in [*hits, *out]):
+        names = _sense_names(turns)
+        out.append(Hit("sense_mismatch", (item.situation, ", ".join(item.answers)),
+                       f"the situation follows the {names[sit_ok[0]]} sense, the answer "
+                       f"{', '.join(item.answers)!r} the {names[ans_ok[0]]} sense"))
     return out
 
 
-def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
-          scene_hits: Sequence[Hit] = (), scene_confirms: bool = False) -> Verdict:
+def _sense(turns: Sequence[float], viable: Sequence[float], rd: _Reading,
+           answer: AnswerFindings) -> str:
+    """The sense the texts follow, among the viable ones: one they support."""
+    supported = [t for t in viable if rd.sides[t].agree or answer.by_sense[t] == "supports"]
+    if len(turns) == 1 or len(supported) != 1 and len(viable) > 1:
+        return "either"
+    return _sense_names(turns)[supported[0] if supported else viable[0]]
+
+
+def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
+                scene_hits: Sequence[Hit] = (), scene_confirms: bool = False) -> Verdict:
     """The verdict on one turned item from its texts (and, given them, the scene rules' hits
     and whether the scene confirms its answer)."""
     turn = float(item.turn) % 360
@@ -483,80 +394,26 @@ def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
         what = "situation" if not str(item.situation).strip() else "answers"
         return Verdict("defect", "none", [Hit("empty_text", (what,), f"the {what} is empty")])
     turns = [turn] if turn % 180 == 0 else [turn, (-turn) % 360]
-    hits: list[Hit] = []
-    same = plain_words(item.situation)
-    if same == plain_words(item.situation_0):
-        hits.append(Hit("text_not_turned", (item.situation,),
-                        f"a {turn:g}-degree turn left the text as it was"))
-    else:
-        dup = [f"viewpoint 0's alternative situation {i + 1}"
-               for i, a in enumerate(item.alternatives_0) if plain_words(a) == same]
-        dup += [f"viewpoint {k}'s situation" for k, s in sorted(item.siblings.items())
-                if plain_words(s) == same]
-        if dup:
-            hits.append(Hit("duplicate_view", (item.situation,), "the same text as "
-                            + " and ".join(dup)))
-    r0 = [read(t) for t in (item.situation_0, *item.alternatives_0)]
-    rk = read(item.situation)
-    many = _several([*r0, rk], several)
-    # a copy of viewpoint 0 is judged as a copy, not read for directions
-    copied = any(h.rule == "text_not_turned" for h in hits)
-    kept = [] if copied else _kept_faced(r0, rk)
-    if kept:
-        hits.append(_faced_hit(kept, turn, many))
-    pairs = [] if copied else _situation_pairs(r0, rk, kept)
-    sides = {t: _directions(pairs, t, many) for t in turns}
-    moved = None if copied else _allocentric(r0, rk)
-    if moved is not None:
-        hits.append(moved)
-    flipped = [] if copied else _vertical(r0, rk)
-    if flipped:
-        hits.append(Hit("direction_wrong", tuple(p for a, b in flipped for p in (a[2], b[2])),
-                        "; ".join(f"the {b[0]}: {a[1]} -> {b[1]}" for a, b in flipped)
-                        + " (a turn moves nothing up or down)",
-                        needs_scene=all(b[0] in many for _, b in flipped)))
-    answer = _check_answer(item, turns, r0, rk)
+    hits = _copy_hits(item, turn)
+    rd, more = _read_item(item, turns, several,
+                          any(h.rule == "text_not_turned" for h in hits))
+    shared = None if hits else _shared_hit(item, turns, rd)
+    hits += [shared] if shared is not None else []
+    hits += more
+    answer = check_answer(item, turns, rd.r0, rd.rk, rd.many)
     hits += answer.hits
     # the senses in which neither the situation nor the answer is certainly wrong
-    viable = [t for t in turns if not sides[t].wrong and answer.by_sense[t] != "contradicts"]
-    sense_of = {turns[0]: "quaternion"} | ({turns[1]: "opposite"} if len(turns) > 1 else {})
+    viable = [t for t in turns if not rd.sides[t].wrong and answer.by_sense[t] != "contradicts"]
     if not viable:
-        sit_ok = [t for t in turns if not sides[t].wrong]
-        ans_ok = [t for t in turns if answer.by_sense[t] != "contradicts"]
-        if not sit_ok:
-            a, b, e = sides[turns[0]].wrong[0]
-            both = " in either sense" if len(turns) > 1 else ""
-            hits.append(Hit("direction_wrong", tuple(p for a, b, _ in sides[turns[0]].wrong
-                                                     for p in (a.phrase, b.phrase)),
-                            "; ".join(_moved(a, b, e) for a, b, e in sides[turns[0]].wrong)
-                            + f" (no {turn:g}-degree turn{both} puts it there)"))
-            swapped = [(a, b) for a, b, _ in sides[turns[0]].wrong
-                       if _gap(b.bearing, -a.bearing) < 45 and _gap(a.bearing, b.bearing) >= 45]
-            if kept and swapped:
-                hits.append(Hit("mirror", tuple(p for a, b in swapped
-                                                for p in (a.phrase, b.phrase)),
-                                "the same object faced with sides swapped"))
-        if not ans_ok:
-            hits.append(_direction_hit(item, turns, sit_ok))
-        elif sit_ok and set(sit_ok) != set(ans_ok) and not any(
-                h.rule == "direction_wrong" for h in hits):
-            s, a = sit_ok[0], ans_ok[0]
-            hits.append(Hit("sense_mismatch", (item.situation, ", ".join(item.answers)),
-                            f"the situation follows the {sense_of[s]} sense, the answer "
-                            f"{', '.join(item.answers)!r} the {sense_of[a]} sense"))
-        return Verdict("defect", "none", hits + list(scene_hits))
-    # which sense: one the texts support, among the viable ones
-    supported = [t for t in viable if sides[t].agree or answer.by_sense[t] == "supports"]
-    if len(turns) == 1 or len(supported) != 1 and len(viable) > 1:
-        sense = "either"
-    else:
-        sense = sense_of[supported[0] if supported else viable[0]]
-    for t in viable[:1]:
-        if sides[t].unsure:
-            hits.append(Hit("direction_wrong", tuple(p for a, b, _ in sides[t].unsure
-                                                     for p in (a.phrase, b.phrase)),
-                            "; ".join(_moved(a, b, e) for a, b, e in sides[t].unsure)
-                            + " (there may be several of it)", needs_scene=True))
+        return Verdict("defect", "none", hits + _no_sense_hits(item, turns, rd, answer, hits)
+                       + list(scene_hits))
+    sense = _sense(turns, viable, rd, answer)
+    unsure = rd.sides[viable[0]].unsure
+    if unsure:
+        hits.append(Hit("direction_wrong", tuple(p for a, b, _ in unsure
+                                                 for p in (a.phrase, b.phrase)),
+                        "; ".join(_moved(a, b, e) for a, b, e in unsure)
+                        + " (there may be several of it)", needs_scene=True))
     hits += list(scene_hits)
     if any(not h.needs_scene for h in hits):
         return Verdict("defect", sense, hits)
@@ -569,21 +426,16 @@ def judge(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     if not confirmed:
         return Verdict("needs_scene", sense, hits, "the answer rests on where things are that "
                                                    "the texts do not say")
-    return Verdict("pass", sense, hits)
+    return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
 
 
-def _direction_hit(item: TurnedItem, turns: Sequence[float], sit_ok: Sequence[float]) -> Hit:
-    before = next(a for a in item.answers_0 if answer_direction(a))
-    expect = {t: turned_answer(before, t) for t in turns}
-    if sit_ok and len(sit_ok) < len(turns):
-        said = f"expected {expect[sit_ok[0]]!r} in the sense the situation follows"
-        repair = expect[sit_ok[0]]
-    else:
-        said = "expected " + " or ".join(repr(expect[t]) for t in turns)
-        repair = expect[turns[0]]  # the quaternions' sense, when nothing says otherwise
-    return Hit("answer_direction", (item.question, ", ".join(item.answers)),
-               f"{before!r} at viewpoint 0 -> {', '.join(item.answers)!r}; {said}",
-               repair=(repair,) if repair else None)
+def _evidence(item: TurnedItem, viable: Sequence[float], rd: _Reading,
+              answer: AnswerFindings) -> tuple[str, ...]:
+    """The questions at the pose that support the item in the senses it may follow."""
+    pose = {pose_said(*x) for x in item.pose_questions}
+    said = [a.phrase for t in viable for a in rd.sides[t].agree]
+    said += [p for t in viable for p in answer.evidence.get(t, ())]
+    return tuple(dict.fromkeys(p for p in said if p in pose))
 
 
 def turn_of(yaw0: float, yaw: float, nominal: int, atol: float = 1.0) -> tuple[float, str]:
@@ -597,126 +449,3 @@ def turn_of(yaw0: float, yaw: float, nominal: int, atol: float = 1.0) -> tuple[f
 
 
 # ---- the scene -------------------------------------------------------------------------
-
-@dataclass
-class SceneCheck:
-    """What the scene rules need of one turned item."""
-
-    situation: str
-    question: str
-    answers: Sequence[str]
-    pose: Pose
-    semantics: Mapping[str, Any] | None = None  # a synthetic question's kind and params
-    margin_deg: float = 15.0
-    unmatched: list[str] = field(default_factory=list)  # names no scene object carries
-    confirmed: bool = False  # set by check_scene: the scene gives the item's answer
-
-
-def _label_words(scene: Scene) -> dict[str, tuple[str, ...]]:
-    return {o.label: tuple(singular(w) for w in o.label.lower().split()) for o in scene.objects}
-
-
-def _objects_named(scene: Scene, words: tuple[str, ...],
-                   labels: dict[str, tuple[str, ...]] | None = None) -> list[int]:
-    """Indices into ``scene.objects`` whose label is the phrase's tail ("trash can" for
-    "blue trash can"), the longest such label winning."""
-    labels = labels if labels is not None else _label_words(scene)
-    best = 0
-    for lw in labels.values():
-        if len(lw) <= len(words) and words[len(words) - len(lw):] == lw:
-            best = max(best, len(lw))
-    if not best:
-        return []
-    return [i for i, o in enumerate(scene.objects)
-            if len(labels[o.label]) == best and words[len(words) - best:] == labels[o.label]]
-
-
-def _placed(scene: Scene, pose: Pose, idx: list[int], bearing: float, width: float,
-            margin: float) -> bool | None:
-    """Whether some object of ``idx`` lies within the direction (None: none far enough
-    from the agent to have a direction)."""
-    centers = np.asarray([scene.objects[i].center for i in idx], dtype=float)
-    far = np.asarray(pose.distance(centers)) >= DIRECTION_MIN_DISTANCE
-    if not far.any():
-        return None
-    said = -bearing  # egocentric angles are counter-clockwise
-    gaps = np.abs(wrap_degrees(np.asarray(pose.ego_angle(centers[far])) - said))
-    return bool((gaps <= width / 2 + margin).any())
-
-
-def several_named(scene: Scene) -> frozenset[str]:
-    """Head nouns that name more than one object of ``scene``."""
-    labels = _label_words(scene)
-    heads = [labels[o.label][-1] for o in scene.objects]
-    counts: dict[str, int] = {}
-    for h in heads:
-        counts[h] = counts.get(h, 0) + 1
-    return frozenset(h for h, n in counts.items() if n > 1)
-
-
-def check_scene(item: SceneCheck, scene: Scene) -> list[Hit]:
-    """The scene rules a turned item breaks, seen from its turned pose (sets
-    ``item.confirmed`` when the scene gives the item's answer)."""
-    hits = []
-    bad = []
-    labels = _label_words(scene)
-    for m in _unique(mentions(item.situation)):
-        if m.head in STRUCTURAL_LABELS:  # a wall's box centre says nothing of its direction
-            continue
-        idx = _objects_named(scene, m.words, labels)
-        if not idx:
-            item.unmatched.append(" ".join(m.words))
-            continue
-        if _placed(scene, item.pose, idx, m.bearing, m.width, item.margin_deg) is False:
-            bad.append(m)
-    if bad:
-        hits.append(Hit("quadrant_situation", tuple(m.phrase for m in bad),
-                        "; ".join(f"no {m.head} {bearing_name(m.bearing, m.width)} of the "
-                                  "turned pose" for m in bad)))
-    kind, what = question_kind(item.question)
-    if kind == "at":
-        bearing, width, phrase = what
-        named = [(a, idx) for a in item.answers
-                 if (idx := _objects_named(scene, tuple(singular(w) for w in
-                                                        normalize_answer(a).split()), labels))]
-        if named and not any(_placed(scene, item.pose, idx, bearing, width, item.margin_deg)
-                             is not False for _, idx in named):
-            hits.append(Hit("quadrant_answer", (phrase, named[0][0]),
-                            f"no {named[0][0]} {bearing_name(bearing, width)} of the turned "
-                            "pose"))
-    expected = _geometry_answer(item, scene)
-    if expected is not None:
-        norm = {normalize_answer(a) for a in item.answers}
-        if normalize_answer(expected) not in norm:
-            hits.append(Hit("answer_geometry", (item.question, ", ".join(item.answers)),
-                            f"the scene gives {expected!r} from the turned pose"))
-        else:
-            item.confirmed = True
-    return hits
-
-
-def _geometry_answer(item: SceneCheck, scene: Scene) -> str | None:
-    """The scene's answer from the turned pose, when the question's meaning is known and the
-    scene decides it; None otherwise."""
-    sem = json.loads(item.semantics) if isinstance(item.semantics, str) else item.semantics
-    if sem and sem.get("kind"):
-        kind, params = sem["kind"], sem.get("params", {})
-    else:
-        parsed = parse_question(item.question, scene)
-        if parsed is None:
-            return None
-        kind, params = parsed
-    facing = None
-    if kind == "prior_situation":  # its answer follows the object the situation faces
-        faced = next((m for m in mentions(item.situation) if m.facing), None)
-        idx = _objects_named(scene, faced.words) if faced is not None else []
-        if not idx:
-            return None
-        centers = np.asarray([scene.objects[i].center for i in idx], dtype=float)
-        ahead = np.abs(np.asarray(item.pose.ego_angle(centers), dtype=float).reshape(-1))
-        facing = scene.objects[idx[int(np.argmin(ahead))]].object_id
-    try:
-        return answer_from_geometry(View(scene, item.pose, item.margin_deg), kind, params,
-                                    facing)
-    except (Unanswerable, KeyError, IndexError, ValueError):
-        return None

@@ -10,13 +10,9 @@ what a text says. It reads
 * **allocentric relations** (:class:`Relation`), which describe the room and do not move
   when the agent turns: ``to the left of the door``, ``on the left side of the room``, ``the
   left end of the couch``, ``in front of the desk``;
-* **answers that are directions** (:func:`answer_direction`): ``left``, ``turn right``,
-  ``forward``, ``behind me``, ``3 o'clock``;
-* **what a question asks** (:func:`question_kind`): a direction (``which way should I go``),
-  a side (``left or right``), what is in a direction (``what is on my left?``), or nothing
-  that depends on the agent's heading (:data:`HEADING_FREE`: counts in the room, colour,
-  material, shape, state, reach, which is nearer, what is on or in a named object, relations
-  between named objects).
+* **words**: a text made uniform (:func:`normal_text`), singular and plural nouns.
+
+Its other half, :mod:`hf_real3d.real3dqa.asks`, reads questions and answers.
 
 Where the reader cannot tell, it says so (:attr:`Reading.unresolved`, ``several``) instead of
 guessing: the checker then leaves the item to the scene.
@@ -28,23 +24,25 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from hf_real3d.spatial import singular
+from hf_real3d.geometry import direction_names
 
 __all__ = [
     "ALWAYS_SEVERAL",
     "heading_cue",
     "GENERIC",
-    "HEADING_FREE",
+    "HOUR_PATTERN",
     "HOUR_WORDS",
     "Mention",
     "Reading",
     "Relation",
-    "answer_direction",
     "bearing_name",
+    "directions_in",
+    "hour_bearing",
     "normal_text",
-    "question_kind",
+    "plural",
     "read",
     "mentions",
+    "singular",
     "tokens",
 ]
 
@@ -52,6 +50,33 @@ __all__ = [
 HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
               "ten", "eleven")
 _HOURS = {w: i for i, w in enumerate(HOUR_WORDS)}
+#: a clock hour, as digits or a word (group ``hour``)
+HOUR_PATTERN = r"(?P<hour>1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")"
+
+
+def hour_bearing(hour: str) -> float:
+    """The clockwise bearing of a clock hour ("3" or "three" -> 90)."""
+    return (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
+
+
+def plural(label: str) -> str:
+    """The plural of an object label ("shelf" -> "shelves", "box" -> "boxes")."""
+    if label.endswith("shelf"):
+        return label[:-1] + "ves"
+    if label.endswith(("s", "x", "ch", "sh")):
+        return label + "es"
+    return label + "s"
+
+
+def singular(word: str) -> str:
+    """The singular of a plural object word (the inverse of :func:`plural`)."""
+    if word.endswith("shelves"):
+        return word[:-3] + "f"
+    for suf in ("ches", "shes", "xes", "ses"):
+        if word.endswith(suf):
+            return word[:-2]
+    return word[:-1] if word.endswith("s") else word
+
 #: names a room holds several things of, whatever a text says: which one a text means is
 #: not for the text to settle
 ALWAYS_SEVERAL = frozenset({"wall", "floor", "ceiling", "ground", "window", "corner", "room",
@@ -124,6 +149,8 @@ _PRONOUNS = frozenset("it them this that these those one ones something everythi
                       "nothing someone me myself you".split())
 _PART_OF = frozenset("end side foot edge corner middle center centre top bottom front back "
                      "part half surface".split())
+# "facing the crib and the curtains are on my left": what the agent faces is not coordinated
+_FACED_BY = frozenset("facing face faces looking watching staring toward towards".split())
 _LOCATIVE = frozenset("on in at by near beside under inside atop onto into above below "
                       "underneath beneath against".split())
 # adverbials that sit between an object and its direction and are not objects themselves
@@ -132,7 +159,7 @@ _ADVERBIALS = re.compile(r"\b(?:within\s+(?:arm'?s?\s+|my\s+)?reach|in\s+reach|c
                          r"on\s+the\s+ground|against\s+the\s+wall|on\s+the\s+wall)\b")
 
 _SIDE_WORDS = r"(?:immediate|direct|far|very|extreme|exact)"
-_HOUR = r"(?P<hour>1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")"
+_HOUR = HOUR_PATTERN
 # a left/right phrase that goes on to name what it is the side of is allocentric
 _OF_OTHER = (r"(?!\s+(?:(?:hand\s+)?side\s+|hand\s+|end\s+|corner\s+|part\s+|half\s+|edge\s+)?"
              r"of\s+(?!me\b|myself\b))")
@@ -186,6 +213,10 @@ _SUPERLATIVE = re.compile(r"closest|nearest|farthest|furthest|closer|farther|fur
                           r"(?:left|right)-?most")
 _ORDINAL = re.compile(r"(?:left|right|front|back)-?most|middle|first|second|last")
 _VERTICAL_RE = re.compile(r"\b(above|over|below|beneath|under|underneath)\s+me\b")
+_PLACE_RE = re.compile(
+    r"\b(?:at|on|by|in|near)\s+(?:the|a|my)\s+(?P<part>(?:(?:left|right|far|near|other|front|"
+    r"back)(?:\s*-?\s*hand)?\s+)?(?:foot|head|end|side|edge|corner|cushion|cousion|seat|arm|"
+    r"middle|center|centre|part))\s+of\s+(?=(?:the|a|an|my)\s)")
 _CLAUSE_START = frozenset(",.;:!? and while but so where".split())
 
 
@@ -228,6 +259,9 @@ class Reading:
     several: set[str] = field(default_factory=set)  # heads the text names several ones of
     # objects placed above or below the agent ("above me was my bed"): no turn moves them
     vertical: list[tuple[str, str, str]] = field(default_factory=list)  # (head, up/down, phrase)
+    # where on a thing the agent is ("at the foot of the bed": (bed, foot, phrase)): no turn
+    # in place changes it
+    places: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 _ING_NOUNS = frozenset("ceiling painting drawing building clothing railing ring string "
@@ -324,7 +358,7 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
     while not singular_verb and i >= 1 and toks[i][0] in ("and", ",") and len(out) < 4:
         nxt = _np_back(toks, i - 1)
         if nxt is None or toks[i - 1][0] in _STOPS or (
-                nxt[2] >= 0 and toks[nxt[2]][0] in _LOCATIVE | {"of", "from", "to"}):
+                nxt[2] >= 0 and toks[nxt[2]][0] in _LOCATIVE | _FACED_BY | {"of", "from", "to"}):
             break
         words, plural, i = nxt
         out.append((words, plural))
@@ -360,8 +394,7 @@ def _bearing(m: re.Match) -> tuple[float, float]:
     k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
     _, bearing, width = _EGO_PATTERNS[k]
     if bearing is None:
-        hour = m.group("hour")
-        bearing = (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0
+        bearing = hour_bearing(m.group("hour"))
     return float(bearing), width
 
 
@@ -379,6 +412,9 @@ def _agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
     if got is None:
         return True
     before = toks[got[2]][0] if got[2] >= 0 else ""
+    if before == "of":  # "at the foot of the bed facing the pillow": a locative just before
+        before = next((toks[j][0] for j in range(got[2] - 1, max(got[2] - 5, -1), -1)
+                       if toks[j][0] in _LOCATIVE), "")
     # "sitting on a chair facing the desk": the agent, on the chair, faces the desk
     return before in _LOCATIVE
 
@@ -388,15 +424,8 @@ def _blank(text: str, pattern: re.Pattern) -> str:
     return pattern.sub(lambda m: " " * (m.end() - m.start()), text)
 
 
-@functools.lru_cache(maxsize=65536)
-def read(text: str) -> Reading:
-    """Every object ``text`` places relative to the agent, in order of appearance, the
-    allocentric phrases it holds and the direction phrases it leaves without an object.
-    (Cached: the reading returned is shared, and must not be changed.)"""
-    low = normal_text(text)
-    out = Reading()
-    scan = _blank(low, _ADVERBIALS)
-    toks = tokens(scan)
+def _relations(low: str, toks: list[tuple[str, int, int]]) -> list[Relation]:
+    out = []
     for m in _ALLO_RE.finditer(low):
         said = low[m.start():m.end()].strip()
         side = m.group("side") or m.group("side2") or (
@@ -404,17 +433,22 @@ def read(text: str) -> Reading:
         anchor = _np_forward(toks, _first_token_at(toks, m.end()))
         if m.group("side2"):
             anchor = None
-        out.relations.append(Relation(side, anchor[0][-1] if anchor else None, said))
-    heads: dict[str, set[str]] = {}
-    both = [(m.start(), m.end()) for m in _BOTH_SIDES.finditer(scan)]
+        out.append(Relation(side, anchor[0][-1] if anchor else None, said))
+    return out
 
-    def add(found: list[tuple[tuple[str, ...], str]], bearing: float, width: float,
-            phrase: str, facing: bool = False, verb_first: bool = False) -> None:
-        for words, number in found:
-            out.mentions.append(Mention(words[-1], words, bearing, width,
-                                        f"{phrase} {' '.join(words)}" if verb_first else
-                                        f"{' '.join(words)} {phrase}", facing, number))
 
+def _placed(found: list[tuple[tuple[str, ...], str]], bearing: float, width: float,
+            phrase: str, facing: bool = False, verb_first: bool = False) -> list[Mention]:
+    return [Mention(words[-1], words, bearing, width,
+                    f"{phrase} {' '.join(words)}" if verb_first else
+                    f"{' '.join(words)} {phrase}", facing, number)
+            for words, number in found]
+
+
+def _faced(scan: str, toks: list[tuple[str, int, int]]) -> list[Mention]:
+    """What the agent faces or has its back to ("facing the desk", "standing in front of the
+    sink", "with my back to the door")."""
+    out = []
     for m in _FACING_RE.finditer(scan):
         verb = m.group("verb")
         at = _first_token_at(toks, m.start())
@@ -425,13 +459,35 @@ def read(text: str) -> Reading:
         if got is None:
             continue
         behind = "away" in verb or "back" in verb
-        add([(got[0], got[1])], 180.0 if behind else 0.0, 90.0,
-            scan[m.start():m.end()].strip(), facing=not behind, verb_first=True)
+        out += _placed([(got[0], got[1])], 180.0 if behind else 0.0, 90.0,
+                       scan[m.start():m.end()].strip(), facing=not behind, verb_first=True)
     for m in _IN_FRONT_OF_IT.finditer(scan):
         got = _np_forward(toks, _first_token_at(toks, m.end()))
         if got is not None:
-            add([(got[0], got[1])], 0.0, 90.0, scan[m.start():m.end()].strip(), facing=True,
-                verb_first=True)
+            out += _placed([(got[0], got[1])], 0.0, 90.0, scan[m.start():m.end()].strip(),
+                           facing=True, verb_first=True)
+    return out
+
+
+def _given(scan: str, toks: list[tuple[str, int, int]], m: re.Match
+           ) -> list[tuple[tuple[str, ...], str]]:
+    """The noun phrases a direction phrase ``m`` is given to, before or after it."""
+    first = _first_token_at(toks, m.start())
+    rest = _AFTER_DIRECTION.match(scan[m.end():])
+    opens = first == 0 or toks[first - 1][0] in _CLAUSE_START
+    found: list[tuple[tuple[str, ...], str]] = []
+    if rest and opens:  # "and to my left was a desk"
+        found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
+    if not found:
+        found = _before(toks, first)
+    if not found and rest:  # "on my right is a box", "to my left there are two chairs"
+        found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
+    return found
+
+
+def _egocentric(scan: str, toks: list[tuple[str, int, int]], out: Reading) -> None:
+    """Objects given an egocentric direction, into ``out`` (phrases with none: unresolved)."""
+    both = [(m.start(), m.end()) for m in _BOTH_SIDES.finditer(scan)]
     for m in _EGO_RE.finditer(scan):
         phrase = scan[m.start():m.end()].strip()
         if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in both):
@@ -439,21 +495,11 @@ def read(text: str) -> Reading:
             continue
         if re.search(r"\b(?:lying|laying|lie|lay)\s+on\s+$", scan[:m.start()]):
             continue  # "lying on my back" says how, not where
-        bearing, width = _bearing(m)
-        first = _first_token_at(toks, m.start())
-        rest = _AFTER_DIRECTION.match(scan[m.end():])
-        opens = first == 0 or toks[first - 1][0] in _CLAUSE_START
-        found: list[tuple[tuple[str, ...], str]] = []
-        if rest and opens:  # "and to my left was a desk"
-            found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
-        if not found:
-            found = _before(toks, first)
-        if not found and rest:  # "on my right is a box", "to my left there are two chairs"
-            found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
+        found = _given(scan, toks, m)
         if not found:
             out.unresolved.append(phrase)
             continue
-        add(found, bearing, width, phrase)
+        out.mentions += _placed(found, *_bearing(m), phrase)
     for m in _VERTICAL_RE.finditer(scan):
         first = _first_token_at(toks, m.start())
         rest = _AFTER_DIRECTION.match(scan[m.end():])
@@ -462,7 +508,11 @@ def read(text: str) -> Reading:
             else _before(toks, first)
         way = "up" if m.group(1) in ("above", "over", "overhead") else "down"
         out.vertical += [(w[-1], way, scan[m.start():m.end()]) for w, _ in found]
-    # a text naming a thing as one and as several, or as "another": there are several of it
+
+
+def _several_named(toks: list[tuple[str, int, int]]) -> set[str]:
+    """Heads a text names as one and as several, or as "another": there are several."""
+    heads: dict[str, set[str]] = {}
     words = [t[0] for t in toks]
     for i, w in enumerate(words):
         sing = _singular(w)
@@ -476,7 +526,31 @@ def read(text: str) -> Reading:
         else:
             heads.setdefault(w, set()).add("other" if i and words[i - 1] in _OTHER_WORDS
                                            else "")
-    out.several = {h for h, n in heads.items() if "other" in n or n >= {"", "plural"}}
+    return {h for h, n in heads.items() if "other" in n or n >= {"", "plural"}}
+
+
+def _places(low: str, toks: list[tuple[str, int, int]]) -> list[tuple[str, str, str]]:
+    out = []
+    for m in _PLACE_RE.finditer(low):
+        anchor = _np_forward(toks, _first_token_at(toks, m.end()))
+        if anchor is not None:
+            out.append((anchor[0][-1], m.group("part"),
+                        f"{m.group(0)}{' '.join(anchor[0])}"))
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def read(text: str) -> Reading:
+    """Every object ``text`` places relative to the agent, in order of appearance, the
+    allocentric phrases it holds and the direction phrases it leaves without an object.
+    (Cached: the reading returned is shared, and must not be changed.)"""
+    low = normal_text(text)
+    scan = _blank(low, _ADVERBIALS)
+    toks = tokens(scan)
+    out = Reading(relations=_relations(low, toks), mentions=_faced(scan, toks),
+                  places=_places(low, toks))
+    _egocentric(scan, toks, out)
+    out.several = _several_named(toks)
     return out
 
 
@@ -486,135 +560,22 @@ def mentions(text: str) -> list[Mention]:
 
 
 def bearing_name(bearing: float, width: float = 90.0) -> str:
-    """A bearing's name: ``front`` / ``right`` / ``behind`` / ``left``, or a clock hour."""
-    if width >= 90:
-        return {0: "front", 90: "right", 180: "behind", 270: "left"}.get(
-            int(round(bearing)) % 360, f"{bearing:g} deg")
-    hour = int(round(bearing / 30)) % 12
-    return f"{12 if hour == 0 else hour} o'clock"
-
-
-_ANSWER_DIRECTIONS: tuple[tuple[str, float], ...] = (
-    (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|keep\s+)?(?:straight(?:\s+ahead)?|forwards?|"
-     r"ahead|front|in\s+front(?:\s+of\s+me)?|to\s+(?:my|the)\s+front|my\s+front|"
-     r"north)", 0.0),
-    (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+)?(?:backwards?|back|behind(?:\s+me)?|rear|"
-     r"(?:turn\s+)?around|turn\s+back|to\s+(?:my|the)\s+(?:back|rear)|my\s+back|south)", 180.0),
-    (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|to\s+|on\s+)?(?:(?:my|the)\s+)?left(?:\s*-?\s*hand)?"
-     r"(?:\s+side)?(?:\s+of\s+me)?", 270.0),
-    (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|to\s+|on\s+)?(?:(?:my|the)\s+)?right(?:\s*-?\s*hand)?"
-     r"(?:\s+side)?(?:\s+of\s+me)?", 90.0),
-)
-_ANSWER_RE = [(re.compile(rf"^(?:{p})$"), b) for p, b in _ANSWER_DIRECTIONS]
-_ANSWER_CLOCK = re.compile(rf"^(?:at\s+|my\s+|at\s+my\s+)?{_HOUR}\s*(?:o'clock)?(?:\s+direction)?$")
-
-
-def answer_direction(answer: str) -> tuple[float, float] | None:
-    """An answer read as an egocentric direction: (clockwise bearing, width), or None when it
-    is not one ("left" -> (270, 90); "turn around" -> (180, 90); "3 o'clock" -> (90, 30)).
-    Compass words are not egocentric and are not read."""
-    low = re.sub(r"[^a-z0-9' -]", " ", normal_text(answer)).strip()
-    low = " ".join(low.split())
-    if not low or re.search(r"\b(?:north|south|east|west)\b", low):
-        return None
-    for pat, bearing in _ANSWER_RE:
-        if pat.match(low):
-            return bearing, 90.0
-    m = _ANSWER_CLOCK.match(low)
-    if m and ("o'clock" in low or "direction" in low):
-        hour = m.group("hour")
-        return (_HOURS[hour] if hour in _HOURS else int(hour)) % 12 * 30.0, 30.0
-    return None
-
-
-#: questions whose answer does not depend on which way the agent faces, by pattern name;
-#: a question that also names an egocentric direction, what the agent faces or sees, or a
-#: way to go is never heading-free
-HEADING_FREE: dict[str, str] = {
-    "count_in_room": r"\bhow\s+many\b.*\b(?:in\s+(?:the|this)\s+(?:room|kitchen|bathroom|"
-                     r"bedroom|office|space|area)|are\s+there|total|in\s+all|altogether)\b",
-    "colour": r"\b(?:what|which)\s+(?:is\s+the\s+)?colou?rs?\b|\bcolou?r\s+of\b",
-    "material": r"\bmaterial\b|\bmade\s+(?:of|from|out\s+of)\b|\bwooden\s+or\b|\bglass\s+or\b",
-    "shape": r"\bshape\b|\bround\s+or\b|\bsquare\s+or\b|\brectangular\s+or\b",
-    "state": r"\b(?:open|opened|closed|shut)\s+or\b|\bor\s+(?:open|opened|closed|shut)\b|"
-             r"\b(?:on|off)\s+or\s+(?:on|off)\b|\bmessy\s+or\b|\bor\s+messy\b|\btidy\s+or\b|"
-             r"\bempty\s+or\b|\bor\s+empty\b|\bmade\s+or\b|\bturned\s+on\b|\bclean\s+or\b",
-    "reach": r"\b(?:can|could)\s+i\s+(?:reach|touch|grab)\b|\bwithin\s+(?:my\s+)?(?:arm'?s?\s+)?"
-             r"reach\b|\breachable\b",
-    "nearer": r"\bwhich\b.*\b(?:closer|nearer|farther|further)\b|\b(?:closer|nearer|farther|"
-              r"further)\b.*\bor\b|\bwhat\s+is\s+(?:the\s+)?(?:closest|nearest|farthest|"
-              r"furthest)\s+(?:object|thing|item|furniture)?\s*(?:to\s+me)?\s*\?",
-    "on_or_in_named": r"\bwhat\s+(?:is|are|can\s+be|do\s+i\s+see)\s+(?:on|in|inside|under|"
-                      r"underneath|beneath|above|on\s+top\s+of|next\s+to|beside|near|by|"
-                      r"behind|in\s+front\s+of)\s+"
-                      r"(?:the|my|this|that)\b",
-    "between_named": r"\b(?:between|on\s+top\s+of|next\s+to|beside|under|above|inside)\s+"
-                     r"(?:the|a|my)\s+\w+(?:\s+\w+)?\s+and\s+(?:the|a|my)\b",
-    "doing_holding": r"\bwhat\s+am\s+i\s+(?:(?:sitting|standing|lying|leaning)\s+(?:on|in|at|"
-                     r"against|inside|under)\b|holding|doing|using|touching|wearing)\b|"
-                     r"\bwhat\s+(?:did|do)\s+i\s+(?:put|place|sit)\b",
-    "odd_even_in_room": r"\bodd\s+or\s+even\b.*\bin\s+the\s+room\b|"
-                        r"\bin\s+the\s+room\b.*\bodd\s+or\s+even\b",
-}
-_HEADING_FREE_RE = {k: re.compile(v) for k, v in HEADING_FREE.items()}
-# what makes a question depend on the heading, whatever else it says
-_HEADING_CUES = re.compile(
-    r"\b(?:see|seen|visible|view|look|looking|face|facing|faced|turn|turned|turning|go|walk|"
-    r"head|move|direction|way|sides?|ahead|left|right|o'clock|north|south|east|west|across|"
-    r"opposite|first|run\s+into|straight)\b|\bbehind\b(?!\s+(?:the|a|an|my|this|that|some|"
-    r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?")
-
-
-_SIDE_OF_OBJECT = re.compile(r"\b(?:which|what)\s+(?:side|end|part)\s+of\s+(?!me\b)")
-_ASKS_DIRECTION = re.compile(
-    r"\b(?:which|what)\s+(?:direction|way|side)\b|\bwhere\s+(?:should|do|can|would|must|"
-    r"will|is|are)\b|\bhow\s+(?:should|do|can|would|must)\s+i\s+(?:turn|move|go)\b|"
-    r"\b(?:go|turn|look|walk|head)\s+(?:left|right)\s+or\b|\bto\s+what\s+direction\b|"
-    r"\bleft\s+or\s+(?:my\s+|the\s+|to\s+the\s+)?right\b|\bright\s+or\s+(?:my\s+|the\s+|to\s+the\s+)?left\b|"
-    r"\bin\s+front\b[^?]*\bor\b[^?]*\bbehind\b|\bbehind\b[^?]*\bor\b[^?]*\bin\s+front\b|"
-    r"\bwhich\s+way\b|\bwhat\s+side\b")
-_BINARY = re.compile(
-    r"\bleft\b.*\bright\b|\bright\b.*\bleft\b|\b(?:which|what)\s+side\b|"
-    r"\bin\s+front\b.*\bbehind\b|\bbehind\b.*\bin\s+front\b|\bfront\b.*\bor\b.*\bback\b")
+    """A bearing's name in geometry's words (:func:`hf_real3d.geometry.direction_names`):
+    ``front`` / ``right`` / ``back`` / ``left``, or a clock hour."""
+    names = direction_names(4 if width >= 90 else 12)
+    step = 360.0 / len(names)
+    if width >= 90 and abs(bearing / step - round(bearing / step)) > 1e-6:
+        return f"{bearing:g} deg"
+    return names[int(round(bearing / step)) % len(names)]
 
 
 @functools.lru_cache(maxsize=65536)
-def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, object]:
-    """What a question asks, for the answer rules:
-
-    * ``("direction", binary)``: a direction to go, turn or look, or where something is
-      (``which way should I go``, or any question ``answers`` answer with a direction);
-      ``binary`` True when only two opposite directions can be the answer (``is it on my
-      left or right?``, ``which side``, ``the room in front of me or the one behind me``);
-    * ``("at", (bearing, width, phrase))``: what is in an egocentric direction
-      (``what is on my left?``);
-    * ``("heading_free", pattern)``: nothing that depends on the heading
-      (:data:`HEADING_FREE`);
-    * ``("other", None)``: anything else (it depends on the heading, in no way the text
-      reader follows).
-
-    A question about a side of an object (``which side of the cabinet``) is allocentric and
-    never a direction.
-    """
-    low = normal_text(question)
-    if _SIDE_OF_OBJECT.search(low):
-        return "other", None
-    blanked = _blank(low, _ADVERBIALS)
-    ego = _EGO_RE.search(blanked)
-    if not _HEADING_CUES.search(low) and not ego:
-        for name, pat in _HEADING_FREE_RE.items():
-            if pat.search(low):
-                return "heading_free", name
-    if _ASKS_DIRECTION.search(low) or any(answer_direction(a) for a in answers):
-        return "direction", bool(_BINARY.search(low))
-    if re.match(r"^\s*(?:what|which\s+\w+)\s+(?:is|are|was|can\s+i\s+see|do\s+i\s+see)\b|"
-                r"^\s*is\s+there\s+(?:anything|something)\b", low):
-        reading = read(low)
-        asked = list(_EGO_RE.finditer(blanked))
-        if len(asked) == 1 and all(m.head in GENERIC for m in reading.mentions):
-            bearing, width = _bearing(asked[0])
-            return "at", (bearing, width, low[asked[0].start():asked[0].end()].strip())
-    return "other", None
+def directions_in(text: str) -> tuple[tuple[float, float, str], ...]:
+    """Each egocentric direction phrase of ``text`` (adverbials like "within reach" aside),
+    as (clockwise bearing, width, phrase)."""
+    low = normal_text(text)
+    return tuple((*_bearing(m), low[m.start():m.end()].strip())
+                 for m in _EGO_RE.finditer(_blank(low, _ADVERBIALS)))
 
 
 # words that tie a situation to the agent's heading, beyond what the English reader places

@@ -233,15 +233,17 @@ def reference_columns(source: str | os.PathLike, split: str = "test", *,
 
 def _group_verdicts(src: Path) -> dict[str, set[Any]]:
     """The group ids with a ``defect`` item and those with a ``needs_scene`` item, as
-    ``hf-real3d check-rotations`` judges ``src`` (a release: here, by the text rules; a
+    ``hf-real3d check-rotations`` judges ``src`` (a release: here, by the text rules, with the
+    questions at each pose when SQA3D's files lie beside it, as the command reads them; a
     dataset folder: its ``rotation_checks`` config, which must have judged its rotations)."""
     # the checker only when groups are left out by its verdicts
-    from hf_real3d.real3dqa.check_rotations import check_set, flagged_groups, read_checks_config
+    from hf_real3d.real3dqa.check_folder import read_checks_config
+    from hf_real3d.real3dqa.check_rotations import check_set, flagged_groups, pose_questions_for
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     rs = read_rotation_set(src)
-    if rs.source == "release":  # the text rules, on the fly (about a second)
-        res = check_set(rs)
+    if rs.source == "release":  # the text rules (and the questions at each pose), on the fly
+        res = check_set(rs, at_pose=pose_questions_for(src)[0])
         return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
     rows = read_checks_config(rs)
     return {v: flagged_groups(rows, (v,)) for v in ("defect", "needs_scene")}

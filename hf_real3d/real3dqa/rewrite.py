@@ -57,9 +57,8 @@ from hf_real3d.llm import (
 )
 from hf_real3d.real3dqa.build import CITATION
 from hf_real3d.real3dqa.check_rotations import check_rows
-from hf_real3d.real3dqa.checks import HOUR_WORDS
 from hf_real3d.real3dqa.format import question_row, same_text
-from hf_real3d.real3dqa.mentions import heading_cue
+from hf_real3d.real3dqa.mentions import HOUR_WORDS, heading_cue
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene
 from hf_real3d.schema import (

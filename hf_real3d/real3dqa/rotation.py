@@ -10,7 +10,7 @@ otherwise it is excluded with the reason, never guessed.
 
 * Synthetic questions carry their semantics (``annotation["synth"]``): every kind rotates.
 * Real SQA3D questions are parsed against common directional templates
-  (:func:`hf_real3d.spatial.parse_question`); anything else is excluded as
+  (:func:`hf_real3d.real3dqa.asks.parse_question`); anything else is excluded as
   ``template not recognised``.
 """
 
@@ -24,6 +24,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from hf_real3d.geometry import MARGIN_DEG
+from hf_real3d.real3dqa.asks import parse_question
 from hf_real3d.scene import Scene
 from hf_real3d.spatial import (
     Unanswerable,
@@ -31,7 +33,6 @@ from hf_real3d.spatial import (
     answer_from_geometry,
     describe_pose,
     describe_situation,
-    parse_question,
     situation_template,
 )
 from hf_real3d.sqa3d import SQA3DRecord
@@ -71,7 +72,7 @@ def rotate_record(
     scene: Scene,
     angles: Sequence[int],
     *,
-    margin_deg: float = 15.0,
+    margin_deg: float = MARGIN_DEG,
 ) -> list[dict[str, Any]]:
     """All viewpoints of one question, or :class:`Unanswerable` with the reason."""
     pose0 = rec.pose(scene.origin)
@@ -121,7 +122,7 @@ def rotate_records(
     scenes: Mapping[str, Scene] | Callable[[str], Scene],
     *,
     n_viewpoints: int = 4,
-    margin_deg: float = 15.0,
+    margin_deg: float = MARGIN_DEG,
     progress: bool = False,
 ) -> RotationResult:
     """Rotate many questions; scenes by id (a mapping or a loader)."""

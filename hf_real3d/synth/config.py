@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hf_real3d.geometry import MARGIN_DEG
 from hf_real3d.srbench.format import CATEGORIES
 
 __all__ = ["SPLITS", "SynthConfig", "SRBenchConfig"]
@@ -28,7 +29,7 @@ class SynthConfig:
     # from the slots left after the guessable ones
     counter_prior_fraction: float = 0.1
     n_objects: tuple[int, int] = (10, 30)
-    margin_deg: float = 15.0
+    margin_deg: float = MARGIN_DEG
     point_spacing: float = 0.1
 
     def __post_init__(self) -> None:

@@ -27,16 +27,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTIONS_4, Pose, yaw_from_facing
+from hf_real3d.geometry import (
+    CLEARLY_NEARER,
+    DIRECTION_PHRASES,
+    DIRECTION_WORDS,
+    DIRECTIONS_4,
+    MARGIN_DEG,
+    Pose,
+    yaw_from_facing,
+)
+from hf_real3d.real3dqa.mentions import plural
 from hf_real3d.scene import Scene, SceneObject
 from hf_real3d.spatial import (
-    NAV_WORDS,
     Unanswerable,
     View,
     describe_situation,
     nearest_in,
     number_word,
-    plural,
 )
 from hf_real3d.synth.catalog import CATALOG
 
@@ -167,7 +174,7 @@ def q_navigate(view: View, sit: Situation, rng) -> QuestionSpec | None:
                     "Which way should I walk to get to the {x}?",
                     "Which direction do I need to go to reach the {x}?"]).format(
         x=view.objs[i].label)
-    return QuestionSpec("navigate", q, NAV_WORDS[d], False, [view.objs[i].object_id], d,
+    return QuestionSpec("navigate", q, DIRECTION_WORDS["go"][d], False, [view.objs[i].object_id], d,
                         {"object": view.objs[i].object_id})
 
 
@@ -284,7 +291,7 @@ def q_closer(view: View, sit: Situation, rng) -> QuestionSpec | None:
         return None
     for _ in range(6):
         i, j = rng.choice(uniq, size=2, replace=False)
-        if abs(view.dist[i] - view.dist[j]) >= 0.5:
+        if abs(view.dist[i] - view.dist[j]) >= CLEARLY_NEARER:
             break
     else:
         return None
@@ -420,7 +427,7 @@ def generate_questions(
     rng: np.random.Generator,
     n: int,
     guessable_fraction: float,
-    margin_deg: float = 15.0,
+    margin_deg: float = MARGIN_DEG,
     counter_prior_fraction: float = 0.0,
 ) -> list[QuestionSpec]:
     """Up to ``n`` distinct questions for one situation; each slot is guessable with

@@ -89,8 +89,8 @@ class StoredChecks:
         output), each verdict and repair checked; given ``rotation_set``, the folder must have
         judged it (its fingerprint). Given the set's ``rows`` and rotated ``keys``, lines that
         checked another text or do not cover the set are a :class:`FormatError`."""
-        # the check-folder reader (verdicts, repairs, fingerprint) lives with the checker
-        from hf_real3d.real3dqa.check_rotations import read_check_folder
+        # the check-folder reader (verdicts, repairs, fingerprint) imports the checker
+        from hf_real3d.real3dqa.check_folder import read_check_folder
 
         lines, proposed = read_check_folder(folder, rotation_set)
         path = folder / "verdicts.jsonl"

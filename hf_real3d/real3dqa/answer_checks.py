@@ -1,0 +1,194 @@
+"""The checker's answer rules: is a turned item's answer the one its turn gives? A direction
+answer turned (in each sense), a heading-free answer kept, what the turned situation puts in
+an asked direction, a thing asked for in a direction that the turn moved, and the same
+question asked at viewpoint 0's pose of the direction the turn brings (the other SQA3D
+questions at the pose). :func:`check_answer` says, for each sense of the turn, whether the
+answer is supported or contradicted; :func:`hf_real3d.real3dqa.checks.verdict_for` weighs it
+with the situation rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hf_real3d.answers import normalize_answer
+from hf_real3d.geometry import angle_gap, bearing_after_turn
+from hf_real3d.real3dqa.asks import (
+    answer_direction,
+    answer_names,
+    answer_thing,
+    question_kind,
+    question_template,
+    same_answer,
+    thing_asked_at,
+    turned_answer,
+)
+from hf_real3d.real3dqa.mentions import GENERIC, Reading
+from hf_real3d.real3dqa.rules import Hit, TurnedItem
+
+__all__ = ["AnswerFindings", "check_answer", "direction_hit", "pose_said"]
+
+
+def pose_said(qid: Any, question: str, answers: Sequence[str]) -> str:
+    """How a verdict names a question asked at the pose that it rests on."""
+    return f"question {qid} at this pose: {question!r} -> {answers[0] if answers else ''!r}"
+
+
+@dataclass
+class AnswerFindings:
+    """What the answer rules say under each sense: ``supports`` / ``contradicts`` / None,
+    plus hits that need no sense."""
+
+    by_sense: dict[float, str | None]
+    hits: list[Hit] = field(default_factory=list)
+    free: bool = False  # the answer is confirmed whatever the sense
+    evidence: dict[float, list[str]] = field(default_factory=dict)  # pose questions, by sense
+    against: dict[float, Hit] = field(default_factory=dict)  # why a sense is contradicted
+
+
+def _pose_answer(item: TurnedItem, turns: Sequence[float], out: AnswerFindings) -> None:
+    """The same question asked at viewpoint 0's pose of the direction the turn brings to the
+    asked one ("what is behind me?" at a half turn: "what is in front of me?" at the pose)
+    gives the answer, in each sense."""
+    got = question_template(item.question or item.question_0)
+    if got is None:
+        return
+    template, bearing, width = got
+    for t in turns:
+        before = (bearing + t) % 360  # what the turn brings to the asked direction
+        same = [(qid, q, a) for qid, q, a in item.pose_questions
+                if (g := question_template(q)) is not None and g[0] == template
+                and angle_gap(g[1], before) < max(width, g[2]) / 2]
+        if not same:
+            continue
+        qid, q, a = same[0]
+        said = pose_said(qid, q, a)
+        if same_answer(a, item.answers):
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [said]
+        else:
+            out.by_sense[t] = "contradicts"
+            out.against[t] = Hit("answer_pose", (said, ", ".join(item.answers)),
+                                 f"asked at viewpoint 0's pose of the direction a {t:g}-degree "
+                                 f"turn brings, the same question is answered {a[0]!r}; the "
+                                 f"turned answer is {', '.join(item.answers)!r}",
+                                 repair=tuple(a[:1]))
+
+
+def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
+                 out: AnswerFindings) -> None:
+    """A question asking which thing is in a direction, answered at the turn with viewpoint
+    0's thing: the turn moved that thing out of the asked direction."""
+    at = thing_asked_at(item.question or item.question_0)
+    thing = answer_thing(item.answers_0[0]) if item.answers_0 else None
+    if at is None or thing is None or not same_answer(item.answers_0, item.answers):
+        return
+    hit = Hit("answer_kept", (item.question, ", ".join(item.answers)),
+              f"viewpoint 0 answers {item.answers_0[0]!r} {at[2]}; after a {turns[0]:g}-degree "
+              f"turn it is elsewhere, and the turned answer is {', '.join(item.answers)!r}",
+              needs_scene=thing[-1] in many or normalize_answer(item.answers_0[0]).split()[-1]
+              != thing[-1])  # "pictures": there are several
+    if hit.needs_scene:
+        out.hits.append(hit)
+        return
+    for t in turns:
+        out.by_sense[t] = "contradicts"
+        out.against[t] = hit
+
+
+def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
+                 rk: Reading, many: set[str]) -> AnswerFindings:
+    """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
+    viewpoint 0's readings ``r0`` (with what the pose's questions say), the turned reading
+    ``rk`` and the names there may be several of."""
+    kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
+    out = AnswerFindings({t: None for t in turns})
+    if kind == "heading_free":
+        if same_answer(item.answers_0, item.answers):
+            out.free = True
+        else:
+            out.hits.append(Hit("answer_invariant", (item.question, ", ".join(item.answers)),
+                                f"{what.replace('_', ' ')}: the turn cannot change the answer "
+                                f"{', '.join(item.answers_0)!r} -> {', '.join(item.answers)!r}",
+                                repair=tuple(item.answers_0)))
+        return out
+    _kept_answer(item, turns, many, out)
+    if out.hits or any(out.by_sense.values()):
+        return out
+    _pose_answer(item, turns, out)
+    if any(out.by_sense.values()):
+        return out
+    if kind == "direction":
+        before = next((d for a in item.answers_0 if (d := answer_direction(a))), None)
+        if before is None:
+            return out
+        after = [d for a in item.answers if (d := answer_direction(a))]
+        if not after:
+            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
+                                f"viewpoint 0 answers a direction ({item.answers_0[0]!r}); the "
+                                f"turned answer {', '.join(item.answers)!r} is none",
+                                needs_scene=True))
+            return out
+        near_axis = False
+        for t in turns:
+            expected = bearing_after_turn(before[0], t)
+            ok = any(angle_gap(b, expected) < max(w, before[1]) / 2 for b, w in after)
+            if ok:
+                out.by_sense[t] = "supports"
+            elif what and before[1] >= 90 and t % 180 != 0 and all(
+                    angle_gap(b, before[0]) < 1 or angle_gap(b, before[0] + 180) < 1
+                    for b, _ in after):
+                # two opposite directions to choose from, after a quarter turn: what was on
+                # one of them is now near the axis between them
+                near_axis = True
+            else:
+                out.by_sense[t] = "contradicts"
+        if near_axis and not any(v == "supports" for v in out.by_sense.values()):
+            out.hits.append(Hit("answer_direction", (item.question, ", ".join(item.answers)),
+                                "a choice of two opposite directions after a quarter turn: "
+                                "what was on one of them is now near the axis between them",
+                                needs_scene=True))
+        return out
+    if kind == "at":
+        bearing, width, phrase = what
+        there = {m.head for m in rk.mentions
+                 if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
+                 and m.head not in GENERIC}
+        if there:
+            named = {h for h in there if answer_names(item.answers, [h])}
+            if named:
+                # a wall, a window, or a name the texts give several of: which one is meant
+                # is the scene's to say
+                out.free = not named <= many
+            else:
+                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
+                                    f"the turned situation puts the "
+                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
+                                    f"{', '.join(item.answers)!r}", needs_scene=True))
+            return out
+        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
+            brought = [m for r in r0 for m in r.mentions if m.head not in GENERIC and
+                       angle_gap(bearing_after_turn(m.bearing, t), bearing)
+                       < max(width, m.width) / 2]
+            said = [m for m in brought if answer_names(item.answers, [m.head])]
+            if said:
+                out.by_sense[t] = "supports"
+                out.evidence[t] = [m.phrase for m in said]
+    return out
+
+
+def direction_hit(item: TurnedItem, turns: Sequence[float], sit_ok: Sequence[float]) -> Hit:
+    """The direction answer's hit, with the answer the turn gives as its repair."""
+    before = next(a for a in item.answers_0 if answer_direction(a))
+    expect = {t: turned_answer(before, t) for t in turns}
+    if sit_ok and len(sit_ok) < len(turns):
+        said = f"expected {expect[sit_ok[0]]!r} in the sense the situation follows"
+        repair = expect[sit_ok[0]]
+    else:
+        said = "expected " + " or ".join(repr(expect[t]) for t in turns)
+        repair = expect[turns[0]]  # the quaternions' sense, when nothing says otherwise
+    return Hit("answer_direction", (item.question, ", ".join(item.answers)),
+               f"{before!r} at viewpoint 0 -> {', '.join(item.answers)!r}; {said}",
+               repair=(repair,) if repair else None)
