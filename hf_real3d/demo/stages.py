@@ -530,7 +530,7 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
     refined EM of :data:`PRUNING_MODELS` on the filtered set and on the items pruning keeps.
     ``{}`` when the set has fewer than 2 scenes."""
     # scikit-learn's diagnostic only when this stage runs
-    from hf_real3d.debias import load_items, prune
+    from hf_real3d.debias import PruneConfig, load_items, prune
 
     items = load_items(filtered.folder, config="real3dqa")
     folds = min(folds, len(set(items.groups)))
@@ -538,8 +538,8 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
         return {}
     log(f"stress test and bias pruning of the filtered set ({len(items)} questions)")
     # the study's recorded setting: the diagnostic also reads each question's type
-    keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed,
-                               type_as_feature=True)
+    keep, rounds, last = prune(items, PruneConfig(diagnostic="rf", folds=folds, seed=run.seed,
+                                                  type_as_feature=True))
     all_ids = [int(q) for q in items.ids]
     kept_ids = [all_ids[i] for i in keep]
     em = {}
