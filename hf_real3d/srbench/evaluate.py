@@ -284,15 +284,7 @@ def evaluate_dataset(
                          "files that carry their items (VLMEvalKit tables, lmms-eval samples)")
     results: dict[str, Any] = {}
     notes: list[str] = []
-    md = ["# 3DSRBench evaluation", "",
-          f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
-          "images as circular groups of their own; FlipEval pairs each option order with its "
-          "mirror; vanilla is the mean over every row.", "",
-          "Legend: **vanilla** = accuracy over every row; **circular** = a question counts "
-          "when every circular order of its options is answered right; **flip** = the "
-          "original and its mirrored image both right; **flip_circular** = every order of "
-          "both. The first tables are percentages; the rule's own table uses its scorer's "
-          "units. `-`: no items.", ""]
+    md = _intro(rule)
     for config in (configs if dataset is not None else ["file"]):
         if dataset is not None:
             rows = load_rows(dataset, config)
@@ -308,21 +300,9 @@ def evaluate_dataset(
                 name, _, path = spec.partition("=")
                 res[name] = score_rows(rows, model_predictions(rows, path), rule=rule)
         else:
-            res = {}
-            for a in answers:
-                own = rows_of(a)
-                if not res and all(r["options"] for r in own):
-                    res.update(baselines(own, rule=rule))
-                res[a.name] = score_answers(own, a, None, rule)
+            res = _file_results(answers, rule)
         results[config] = res
-        md += [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
-               f"## {config}: vanilla / circular / flip / flip+circular", ""]
-        for metric in ("vanilla", "flip", "flip_circular"):
-            md += [f"### {metric}", "", srbench_table(res, metric), ""]
-        md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
-        unread = unread_lines(res, rule)
-        md += (["Answers the rule could not read:", "", *unread, ""] if unread else
-               [f"Every answer was read under rule `{rule}`.", ""])
+        md += _config_section(config, res, rule)
     if "synthetic_common" in results and "synthetic_uncommon" in results:
         md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
                srbench_viewpoint_table(results["synthetic_common"],
@@ -334,3 +314,41 @@ def evaluate_dataset(
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text("\n".join(md) + "\n")
     return "\n".join(md)
+
+
+def _intro(rule: str) -> list[str]:
+    """The report's title, its rule and the legend of its tables."""
+    return ["# 3DSRBench evaluation", "",
+            f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
+            "images as circular groups of their own; FlipEval pairs each option order with its "
+            "mirror; vanilla is the mean over every row.", "",
+            "Legend: **vanilla** = accuracy over every row; **circular** = a question counts "
+            "when every circular order of its options is answered right; **flip** = the "
+            "original and its mirrored image both right; **flip_circular** = every order of "
+            "both. The first tables are percentages; the rule's own table uses its scorer's "
+            "units. `-`: no items.", ""]
+
+
+def _file_results(answers: Sequence[SRBenchAnswers], rule: str) -> dict[str, Any]:
+    """Each predictions file scored on the items it carries, with the baselines of the
+    first file whose rows all have options."""
+    res: dict[str, Any] = {}
+    for a in answers:
+        own = rows_of(a)
+        if not res and all(r["options"] for r in own):
+            res.update(baselines(own, rule=rule))
+        res[a.name] = score_answers(own, a, None, rule)
+    return res
+
+
+def _config_section(config: str, res: dict[str, Any], rule: str) -> list[str]:
+    """The report's tables of one config: each metric, the rule's own table, unread answers."""
+    md = [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
+          f"## {config}: vanilla / circular / flip / flip+circular", ""]
+    for metric in ("vanilla", "flip", "flip_circular"):
+        md += [f"### {metric}", "", srbench_table(res, metric), ""]
+    md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
+    unread = unread_lines(res, rule)
+    md += (["Answers the rule could not read:", "", *unread, ""] if unread else
+           [f"Every answer was read under rule `{rule}`.", ""])
+    return md
