@@ -580,6 +580,7 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
     if cfg.srbench_model:  # the paper's viewpoint finding on a trained VLM, per seed
         # torch and transformers' VLM stack: only when this study is asked for
         from hf_real3d.demo.srbench_study import TRAIN_SEED_OFFSET, run_study_seed
+        from hf_real3d.demo.srbench_vlm import SRBenchVLMConfig
 
         sr["models"] = []
         for seed in cfg.seed_list():
@@ -588,8 +589,9 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
             train = generate_srbench(SRBenchConfig(seed=TRAIN_SEED_OFFSET + seed,
                                                    scenes=cfg.srbench_train_scenes, **sizes),
                                      progress=False)
+            vlm = SRBenchVLMConfig(seed=seed, epochs=cfg.srbench_vlm_epochs,
+                                   progress=cfg.progress)
             sr["models"].append(run_study_seed(
-                seed, train, folder, out / "3dsrbench_vlm" / f"seed{seed}",
-                train_scenes=cfg.srbench_train_scenes, prior_rows=prior,
-                epochs=cfg.srbench_vlm_epochs, progress=cfg.progress, log=log))
+                train, folder, out / "3dsrbench_vlm" / f"seed{seed}", vlm,
+                train_scenes=cfg.srbench_train_scenes, prior_rows=prior, log=log))
     return sr
