@@ -14,8 +14,7 @@ __all__ = ["PruneConfig", "StressTestConfig"]
 
 @dataclass
 class PruneConfig:
-    """How :func:`hf_real3d.debias.stress.prune` runs: each fit's ``diagnostic``, ``folds``,
-    ``seed`` and ``type_as_feature``, and when it stops (see :class:`StressTestConfig`)."""
+    """How :func:`hf_real3d.debias.stress.prune` fits and stops (see StressTestConfig)."""
     diagnostic: str = "rf"
     folds: int = 5
     seed: int = 0

@@ -127,7 +127,12 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     columns the ``*_column`` arguments name."""
     path = Path(dataset)
     src = str(dataset)
-    kind = _local_kind(path, src)
+    kind = None
+    if path.exists():
+        kind = resolve(path, SRBenchTSV, SQA3DFolder, DatasetFolder, what="a dataset to "
+                       "stress-test")
+    elif src.startswith((".", "/", "~")) or os.sep in src and src.count("/") != 1:
+        raise FileNotFoundError(f"{src}: no such dataset folder or file")
     if isinstance(kind, SRBenchTSV):
         # each reader imported for its kind of input
         from hf_real3d.srbench.format import read_tsv
@@ -156,16 +161,6 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         raise FormatError(f"{src}: item {rep[1]} repeats the id {items.ids[rep[1]]!r} of item "
                           f"{rep[0]} (`id_column` {id_column}); ids must be unique")
     return items
-
-
-def _local_kind(path: Path, src: str) -> Source | None:
-    """What a local ``dataset`` is; None for a Hub name."""
-    if path.exists():
-        return resolve(path, SRBenchTSV, SQA3DFolder, DatasetFolder, what="a dataset to "
-                       "stress-test")
-    if src.startswith((".", "/", "~")) or os.sep in src and src.count("/") != 1:
-        raise FileNotFoundError(f"{src}: no such dataset folder or file")
-    return None
 
 
 def _sqa3d_items(path: Path, src: str, split: str, group_by: str | None,

@@ -34,8 +34,8 @@ from hf_real3d._io import write_json
 from hf_real3d.srbench.build import expand
 from hf_real3d.srbench.evaluate import prompt_for
 
-__all__ = ["CHAT_TEMPLATE", "MIXES", "SRBenchVLMConfig", "training_items", "build_srbench_vlm",
-           "train_srbench_vlm", "blank_image"]
+__all__ = ["CHAT_TEMPLATE", "MIXES", "SRBenchVLMConfig", "training_items", "train_srbench_vlm",
+           "blank_image"]
 
 # one user turn: the image, then the prompt; the model then writes the letter
 CHAT_TEMPLATE = ("{% for m in messages %}{% for c in m['content'] %}"
@@ -104,30 +104,23 @@ def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str
              "qid": r["qid"]} for r in expand([small(r) for r in rows])]
 
 
-def build_srbench_vlm(items: Sequence[dict[str, Any]], config: SRBenchVLMConfig):
-    """(LlavaForConditionalGeneration, LlavaProcessor) of ``config``'s size, from configs (two
-    vision layers); the tokenizer is trained on the items' prompts and answers."""
-    # the training stack (torch, transformers) only when a VLM is built
-    from hf_real3d.training.vlm_recipe import small_llava
-
-    c = config
-    texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
-    return small_llava(texts, hidden=c.hidden, layers=c.layers, image_size=c.image_size,
-                       patch=c.patch, vision_layers=2, chat_template=CHAT_TEMPLATE, seed=c.seed)
-
-
 def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike,
                       config: SRBenchVLMConfig | None = None) -> Path:
-    """Train the small VLM of ``config`` (default: :class:`SRBenchVLMConfig`'s) on ``items``
-    (SFT through the Hugging Face VLM route) and save it with its processor to ``out``, a
-    folder ``evaluate-3dsrbench --model`` loads; its loss curve goes to
-    ``out/training_log.json``."""
+    """Train the small VLM of ``config`` (default: :class:`SRBenchVLMConfig`'s), a LLaVA
+    built from configs with two vision layers and a tokenizer trained on the items' prompts
+    and answers, on ``items`` (SFT through the Hugging Face VLM route) and save it with its
+    processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads; its loss curve goes
+    to ``out/training_log.json``."""
     # the training stack (torch, transformers) only when a VLM is trained
     from hf_real3d.training import ReweightedConfig, ReweightedTrainer
     from hf_real3d.training.vlm import VLMCollator
+    from hf_real3d.training.vlm_recipe import small_llava
 
     c = config or SRBenchVLMConfig()
-    model, proc = build_srbench_vlm(items, c)
+    texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
+    model, proc = small_llava(texts, hidden=c.hidden, layers=c.layers, image_size=c.image_size,
+                              patch=c.patch, vision_layers=2, chat_template=CHAT_TEMPLATE,
+                              seed=c.seed)
     ds = [{k: r[k] for k in ("images", "prompt", "answer")} for r in items]  # PIL kept as is
     args = ReweightedConfig(
         output_dir=str(out), reweighting="none", num_train_epochs=c.epochs,
