@@ -215,6 +215,7 @@ def _built_items(rows: list[dict[str, Any]], src: str, *, guess: bool,
 def _dataset_rows(kind: Source | None, src: str, config: str | None,
                   split: str) -> list[dict[str, Any]]:
     """The rows of a Hub dataset (offline: from the cache) or a saved dataset's folder."""
+    # the datasets stack loads only here, so that importing the items is light
     import datasets
 
     if isinstance(kind, DatasetFolder):  # saved with save_to_disk
