@@ -284,7 +284,15 @@ def evaluate_dataset(
                          "files that carry their items (VLMEvalKit tables, lmms-eval samples)")
     results: dict[str, Any] = {}
     notes: list[str] = []
-    md = _intro(rule)
+    md = ["# 3DSRBench evaluation", "",
+          f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
+          "images as circular groups of their own; FlipEval pairs each option order with its "
+          "mirror; vanilla is the mean over every row.", "",
+          "Legend: **vanilla** = accuracy over every row; **circular** = a question counts "
+          "when every circular order of its options is answered right; **flip** = the "
+          "original and its mirrored image both right; **flip_circular** = every order of "
+          "both. The first tables are percentages; the rule's own table uses its scorer's "
+          "units. `-`: no items.", ""]
     for config in (configs if dataset is not None else ["file"]):
         if dataset is not None:
             rows = load_rows(dataset, config)
@@ -314,19 +322,6 @@ def evaluate_dataset(
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text("\n".join(md) + "\n")
     return "\n".join(md)
-
-
-def _intro(rule: str) -> list[str]:
-    """The report's title, its rule and the legend of its tables."""
-    return ["# 3DSRBench evaluation", "",
-            f"Rule: `{rule}` (see `hf_real3d.srbench.rules`): CircularEval counts the mirrored "
-            "images as circular groups of their own; FlipEval pairs each option order with its "
-            "mirror; vanilla is the mean over every row.", "",
-            "Legend: **vanilla** = accuracy over every row; **circular** = a question counts "
-            "when every circular order of its options is answered right; **flip** = the "
-            "original and its mirrored image both right; **flip_circular** = every order of "
-            "both. The first tables are percentages; the rule's own table uses its scorer's "
-            "units. `-`: no items.", ""]
 
 
 def _file_results(answers: Sequence[SRBenchAnswers], rule: str) -> dict[str, Any]:
