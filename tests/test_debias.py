@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from hf_real3d.debias import Items, load_items, prune, stress_test
+from hf_real3d.debias import Items, PruneConfig, load_items, prune, stress_test
 from hf_real3d.debias.stress import check_items
 
 WORDS = "chair table lamp sofa bed desk door window shelf plant box rug".split()
@@ -70,7 +70,7 @@ def test_a_group_never_spans_training_and_held_out_folds():
 @pytest.mark.slow
 def test_pruning_stops_within_the_margin_of_the_majority():
     it = _items(400, every=2)  # half the questions carry the shortcut
-    keep, rounds, last = prune(it, folds=5, round_fraction=0.1, margin=2.0)
+    keep, rounds, last = prune(it, PruneConfig(folds=5, round_fraction=0.1, margin=2.0))
     assert rounds[0]["solvability"] > 55
     assert rounds[-1]["solvability"] <= rounds[-1]["majority"] + 2.0
     # what it removed is the planted shortcut
@@ -84,7 +84,7 @@ def test_pruning_stops_within_the_margin_of_the_majority():
 
 @pytest.mark.slow
 def test_pruning_stops_at_the_budget():
-    keep, rounds, _ = prune(_items(400), folds=5, round_fraction=0.05, budget=50)
+    keep, rounds, _ = prune(_items(400), PruneConfig(folds=5, round_fraction=0.05, budget=50))
     assert 400 - len(keep) == 50 and "budget" in rounds[-1]["stop"]
 
 

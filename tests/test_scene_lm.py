@@ -6,7 +6,13 @@ import pytest
 import torch
 from transformers import LlamaConfig
 
-from hf_real3d.modeling import SceneLM, SceneLMConfig, SceneQACollator, collator_for
+from hf_real3d.modeling import (
+    SceneInputs,
+    SceneLM,
+    SceneLMConfig,
+    SceneQACollator,
+    collator_for,
+)
 from hf_real3d.modeling.data import color_name
 from hf_real3d.synth.catalog import COLORS
 
@@ -33,14 +39,15 @@ def data(tiny_training):
 @pytest.mark.parametrize("for_generation", [False, True])
 def test_question_mask_covers_the_question(data, for_generation):
     tok, bank, rows = data["tokenizer"], data["bank"], data["rows"][:6]
-    batch = SceneQACollator(tok, bank, question_mask=True,
+    batch = SceneQACollator(tok, bank, inputs=SceneInputs(question_mask=True),
                             for_generation=for_generation)(rows)
     qm = batch["question_mask"]
     assert qm.shape == batch["input_ids"].shape
     for i, r in enumerate(rows):
         got = tok.decode(batch["input_ids"][i][qm[i].bool()])
         assert got.split() == tok.decode(tok(r["question"])["input_ids"]).split()
-    none = SceneQACollator(tok, bank, question_mask=True, ablation="no_question")(rows)
+    none = SceneQACollator(tok, bank, inputs=SceneInputs(question_mask=True),
+                           ablation="no_question")(rows)
     assert none["question_mask"].sum() == 0
 
 
@@ -53,7 +60,7 @@ def test_color_name_is_the_nearest_named_colour():
 
 def test_colour_words_follow_the_points(data):
     tok, bank, rows = data["tokenizer"], data["bank"], data["rows"][:4]
-    batch = SceneQACollator(tok, bank, color_words=True)(rows)
+    batch = SceneQACollator(tok, bank, inputs=SceneInputs(color_words=True))(rows)
     cols, mask = batch["object_colors"], batch["object_mask"].bool()
     assert (cols[~mask] == -1).all()
     for i, r in enumerate(rows):
@@ -140,7 +147,8 @@ def test_unknown_direction_word_gets_no_embedding(data):
     from hf_real3d.modeling import train_tokenizer
 
     tok = train_tokenizer(["what is on my left ?", "in front of me", "on my right"])
-    batch = SceneQACollator(tok, data["bank"], direction_words=True)(data["rows"][:4])
+    batch = SceneQACollator(tok, data["bank"],
+                            inputs=SceneInputs(direction_words=True))(data["rows"][:4])
     dirs = batch["object_directions"]
     assert tok.convert_tokens_to_ids("behind") == tok.unk_token_id
     assert (dirs != tok.unk_token_id).all()
@@ -154,4 +162,4 @@ def test_untokenized_bank_is_an_error(data):
     bank = dataclasses.replace(data["bank"], label_ids={}, color_ids={})
     for kw, what in (({"object_labels": True}, "label"), ({"color_words": True}, "colour")):
         with pytest.raises(ValueError, match=f"has no {what} ids; call bank.tokenize_labels"):
-            SceneQACollator(data["tokenizer"], bank, **kw)(data["rows"][:2])
+            SceneQACollator(data["tokenizer"], bank, inputs=SceneInputs(**kw))(data["rows"][:2])

@@ -6,7 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from hf_real3d.demo.srbench_vlm import MIXES, blank_image, train_srbench_vlm, training_items
+from hf_real3d.demo.srbench_vlm import (
+    MIXES,
+    SRBenchVLMConfig,
+    blank_image,
+    train_srbench_vlm,
+    training_items,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +54,9 @@ def test_trained_vlm_answers_through_evaluate_3dsrbench(renders, tmp_path):
     train, test = renders
     items = training_items(train["synthetic_common"], train["synthetic_uncommon"], "common",
                            image_size=32)
-    model = train_srbench_vlm(items, tmp_path / "vlm", max_steps=4, batch_size=8,
-                              hidden=32, layers=1, image_size=32)
+    model = train_srbench_vlm(items, tmp_path / "vlm",
+                              SRBenchVLMConfig(max_steps=4, batch_size=8, hidden=32, layers=1,
+                                               image_size=32))
     assert (model / "config.json").is_file() and (model / "chat_template.jinja").is_file() \
         or (model / "processor_config.json").is_file()
     folder = tmp_path / "srb"

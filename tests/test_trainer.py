@@ -125,7 +125,7 @@ def test_object_labels_and_direction_features(tiny_training):
     features on boxes; both change the model's output and train."""
     from transformers import LlamaConfig
 
-    from hf_real3d.modeling import SceneLM, SceneLMConfig
+    from hf_real3d.modeling import SceneInputs, SceneLM, SceneLMConfig
 
     tok, bank, rows = tiny_training["tokenizer"], tiny_training["bank"], tiny_training["rows"]
     bank.tokenize_labels(tok)
@@ -136,7 +136,8 @@ def test_object_labels_and_direction_features(tiny_training):
     model = SceneLM(SceneLMConfig(text_config=text, max_objects=8, points_per_object=4,
                                   encoder_hidden=16, **{**PLAIN_3D, "object_labels": True,
                                                         "direction_features": True}))
-    coll = SceneQACollator(tok, bank, object_labels=True, direction_features=True)
+    coll = SceneQACollator(tok, bank,
+                           inputs=SceneInputs(object_labels=True, direction_features=True))
     batch = coll(rows[:4])
     assert batch["object_labels"].shape[:2] == (4, 8) and batch["object_boxes"].shape[-1] == 13
     labels_ok = batch["object_labels"][batch["object_mask"].bool()]
@@ -155,11 +156,11 @@ def test_direction_words(tiny_training):
     from transformers import LlamaConfig
 
     from hf_real3d.geometry import direction_bin
-    from hf_real3d.modeling import SceneLM, SceneLMConfig
+    from hf_real3d.modeling import SceneInputs, SceneLM, SceneLMConfig
     from hf_real3d.modeling.data import DIRECTION_WORDS
 
     tok, bank, rows = tiny_training["tokenizer"], tiny_training["bank"], tiny_training["rows"]
-    coll = SceneQACollator(tok, bank, direction_words=True)
+    coll = SceneQACollator(tok, bank, inputs=SceneInputs(direction_words=True))
     batch = coll(rows[:4])
     dirs, mask, boxes = batch["object_directions"], batch["object_mask"].bool(), \
         batch["object_boxes"].numpy()

@@ -6,7 +6,9 @@ iterative bias pruning (IBP), after Brown et al. 2025, on any dataset.
 * :mod:`.run` is ``hf-real3d stress-test``: files, plot, report and dataset configs.
 """
 
+from hf_real3d.debias.config import PruneConfig
 from hf_real3d.debias.items import Items, load_items
 from hf_real3d.debias.stress import DIAGNOSTICS, StressResult, prune, stress_test
 
-__all__ = ["DIAGNOSTICS", "Items", "StressResult", "load_items", "prune", "stress_test"]
+__all__ = ["DIAGNOSTICS", "Items", "PruneConfig", "StressResult", "load_items", "prune",
+           "stress_test"]

@@ -9,7 +9,19 @@ from pathlib import Path
 
 from hf_real3d._fields import help_field
 
-__all__ = ["StressTestConfig"]
+__all__ = ["PruneConfig", "StressTestConfig"]
+
+
+@dataclass
+class PruneConfig:
+    """How :func:`hf_real3d.debias.stress.prune` fits and stops (see StressTestConfig)."""
+    diagnostic: str = "rf"
+    folds: int = 5
+    seed: int = 0
+    type_as_feature: bool = False
+    round_fraction: float = 0.05
+    margin: float = 2.0
+    budget: float | None = None
 
 
 @dataclass
@@ -60,12 +72,17 @@ class StressTestConfig:
                              "<config>_tst (a folder this library built) or, in the input's "
                              "own form, under OUT/kept.", default=False)
     round_fraction: float = help_field("Share of the original set removed per pruning "
-                                       "round.", default=0.05)
+                                       "round.", default=PruneConfig.round_fraction)
     margin: float = help_field("Pruning stops when solvability is within this many points "
-                               "of the majority-answer baseline.", default=2.0)
+                               "of the majority-answer baseline.",
+                               default=PruneConfig.margin)
     budget: float | None = help_field("At most this many removals (a fraction if < 1).",
                                       default=None)
     seed: int = help_field("Seed of the folds and the forest.", default=0)
+
+    def pruning(self) -> PruneConfig:
+        """The settings that :func:`hf_real3d.debias.stress.prune` reads."""
+        return PruneConfig(**{f.name: getattr(self, f.name) for f in fields(PruneConfig)})
 
     def check(self) -> None:
         """Refuse settings that would do nothing or something else than meant, before any

@@ -18,7 +18,7 @@ from typing import Any
 
 from hf_real3d._io import FormatError, first_repeat
 from hf_real3d.answers import normalize_answer
-from hf_real3d.sources import DatasetFolder, SQA3DFolder, SRBenchTSV, resolve
+from hf_real3d.sources import DatasetFolder, Source, SQA3DFolder, SRBenchTSV, resolve
 from hf_real3d.sqa3d import question_type
 
 __all__ = ["Items", "load_items", "srbench_items", "KINDS"]
@@ -125,9 +125,6 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     config), an SQA3D folder (``*_questions_*.json`` + annotations, read with ``split``), a
     3DSRBench ``.tsv``, or a ``datasets`` dataset on the Hub (offline: from the cache) whose
     columns the ``*_column`` arguments name."""
-    # the datasets stack (hub) loads only here, so that importing the items is light
-    from hf_real3d.hub import load_local
-
     path = Path(dataset)
     src = str(dataset)
     kind = None
@@ -142,47 +139,88 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
 
         return srbench_items(read_tsv(path, decode_images=False), src, group_by)
     if isinstance(kind, SQA3DFolder):
-        # likewise
-        from hf_real3d.sqa3d import read_split
-
-        recs = read_split(path, split, validate_poses=False)
-        rows = [{"question_id": r.question_id, "scene_id": r.scene_id,
-                 "situation": r.situation, "question": r.question, "answers": r.answers,
-                 "question_type": r.qtype} for r in recs]
-        return _from_rows(rows, src, kind="sqa3d", question=("situation", "question"),
-                          answer="answers", group=group_by or "scene_id",
-                          qtype=type_column or "question_type", id_col="question_id")
+        return _sqa3d_items(path, src, split, group_by, type_column)
     if isinstance(kind, DatasetFolder) and not kind.saved:
-        configs = kind.configs()
-        config = config or next((c for c in ("real3dqa", "real_scanqa", "real",
-                                              "synthetic_common", "test") if c in configs),
-                                configs[0] if configs else None)
-        if config not in configs:
-            raise FormatError(f"{src}: no config {config!r} (has {configs}); pick one with "
-                              "`config`")
-        rows = [dict(r) for r in load_local(path, config, split)]
-        src = f"{src} ({config})"
-        if rows and "qid" in rows[0] and "options" in rows[0]:
-            return srbench_items(rows, src, group_by)
-        if question_columns is None and rows and "situation" in rows[0]:
-            return _from_rows(rows, src, kind="real3dqa", question=("situation", "question"),
-                              answer=answer_column or "answers", group=group_by or "scene_id",
-                              qtype=type_column or ("question_type" if "question_type"
-                                                    in rows[0] else None),
-                              id_col="question_id")
-        if question_columns is None and rows and "question" in rows[0] and "scene_id" in rows[0]:
-            return _from_rows(rows, src, kind="scanqa", question=("question",),
-                              answer=answer_column or "answers", group=group_by or "scene_id",
-                              qtype=type_column, id_col="question_id")
+        rows, src = _built_rows(kind, src, config, split)
+        items = _built_items(rows, src, guess=question_columns is None,
+                             answer_column=answer_column, group_by=group_by,
+                             type_column=type_column)
+        if items is not None:
+            return items
     if question_columns is None or answer_column is None or group_by is None:
         raise FormatError(f"{src}: name the columns: `question_column`, `answer_column` and "
                           "`group_by`")
-    # a Hub dataset (offline: from the cache), or a local folder of a saved or plain dataset
+    rows = _dataset_rows(kind, src, config, split)
+    id_col = id_column or ("question_id" if "question_id" in rows[0] else "id")
+    if id_column:
+        _column(rows, id_column, src, "the item ids (--id-column)")
+    items = _from_rows(rows, src, kind="columns", question=tuple(question_columns),
+                       answer=answer_column, group=group_by, qtype=type_column, id_col=id_col)
+    rep = first_repeat(items.ids) if id_column else None
+    if rep:
+        raise FormatError(f"{src}: item {rep[1]} repeats the id {items.ids[rep[1]]!r} of item "
+                          f"{rep[0]} (`id_column` {id_column}); ids must be unique")
+    return items
+
+
+def _sqa3d_items(path: Path, src: str, split: str, group_by: str | None,
+                 type_column: str | None) -> Items:
+    # the SQA3D reader imported for its kind of input
+    from hf_real3d.sqa3d import read_split
+
+    recs = read_split(path, split, validate_poses=False)
+    rows = [{"question_id": r.question_id, "scene_id": r.scene_id,
+             "situation": r.situation, "question": r.question, "answers": r.answers,
+             "question_type": r.qtype} for r in recs]
+    return _from_rows(rows, src, kind="sqa3d", question=("situation", "question"),
+                      answer="answers", group=group_by or "scene_id",
+                      qtype=type_column or "question_type", id_col="question_id")
+
+
+def _built_rows(kind: DatasetFolder, src: str, config: str | None,
+                split: str) -> tuple[list[dict[str, Any]], str]:
+    """The rows of a built folder's ``config`` and the source name that says which."""
+    # the datasets stack (hub) loads only here, so that importing the items is light
+    from hf_real3d.hub import load_local
+
+    configs = kind.configs()
+    config = config or next((c for c in ("real3dqa", "real_scanqa", "real",
+                                          "synthetic_common", "test") if c in configs),
+                            configs[0] if configs else None)
+    if config not in configs:
+        raise FormatError(f"{src}: no config {config!r} (has {configs}); pick one with "
+                          "`config`")
+    return [dict(r) for r in load_local(kind.path, config, split)], f"{src} ({config})"
+
+
+def _built_items(rows: list[dict[str, Any]], src: str, *, guess: bool,
+                 answer_column: str | None, group_by: str | None,
+                 type_column: str | None) -> Items | None:
+    """Items of rows whose columns say what they are; None when the caller must name them."""
+    if rows and "qid" in rows[0] and "options" in rows[0]:
+        return srbench_items(rows, src, group_by)
+    if guess and rows and "situation" in rows[0]:
+        return _from_rows(rows, src, kind="real3dqa", question=("situation", "question"),
+                          answer=answer_column or "answers", group=group_by or "scene_id",
+                          qtype=type_column or ("question_type" if "question_type"
+                                                in rows[0] else None),
+                          id_col="question_id")
+    if guess and rows and "question" in rows[0] and "scene_id" in rows[0]:
+        return _from_rows(rows, src, kind="scanqa", question=("question",),
+                          answer=answer_column or "answers", group=group_by or "scene_id",
+                          qtype=type_column, id_col="question_id")
+    return None
+
+
+def _dataset_rows(kind: Source | None, src: str, config: str | None,
+                  split: str) -> list[dict[str, Any]]:
+    """The rows of a Hub dataset (offline: from the cache) or a saved dataset's folder."""
+    # the datasets stack loads only here, so that importing the items is light
     import datasets
 
     if isinstance(kind, DatasetFolder):  # saved with save_to_disk
         try:
-            ds = datasets.load_from_disk(str(path))
+            ds = datasets.load_from_disk(str(kind.path))
         except IndexError:  # datasets cannot read back an empty saved dataset
             raise FormatError(f"{src}: the saved dataset holds no items") from None
         if isinstance(ds, datasets.DatasetDict):
@@ -194,14 +232,4 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
         ds = datasets.load_dataset(src, config, split=split)
     if not len(ds):
         raise FormatError(f"{src}: split {split!r} holds no items")
-    rows = [dict(r) for r in ds]
-    id_col = id_column or ("question_id" if "question_id" in rows[0] else "id")
-    if id_column:
-        _column(rows, id_column, src, "the item ids (--id-column)")
-    items = _from_rows(rows, src, kind="columns", question=tuple(question_columns),
-                       answer=answer_column, group=group_by, qtype=type_column, id_col=id_col)
-    rep = first_repeat(items.ids) if id_column else None
-    if rep:
-        raise FormatError(f"{src}: item {rep[1]} repeats the id {items.ids[rep[1]]!r} of item "
-                          f"{rep[0]} (`id_column` {id_column}); ids must be unique")
-    return items
+    return [dict(r) for r in ds]

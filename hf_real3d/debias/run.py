@@ -205,31 +205,65 @@ def run_stress_test(config: StressTestConfig, *, write_configs: bool = True,
     ``out/kept`` (a ``save_to_disk`` folder, SQA3D files, a 3DSRBench TSV). ``config``: the
     settings (:class:`hf_real3d.debias.config.StressTestConfig`, what the command parses)."""
     c = config
-    dataset, out, split, diagnostic, folds, seed = (c.dataset, c.out, c.split, c.diagnostic,
-                                                    c.folds, c.seed)
-    do_prune, round_fraction, margin, budget = c.prune, c.round_fraction, c.margin, c.budget
-    lm_path, lm_epochs, type_as_feature = c.lm_path, c.lm_epochs, c.type_as_feature
-    config_name = c.config
     c.check()
-    items = load_items(dataset, config=config_name, split=split,
+    items = load_items(c.dataset, config=c.config, split=c.split,
                        question_columns=c.question_column or None,
                        answer_column=c.answer_column, group_by=c.group_by,
                        type_column=c.type_column, id_column=c.id_column)
     if c.exclude:
         items = exclude_ids(items, c.exclude)
-    check_items(items, folds)
-    lm = None
-    if diagnostic == "lm":
-        require("torch", "transformers", what="the language-model diagnostic (diagnostic='lm')")
-        # the LM diagnostic needs torch and transformers (the [train] extra): imported when
-        # it is asked for
-        from hf_real3d.debias.lm import LMDiagnostic
+    check_items(items, c.folds)
+    lm = _lm_diagnostic(c)
+    log(f"stress test: {len(items)} items of {items.source}, {c.diagnostic}, {c.folds} folds")
+    res = stress_test(items, diagnostic=c.diagnostic, folds=c.folds, seed=c.seed,
+                      progress=lambda m: log("  " + m), lm=lm,
+                      type_as_feature=c.type_as_feature)
+    summary = _summary(items, res, log)
+    keep = None
+    if c.prune:
+        keep, rounds, last = prune(items, c.pruning(), progress=lambda m: log("  " + m),
+                                   lm=lm, first=res)
+        summary["rounds"] = rounds
+        summary["final"] = {"kept": len(keep), "solvability": last.solvability,
+                            "majority": last.majority}
+        summary["prune"] = {"round_fraction": c.round_fraction, "margin": c.margin,
+                            "budget": c.budget}
+    out = Path(c.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_scores(out / "scores.jsonl", items, res, keep)
+    _plot(summary, summary.get("rounds"), out / "stress_test.png")
+    report = _report(summary, res, items.source)
+    if keep is not None:
+        report += "\n" + _removed_section(items, set(keep), items.source) + "\n"
+        kept_at = _write_kept(Path(c.dataset), items, keep, out / "kept", split=c.split,
+                              config=c.config)
+        if kept_at:
+            summary["kept_written_to"] = kept_at
+    with atomic_path(out / "report.md") as tmp:
+        Path(tmp).write_text(report)
+    folder = Path(c.dataset)
+    if write_configs and isinstance(_local(folder), DatasetFolder) and \
+            not _local(folder).saved and items.kind != "sqa3d":
+        summary["configs"] = _add_configs(folder, c.config, items, res, keep)
+    write_json(out / "stress_test.json", summary, indent=2)
+    return summary
 
-        lm = LMDiagnostic(lm_path=lm_path, epochs=lm_epochs, seed=seed)
-        lm.check()
-    log(f"stress test: {len(items)} items of {items.source}, {diagnostic}, {folds} folds")
-    res = stress_test(items, diagnostic=diagnostic, folds=folds, seed=seed,
-                      progress=lambda m: log("  " + m), lm=lm, type_as_feature=type_as_feature)
+
+def _lm_diagnostic(c: StressTestConfig) -> Any:
+    """The language-model diagnostic's settings, checked; None for another diagnostic."""
+    if c.diagnostic != "lm":
+        return None
+    require("torch", "transformers", what="the language-model diagnostic (diagnostic='lm')")
+    # the LM diagnostic needs torch and transformers (the [train] extra): imported when it is
+    # asked for
+    from hf_real3d.debias.lm import LMDiagnostic
+
+    lm = LMDiagnostic(lm_path=c.lm_path, epochs=c.lm_epochs, seed=c.seed)
+    lm.check()
+    return lm
+
+
+def _summary(items: Items, res: StressResult, log) -> dict[str, Any]:
     summary = res.summary()
     if len(set(items.labels)) == 1:
         summary["note"] = (f"every item has the same answer ({items.labels[0]!r}): any "
@@ -239,42 +273,17 @@ def run_stress_test(config: StressTestConfig, *, write_configs: bool = True,
     summary["group_by"] = items.group_by
     summary["features"] = [{"feature": f, "weight": w} for f, w in res.features]
     summary["source"] = items.source
-    keep = None
-    if do_prune:
-        keep, rounds, last = prune(items, diagnostic=diagnostic, folds=folds, seed=seed,
-                                   round_fraction=round_fraction, margin=margin, budget=budget,
-                                   progress=lambda m: log("  " + m), lm=lm, first=res,
-                                   type_as_feature=type_as_feature)
-        summary["rounds"] = rounds
-        summary["final"] = {"kept": len(keep), "solvability": last.solvability,
-                            "majority": last.majority}
-        summary["prune"] = {"round_fraction": round_fraction, "margin": margin,
-                            "budget": budget}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / "scores.jsonl") as tmp:
+    return summary
+
+
+def _write_scores(path: Path, items: Items, res: StressResult, keep: list[int] | None) -> None:
+    with atomic_path(path) as tmp:
         kept = set(keep) if keep is not None else None
         Path(tmp).write_text("".join(json.dumps(
             {"id": q, "type": t, "answer": a, "predicted": p, "score": float(s),
              "correct": bool(c), **({"kept": i in kept} if kept is not None else {})}) + "\n"
             for i, (q, t, a, p, s, c) in enumerate(zip(items.ids, items.types, items.labels,
                                                        res.predicted, res.score, res.correct))))
-    _plot(summary, summary.get("rounds"), out / "stress_test.png")
-    report = _report(summary, res, items.source)
-    if keep is not None:
-        report += "\n" + _removed_section(items, set(keep), items.source) + "\n"
-        kept_at = _write_kept(Path(dataset), items, keep, out / "kept", split=split,
-                              config=config_name)
-        if kept_at:
-            summary["kept_written_to"] = kept_at
-    with atomic_path(out / "report.md") as tmp:
-        Path(tmp).write_text(report)
-    folder = Path(dataset)
-    if write_configs and isinstance(_local(folder), DatasetFolder) and \
-            not _local(folder).saved and items.kind != "sqa3d":
-        summary["configs"] = _add_configs(folder, config_name, items, res, keep)
-    write_json(out / "stress_test.json", summary, indent=2)
-    return summary
 
 
 def _add_configs(folder: Path, config: str | None, items: Items, res: StressResult,

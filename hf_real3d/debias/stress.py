@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from hf_real3d._extras import require
+from hf_real3d.debias.config import PruneConfig
 from hf_real3d.debias.items import Items
 from hf_real3d.scoring import bootstrap_ci
 
@@ -251,46 +252,47 @@ def stress_test(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: i
     return res
 
 
-def prune(items: Items, *, diagnostic: str = "rf", folds: int = 5, seed: int = 0,
-          round_fraction: float = 0.05, margin: float = 2.0, budget: float | None = None,
+def prune(items: Items, config: PruneConfig | None = None, *,
           progress: Callable[[str], None] | None = None, lm: Any = None,
-          first: StressResult | None = None, type_as_feature: bool = False
+          first: StressResult | None = None
           ) -> tuple[list[int], list[dict[str, Any]], StressResult]:
-    """Iterative bias pruning: fit, stop when solvability <= majority + ``margin`` (points)
-    or when the removals reach ``budget`` (a fraction of the set if < 1, else a count),
-    else remove the ``round_fraction`` of the original set with the highest s(x) (ties:
-    the earlier item first) and fit again.
+    """Iterative bias pruning with ``config``'s settings (default: :class:`PruneConfig`'s):
+    fit, stop when solvability <= majority + ``margin`` (points) or when the removals reach
+    ``budget`` (a fraction of the set if < 1, else a count), else remove the
+    ``round_fraction`` of the original set with the highest s(x) (ties: the earlier item
+    first) and fit again.
 
     ``first``: a :func:`stress_test` of all of ``items`` with the same settings, reused as
     round 0 instead of fitting it again.
 
     Returns the kept item indices, one record per fit ``{"round", "removed" (so far),
     "kept", "solvability", "majority"}`` and the last fit."""
+    c = config or PruneConfig()
     n = len(items)
-    per_round = max(1, int(round(round_fraction * n)))
-    limit = None if budget is None else int(budget * n if budget < 1 else budget)
+    per_round = max(1, int(round(c.round_fraction * n)))
+    limit = None if c.budget is None else int(c.budget * n if c.budget < 1 else c.budget)
     keep = list(range(n))
     rounds: list[dict[str, Any]] = []
     while True:
         if first is not None and len(keep) == n:  # round 0: the caller's fit of every item
             res = first
         else:
-            res = stress_test(items.subset(keep), diagnostic=diagnostic, folds=folds,
-                              seed=seed, lm=lm, type_as_feature=type_as_feature)
+            res = stress_test(items.subset(keep), diagnostic=c.diagnostic, folds=c.folds,
+                              seed=c.seed, lm=lm, type_as_feature=c.type_as_feature)
         rounds.append({"round": len(rounds), "removed": n - len(keep), "kept": len(keep),
                        "solvability": res.solvability, "majority": res.majority})
         if progress:
             progress(f"round {len(rounds) - 1}: {len(keep)} kept, solvability "
                      f"{res.solvability:.1f} (majority {res.majority:.1f})")
-        if res.solvability <= res.majority + margin:
-            rounds[-1]["stop"] = f"solvability within {margin:g} points of the majority answer"
+        if res.solvability <= res.majority + c.margin:
+            rounds[-1]["stop"] = f"solvability within {c.margin:g} points of the majority answer"
             break
         room = per_round if limit is None else min(per_round, limit - (n - len(keep)))
         if room <= 0:
             rounds[-1]["stop"] = f"removal budget of {limit} items spent"
             break
         try:
-            check_items(items.subset(keep[:-room] if room < len(keep) else []), folds)
+            check_items(items.subset(keep[:-room] if room < len(keep) else []), c.folds)
         except ValueError:
             rounds[-1]["stop"] = "too few groups left for another round"
             break

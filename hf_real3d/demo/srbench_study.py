@@ -15,7 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hf_real3d.demo.srbench_vlm import MIXES, blank_image, train_srbench_vlm, training_items
+from hf_real3d.demo.srbench_vlm import (
+    MIXES,
+    SRBenchVLMConfig,
+    blank_image,
+    train_srbench_vlm,
+    training_items,
+)
 from hf_real3d.srbench.build import load_rows
 from hf_real3d.srbench.evaluate import evaluate_dataset, model_predictions, score_rows
 from hf_real3d.srbench.report import SRBENCH_VIEW_CONFIGS as VIEW_CONFIGS
@@ -25,26 +31,24 @@ __all__ = ["TRAIN_SEED_OFFSET", "run_study_seed"]
 TRAIN_SEED_OFFSET = 300  # training rooms: generator seed 300 + seed (the test set is seed 0)
 
 
-def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
-                   out: str | Path, *, train_scenes: int, prior_rows=(), epochs: float = 20.0,
-                   image_size: int = 64, hidden: int = 128, layers: int = 2,
-                   answer: str = "text", progress: bool = False, log=print
+def run_study_seed(train: dict[str, Any], test_folder: str | Path, out: str | Path,
+                   vlm: SRBenchVLMConfig, *, train_scenes: int, prior_rows=(), log=print
                    ) -> dict[str, Any]:
-    """Train both mixes on ``train`` (the generator's output for the training scenes:
-    ``synthetic_common`` / ``synthetic_uncommon`` rows of ``train_scenes`` rooms) and score
-    them, and the blank-image control, on every viewpoint kind of ``test_folder``; returns
-    this seed's record for ``results.json``."""
+    """Train both mixes of the ``vlm`` (its ``seed`` is the study's seed) on ``train`` (the
+    generator's output for the training scenes: ``synthetic_common`` /
+    ``synthetic_uncommon`` rows of ``train_scenes`` rooms) and score them, and the
+    blank-image control, on every viewpoint kind of ``test_folder``; returns this seed's
+    record for ``results.json``."""
     t0 = time.time()
+    seed, progress = vlm.seed, vlm.progress
     out = Path(out)
     paths, sizes = {}, {}
     for mix in MIXES:
         items = training_items(train["synthetic_common"], train["synthetic_uncommon"], mix,
-                               seed=seed, image_size=image_size, answer=answer)
+                               seed=seed, image_size=vlm.image_size, answer=vlm.answer)
         sizes[mix] = len(items)
         log(f"3DSRBench VLM, seed {seed}: training vlm_{mix} on {len(items)} items")
-        paths[mix] = train_srbench_vlm(items, out / "models" / f"vlm_{mix}", seed=seed,
-                                       epochs=epochs, hidden=hidden, layers=layers,
-                                       image_size=image_size, progress=progress)
+        paths[mix] = train_srbench_vlm(items, out / "models" / f"vlm_{mix}", vlm)
     log(f"3DSRBench VLM, seed {seed}: answering the test set (evaluate-3dsrbench --model)")
     evaluate_dataset(test_folder, out / "eval", configs=VIEW_CONFIGS, prior_rows=prior_rows,
                      models=[f"vlm_{mix}={paths[mix]}" for mix in MIXES])
@@ -61,7 +65,7 @@ def run_study_seed(seed: int, train: dict[str, Any], test_folder: str | Path,
               for mix in MIXES}
     return {"seed": seed, "train_scenes": train_scenes,
             "train_generator_seed": TRAIN_SEED_OFFSET + seed, "train_items": sizes,
-            "answer": answer, "epochs": epochs,
+            "answer": vlm.answer, "epochs": vlm.epochs,
             "train_loss": {mix: [v[0]["loss"], v[-1]["loss"]] if v else None
                            for mix, v in losses.items()},
             "results": results, "time_s": round(time.time() - t0, 1)}

@@ -24,6 +24,7 @@ import io
 import os
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from hf_real3d._io import write_json
 from hf_real3d.srbench.build import expand
 from hf_real3d.srbench.evaluate import prompt_for
 
-__all__ = ["CHAT_TEMPLATE", "MIXES", "training_items", "build_srbench_vlm", "train_srbench_vlm",
+__all__ = ["CHAT_TEMPLATE", "MIXES", "SRBenchVLMConfig", "training_items", "train_srbench_vlm",
            "blank_image"]
 
 # one user turn: the image, then the prompt; the model then writes the letter
@@ -41,6 +42,24 @@ CHAT_TEMPLATE = ("{% for m in messages %}{% for c in m['content'] %}"
                  "{% if c['type'] == 'image' %}<image> {% else %}{{ c['text'] }} {% endif %}"
                  "{% endfor %}{% endfor %}Answer:")
 MIXES = ("common", "mixed")
+
+
+@dataclass
+class SRBenchVLMConfig:
+    """The small VLM's size (``hidden``, ``layers``, ``image_size``, ``patch``-px patches),
+    its training (``epochs`` or ``max_steps``, ``batch_size``, ``learning_rate``, ``seed``,
+    ``progress``) and its target, the option's ``"letter"`` or its ``"text"`` (``answer``)."""
+    seed: int = 0
+    epochs: float = 20.0
+    max_steps: int = -1
+    batch_size: int = 32
+    learning_rate: float = 2e-3
+    hidden: int = 128
+    layers: int = 2
+    image_size: int = 64
+    patch: int = 16
+    answer: str = "text"
+    progress: bool = False
 
 
 def _image(row: dict[str, Any], size: int) -> Image.Image:
@@ -85,40 +104,31 @@ def training_items(common: Sequence[dict[str, Any]], uncommon: Sequence[dict[str
              "qid": r["qid"]} for r in expand([small(r) for r in rows])]
 
 
-def build_srbench_vlm(items: Sequence[dict[str, Any]], *, hidden: int = 128, layers: int = 2,
-                      image_size: int = 64, patch: int = 16, seed: int = 0):
-    """(LlavaForConditionalGeneration, LlavaProcessor) from configs (two vision layers,
-    ``patch``-px patches); the tokenizer is trained on the items' prompts and answers."""
-    # the training stack (torch, transformers) only when a VLM is built
-    from hf_real3d.training.vlm_recipe import small_llava
-
-    texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
-    return small_llava(texts, hidden=hidden, layers=layers, image_size=image_size, patch=patch,
-                       vision_layers=2, chat_template=CHAT_TEMPLATE, seed=seed)
-
-
-def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike, *,
-                      seed: int = 0, epochs: float = 20.0, batch_size: int = 32,
-                      learning_rate: float = 2e-3, hidden: int = 128, layers: int = 2,
-                      image_size: int = 64, patch: int = 16, progress: bool = False,
-                      max_steps: int = -1) -> Path:
-    """Train the small VLM on ``items`` (SFT through the Hugging Face VLM route) and save it
-    with its processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads; its loss
-    curve goes to ``out/training_log.json``."""
+def train_srbench_vlm(items: Sequence[dict[str, Any]], out: str | os.PathLike,
+                      config: SRBenchVLMConfig | None = None) -> Path:
+    """Train the small VLM of ``config`` (default: :class:`SRBenchVLMConfig`'s), a LLaVA
+    built from configs with two vision layers and a tokenizer trained on the items' prompts
+    and answers, on ``items`` (SFT through the Hugging Face VLM route) and save it with its
+    processor to ``out``, a folder ``evaluate-3dsrbench --model`` loads; its loss curve goes
+    to ``out/training_log.json``."""
     # the training stack (torch, transformers) only when a VLM is trained
     from hf_real3d.training import ReweightedConfig, ReweightedTrainer
     from hf_real3d.training.vlm import VLMCollator
+    from hf_real3d.training.vlm_recipe import small_llava
 
-    model, proc = build_srbench_vlm(items, hidden=hidden, layers=layers,
-                                    image_size=image_size, patch=patch, seed=seed)
+    c = config or SRBenchVLMConfig()
+    texts = [r["prompt"] for r in items] + [r["answer"] for r in items] + ["Answer:"]
+    model, proc = small_llava(texts, hidden=c.hidden, layers=c.layers, image_size=c.image_size,
+                              patch=c.patch, vision_layers=2, chat_template=CHAT_TEMPLATE,
+                              seed=c.seed)
     ds = [{k: r[k] for k in ("images", "prompt", "answer")} for r in items]  # PIL kept as is
     args = ReweightedConfig(
-        output_dir=str(out), reweighting="none", num_train_epochs=epochs, max_steps=max_steps,
-        per_device_train_batch_size=batch_size, learning_rate=learning_rate,
-        lr_scheduler_type="cosine", warmup_steps=0.05, weight_decay=0.01,
-        logging_steps=50, save_strategy="no", eval_strategy="no", seed=seed, use_cpu=True,
-        disable_tqdm=not progress, dataloader_num_workers=0, report_to="none",
-        remove_unused_columns=False)
+        output_dir=str(out), reweighting="none", num_train_epochs=c.epochs,
+        max_steps=c.max_steps, per_device_train_batch_size=c.batch_size,
+        learning_rate=c.learning_rate, lr_scheduler_type="cosine", warmup_steps=0.05,
+        weight_decay=0.01, logging_steps=50, save_strategy="no", eval_strategy="no",
+        seed=c.seed, use_cpu=True, disable_tqdm=not c.progress, dataloader_num_workers=0,
+        report_to="none", remove_unused_columns=False)
     trainer = ReweightedTrainer(model=model, args=args, train_dataset=ds,
                                 data_collator=VLMCollator(proc), processing_class=proc)
     trainer.train()

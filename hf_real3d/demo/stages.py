@@ -530,7 +530,7 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
     refined EM of :data:`PRUNING_MODELS` on the filtered set and on the items pruning keeps.
     ``{}`` when the set has fewer than 2 scenes."""
     # scikit-learn's diagnostic only when this stage runs
-    from hf_real3d.debias import load_items, prune
+    from hf_real3d.debias import PruneConfig, load_items, prune
 
     items = load_items(filtered.folder, config="real3dqa")
     folds = min(folds, len(set(items.groups)))
@@ -538,8 +538,8 @@ def bias_pruning(run: SeedRun, filtered: FilteredSet, scores: Scores, *, folds: 
         return {}
     log(f"stress test and bias pruning of the filtered set ({len(items)} questions)")
     # the study's recorded setting: the diagnostic also reads each question's type
-    keep, rounds, last = prune(items, diagnostic="rf", folds=folds, seed=run.seed,
-                               type_as_feature=True)
+    keep, rounds, last = prune(items, PruneConfig(diagnostic="rf", folds=folds, seed=run.seed,
+                                                  type_as_feature=True))
     all_ids = [int(q) for q in items.ids]
     kept_ids = [all_ids[i] for i in keep]
     em = {}
@@ -580,6 +580,7 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
     if cfg.srbench_model:  # the paper's viewpoint finding on a trained VLM, per seed
         # torch and transformers' VLM stack: only when this study is asked for
         from hf_real3d.demo.srbench_study import TRAIN_SEED_OFFSET, run_study_seed
+        from hf_real3d.demo.srbench_vlm import SRBenchVLMConfig
 
         sr["models"] = []
         for seed in cfg.seed_list():
@@ -588,8 +589,9 @@ def srbench_study(cfg: DemoConfig, out: Path) -> dict[str, Any] | None:
             train = generate_srbench(SRBenchConfig(seed=TRAIN_SEED_OFFSET + seed,
                                                    scenes=cfg.srbench_train_scenes, **sizes),
                                      progress=False)
+            vlm = SRBenchVLMConfig(seed=seed, epochs=cfg.srbench_vlm_epochs,
+                                   progress=cfg.progress)
             sr["models"].append(run_study_seed(
-                seed, train, folder, out / "3dsrbench_vlm" / f"seed{seed}",
-                train_scenes=cfg.srbench_train_scenes, prior_rows=prior,
-                epochs=cfg.srbench_vlm_epochs, progress=cfg.progress, log=log))
+                train, folder, out / "3dsrbench_vlm" / f"seed{seed}", vlm,
+                train_scenes=cfg.srbench_train_scenes, prior_rows=prior, log=log))
     return sr

@@ -19,8 +19,8 @@ from transformers import PreTrainedTokenizerFast
 from hf_real3d.geometry import Pose, direction_bin
 from hf_real3d.scene import COLORS, Scene
 
-__all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneQACollator", "ABLATIONS",
-           "qa_rows", "collator_for"]
+__all__ = ["SPECIAL_TOKENS", "train_tokenizer", "SceneBank", "SceneInputs", "SceneQACollator",
+           "ABLATIONS", "qa_rows", "collator_for"]
 
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>",
                   "eos_token": "</s>", "sep_token": "<sep>"}
@@ -127,34 +127,43 @@ def qa_rows(records: Sequence[Any]) -> list[dict[str, Any]]:
              "position": dict(r.position), "rotation": dict(r.rotation)} for r in records]
 
 
+@dataclass(frozen=True)
+class SceneInputs:
+    """What a batch carries beside the tokens, as a SceneLM's config reads it
+    (:func:`collator_for`): boxes in the agent's frame (``egocentric``), label ids
+    (``object_labels``), the direction features appended to the boxes
+    (``direction_features``), direction word ids (``direction_words``), the question's
+    tokens (``question_mask``) and colour word ids (``color_words``)."""
+    egocentric: bool = True
+    object_labels: bool = False
+    direction_features: bool = False
+    direction_words: bool = False
+    question_mask: bool = False
+    color_words: bool = False
+
+
 class SceneQACollator:
     """Batches for :class:`~hf_real3d.modeling.SceneLM` from QA rows.
 
     Rows need ``scene_id``, ``situation``, ``question``, ``position``, ``rotation`` and, for
-    training, ``answers``. ``for_generation=True`` builds left-padded prompts only.
+    training, ``answers``. ``inputs``: what the batches carry beside the tokens
+    (:class:`SceneInputs`). ``for_generation=True`` builds left-padded prompts only.
     ``ablation`` removes an input at inference: ``no_3d`` (drop the scene), ``shuffle_3d``
     (each row gets another scene), ``no_situation``, ``no_question``.
     ``blind_logprob_column``: a per-row list of the blind model's log-probs of the label
     tokens in answer order, packed into a tensor of that name (B, L) and ``<name>_mask``.
     """
 
-    def __init__(self, tokenizer, bank: SceneBank, *, max_length: int = 64,
-                 egocentric: bool = True, for_generation: bool = False, ablation: str = "none",
-                 blind_logprob_column: str | None = None, seed: int = 0,
-                 object_labels: bool = False, direction_features: bool = False,
-                 direction_words: bool = False, question_mask: bool = False,
-                 color_words: bool = False):
+    def __init__(self, tokenizer, bank: SceneBank, *, inputs: SceneInputs | None = None,
+                 max_length: int = 64, for_generation: bool = False, ablation: str = "none",
+                 blind_logprob_column: str | None = None, seed: int = 0):
         if ablation not in ABLATIONS:
             raise ValueError(f"Expected ablation in {ABLATIONS} but got {ablation!r}")
         self.tok, self.bank, self.max_length = tokenizer, bank, max_length
-        self.egocentric, self.for_generation, self.ablation = egocentric, for_generation, ablation
+        self.inputs = inputs or SceneInputs()
+        self.for_generation, self.ablation = for_generation, ablation
         self.blind_col = blind_logprob_column
         self.seed = seed
-        self.object_labels = object_labels
-        self.direction_features = direction_features
-        self.direction_words = direction_words
-        self.question_mask = question_mask
-        self.color_words = color_words
         self._direction_ids: np.ndarray | None = None
 
     def prompt(self, row: Mapping[str, Any]) -> str:
@@ -194,7 +203,7 @@ class SceneQACollator:
         batch = {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}
         if not self.for_generation:
             batch["labels"] = torch.tensor(labels)
-        if self.question_mask:
+        if self.inputs.question_mask:
             batch["question_mask"] = self._question_mask(rows, batch["input_ids"])
         if self.blind_col is not None:
             batch[self.blind_col], batch[f"{self.blind_col}_mask"] = \
@@ -203,21 +212,21 @@ class SceneQACollator:
             scene_ids = [r["scene_id"] for r in rows]
             if self.ablation == "shuffle_3d":
                 scene_ids = self._shuffled(scene_ids)
-            pts, boxes, m = zip(*[self.bank.tensors(sid, self._pose(r, sid) if self.egocentric
-                                                    else None)
+            ego = self.inputs.egocentric
+            pts, boxes, m = zip(*[self.bank.tensors(sid, self._pose(r, sid) if ego else None)
                                   for r, sid in zip(rows, scene_ids)])
             batch["object_points"] = torch.from_numpy(np.stack(pts))
             boxes = np.stack(boxes)
-            if self.direction_features:
+            if self.inputs.direction_features:
                 boxes = np.concatenate([boxes, direction_features(boxes, np.stack(m))], -1)
-            if self.direction_words:
+            if self.inputs.direction_words:
                 batch["object_directions"] = torch.from_numpy(
                     self._directions(boxes, np.stack(m)))
             batch["object_boxes"] = torch.from_numpy(boxes)
             batch["object_mask"] = torch.from_numpy(np.stack(m))
             for wanted, key, table, what in (
-                    (self.object_labels, "object_labels", self.bank.label_ids, "label"),
-                    (self.color_words, "object_colors", self.bank.color_ids, "colour")):
+                    (self.inputs.object_labels, "object_labels", self.bank.label_ids, "label"),
+                    (self.inputs.color_words, "object_colors", self.bank.color_ids, "colour")):
                 if not wanted:
                     continue
                 missing = [s for s in scene_ids if s not in table]
@@ -321,9 +330,9 @@ def default_tokenizer_corpus(items: Iterable[Any]) -> list[str]:
 def collator_for(model: Any, tokenizer, bank: SceneBank, **kwargs) -> SceneQACollator:
     """The :class:`SceneQACollator` giving ``model`` (a SceneLM) the inputs its config reads."""
     c = model.config
-    return SceneQACollator(tokenizer, bank, egocentric=c.egocentric,
-                           object_labels=c.object_labels,
-                           direction_features=c.direction_features,
-                           direction_words=c.direction_words,
-                           question_mask=getattr(c, "question_reader", False),
-                           color_words=getattr(c, "color_words", False), **kwargs)
+    inputs = SceneInputs(egocentric=c.egocentric, object_labels=c.object_labels,
+                         direction_features=c.direction_features,
+                         direction_words=c.direction_words,
+                         question_mask=getattr(c, "question_reader", False),
+                         color_words=getattr(c, "color_words", False))
+    return SceneQACollator(tokenizer, bank, inputs=inputs, **kwargs)

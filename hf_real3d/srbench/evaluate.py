@@ -308,21 +308,9 @@ def evaluate_dataset(
                 name, _, path = spec.partition("=")
                 res[name] = score_rows(rows, model_predictions(rows, path), rule=rule)
         else:
-            res = {}
-            for a in answers:
-                own = rows_of(a)
-                if not res and all(r["options"] for r in own):
-                    res.update(baselines(own, rule=rule))
-                res[a.name] = score_answers(own, a, None, rule)
+            res = _file_results(answers, rule)
         results[config] = res
-        md += [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
-               f"## {config}: vanilla / circular / flip / flip+circular", ""]
-        for metric in ("vanilla", "flip", "flip_circular"):
-            md += [f"### {metric}", "", srbench_table(res, metric), ""]
-        md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
-        unread = unread_lines(res, rule)
-        md += (["Answers the rule could not read:", "", *unread, ""] if unread else
-               [f"Every answer was read under rule `{rule}`.", ""])
+        md += _config_section(config, res, rule)
     if "synthetic_common" in results and "synthetic_uncommon" in results:
         md += ["## Common vs uncommon viewpoints (Table 4 shape)", "",
                srbench_viewpoint_table(results["synthetic_common"],
@@ -334,3 +322,28 @@ def evaluate_dataset(
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text("\n".join(md) + "\n")
     return "\n".join(md)
+
+
+def _file_results(answers: Sequence[SRBenchAnswers], rule: str) -> dict[str, Any]:
+    """Each predictions file scored on the items it carries, with the baselines of the
+    first file whose rows all have options."""
+    res: dict[str, Any] = {}
+    for a in answers:
+        own = rows_of(a)
+        if not res and all(r["options"] for r in own):
+            res.update(baselines(own, rule=rule))
+        res[a.name] = score_answers(own, a, None, rule)
+    return res
+
+
+def _config_section(config: str, res: dict[str, Any], rule: str) -> list[str]:
+    """The report's tables of one config: each metric, the rule's own table, unread answers."""
+    md = [f"## {config} (CircularEval, Table 2 shape)", "", srbench_table(res), "",
+          f"## {config}: vanilla / circular / flip / flip+circular", ""]
+    for metric in ("vanilla", "flip", "flip_circular"):
+        md += [f"### {metric}", "", srbench_table(res, metric), ""]
+    md += [f"### {config}: as `{rule}` prints it", "", official_table(res, rule), ""]
+    unread = unread_lines(res, rule)
+    md += (["Answers the rule could not read:", "", *unread, ""] if unread else
+           [f"Every answer was read under rule `{rule}`.", ""])
+    return md

@@ -32,6 +32,15 @@ class _Room:
             (np.array([w, 0.0]), np.array([0.0, 1.0]), np.array([-1.0, 0.0]), d),
         ][i]
 
+    def add(self, label: str, center, size, yaw: float, attrs: dict, *, spacing: float,
+            round_shape: bool = False) -> None:
+        """A new object with its surface mesh; its id is its place in the room."""
+        rgb = COLORS[attrs["color"]]
+        pts, faces = object_mesh(center, size, yaw, rgb, self.rng, round_shape=round_shape,
+                                 spacing=spacing)
+        self.objects.append(SceneObject(len(self.objects), label, center, size, yaw, attrs,
+                                        pts, faces))
+
     def free_xy(self, lo: np.ndarray, hi: np.ndarray, gap: float = 0.08) -> bool:
         if lo[0] < 0.02 or lo[1] < 0.02 or hi[0] > self.w - 0.02 or hi[1] > self.d - 0.02:
             return False
@@ -146,32 +155,43 @@ def generate_room(
     width, depth = float(rng.uniform(4.0, 8.0)), float(rng.uniform(3.5, 7.0))
     height = float(rng.uniform(2.5, 3.0))
     room = _Room(rng, width, depth, height)
-    next_id = [0]
+    _build_shell(room, structure_spacing)
+    _furnish(room, ROOM_TYPES[room_type], n_objects, spacing=spacing,
+             counter_prior_rate=counter_prior_rate, label_cap=label_cap)
+    for o in room.objects:
+        o.attributes.pop("_on", None)
+    scene = Scene(scene_id, room.objects,
+                  extras={"room_type": room_type, "room_size": [width, depth, height]})
+    lo, hi = scene.mesh_bounds()
+    scene.origin = (lo + hi) / 2
+    return scene
 
-    def add(label: str, center, size, yaw, attrs: dict, round_shape=False, sp=spacing) -> None:
-        rgb = COLORS[attrs["color"]]
-        pts, faces = object_mesh(center, size, yaw, rgb, rng, round_shape=round_shape, spacing=sp)
-        room.objects.append(SceneObject(next_id[0], label, center, size, yaw, attrs, pts, faces))
-        next_id[0] += 1
 
+def _build_shell(room: _Room, spacing: float) -> None:
+    """The floor and the four walls, each of one colour drawn for the room."""
+    rng = room.rng
     floor_color = str(rng.choice(["brown", "gray", "beige"]))
     wall_color = str(rng.choice(["white", "beige", "gray"]))
-    add("floor", [width / 2, depth / 2, -0.025], [width, depth, 0.05], 0.0,
-        {"color": floor_color}, sp=structure_spacing)
+    room.add("floor", [room.w / 2, room.d / 2, -0.025], [room.w, room.d, 0.05], 0.0,
+             {"color": floor_color}, spacing=spacing)
     for wi in range(4):
         p0, along, normal, length = room.wall(wi)
         xy = p0 + along * length / 2 - normal * 0.05
-        add("wall", [xy[0], xy[1], height / 2], [0.1, length, height],
-            math.atan2(normal[1], normal[0]), {"color": wall_color}, sp=structure_spacing)
+        room.add("wall", [xy[0], xy[1], room.h / 2], [0.1, length, room.h],
+                 math.atan2(normal[1], normal[0]), {"color": wall_color}, spacing=spacing)
 
+
+def _furnish(room: _Room, weights: dict[str, float], n_objects: tuple[int, int], *,
+             spacing: float, counter_prior_rate: float, label_cap: int | None) -> None:
+    """A door, one or two windows, then objects drawn by the room type's ``weights`` until
+    the drawn number stand in the room (or 6 tries per object are spent)."""
+    rng = room.rng
     target = int(rng.integers(n_objects[0], n_objects[1] + 1))
     windows = int(rng.integers(1, 3))
-    labels = ["door"] + ["window"] * (windows if label_cap is None else min(windows, label_cap))
-    weights = ROOM_TYPES[room_type]
+    queue = ["door"] + ["window"] * (windows if label_cap is None else min(windows, label_cap))
     names, w = list(weights), np.array(list(weights.values()), dtype=float)
     attempts = 0
     placed_non_structural = 0
-    queue = list(labels)
     prior_colors: dict[str, str] = {}
     while placed_non_structural < target and attempts < 6 * target:
         attempts += 1
@@ -185,21 +205,7 @@ def generate_room(
         cat = CATALOG[label]
         shape = str(rng.choice(cat.shapes))
         size = _draw_size(cat, rng, shape)
-        if cat.prior_color and counter_prior_rate:
-            if label not in prior_colors:  # decided once per category and room
-                prior_colors[label] = cat.prior_color
-                if rng.random() < counter_prior_rate:
-                    # counter-prior: the category's usual colour is not this room's
-                    others = [c for c in (cat.colors if cat.colors != (cat.prior_color,) else
-                                          FREE_COLORS) if c != cat.prior_color]
-                    prior_colors[label] = str(rng.choice(others))
-            attrs = {"color": prior_colors[label]}
-        else:
-            attrs = {"color": cat.prior_color or str(rng.choice(cat.colors))}
-        if len(cat.shapes) > 1 or cat.shapes != ("rectangular",):
-            attrs["shape"] = shape
-        if cat.states:
-            attrs["state"] = str(rng.choice(cat.states))
+        attrs = _draw_attributes(cat, shape, rng, counter_prior_rate, prior_colors)
         if cat.placement == "on":
             got = _place_on(room, cat, size)
             if got is None:
@@ -211,12 +217,27 @@ def generate_room(
             if got is None:
                 continue
             center, yaw = got
-        add(label, center, size, yaw, attrs, round_shape=shape == "round")
+        room.add(label, center, size, yaw, attrs, spacing=spacing, round_shape=shape == "round")
         placed_non_structural += 1
-    for o in room.objects:
-        o.attributes.pop("_on", None)
-    scene = Scene(scene_id, room.objects,
-                  extras={"room_type": room_type, "room_size": [width, depth, height]})
-    lo, hi = scene.mesh_bounds()
-    scene.origin = (lo + hi) / 2
-    return scene
+
+
+def _draw_attributes(cat: Category, shape: str, rng: np.random.Generator,
+                     counter_prior_rate: float, prior_colors: dict[str, str]) -> dict[str, str]:
+    """An object's colour, shape and state. A category's usual colour is kept or replaced
+    once per room (``prior_colors``), with probability ``counter_prior_rate``."""
+    if cat.prior_color and counter_prior_rate:
+        if cat.label not in prior_colors:  # decided once per category and room
+            prior_colors[cat.label] = cat.prior_color
+            if rng.random() < counter_prior_rate:
+                # counter-prior: the category's usual colour is not this room's
+                others = [c for c in (cat.colors if cat.colors != (cat.prior_color,) else
+                                      FREE_COLORS) if c != cat.prior_color]
+                prior_colors[cat.label] = str(rng.choice(others))
+        attrs = {"color": prior_colors[cat.label]}
+    else:
+        attrs = {"color": cat.prior_color or str(rng.choice(cat.colors))}
+    if len(cat.shapes) > 1 or cat.shapes != ("rectangular",):
+        attrs["shape"] = shape
+    if cat.states:
+        attrs["state"] = str(rng.choice(cat.states))
+    return attrs
