@@ -434,6 +434,11 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     if not confirmed:
         return Verdict("needs_scene", sense, hits, "the answer rests on where things are that "
                                                    "the texts do not say")
+    torn = [b for cands, b in _situation_pairs(rd.r0, rd.rk, rd.kept)
+            if b.head not in rd.many and not _one_place(cands)]
+    if torn:
+        return Verdict("needs_scene", sense, hits, f"viewpoint 0's texts place the "
+                       f"{' '.join(torn[0].words)} in directions that disagree")
     return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
 
 
