@@ -421,8 +421,7 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
                                                  for p in (a.phrase, b.phrase)),
                         "; ".join(_moved(a, b, e) for a, b, e in unsure)
                         + " (there may be several of it)", needs_scene=True))
-    kept_turned = _kept_turned(rd, viable, item.situation)
-    hits += ([kept_turned] if kept_turned is not None else []) + list(scene_hits)
+    hits += list(scene_hits)
     if any(not h.needs_scene for h in hits):
         return Verdict("defect", sense, hits)
     confirmed = answer.free or any(answer.by_sense[t] == "supports" for t in viable) \
@@ -440,22 +439,6 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
         return Verdict("needs_scene", sense, hits, f"viewpoint 0's texts place the "
                        f"{' '.join(torn[0].words)} in directions that disagree")
     return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
-
-
-def _kept_turned(rd: _Reading, viable: Sequence[float], situation: str) -> Hit | None:
-    """Facing the object viewpoint 0's situation faces, named alike, while another object
-    moved where the turn sends it: a mirror of the turn, whichever one of that name is faced
-    (unless the text says "opposite", which may be what it faces)."""
-    if not rd.kept or "opposite" in plain_words(situation):
-        return None
-    a, b = rd.kept[0]
-    turned = [m for t in viable for m in rd.sides[t].agree if m.head not in rd.many]
-    if a.words != b.words or b.head in ALWAYS_SEVERAL or b.head in GENERIC or not turned \
-            or not any(a is m for m in rd.r0[0].mentions):
-        return None
-    return Hit("mirror", (a.phrase, b.phrase, turned[0].phrase),
-               f"still facing the {' '.join(b.words)} while the {' '.join(turned[0].words)} "
-               "moved as the turn sends it: a mirror image, not a turn")
 
 
 def _evidence(item: TurnedItem, viable: Sequence[float], rd: _Reading,
