@@ -224,6 +224,36 @@ def test_what_the_text_cannot_settle_is_left_to_the_scene():
                  scene_confirms=True).verdict == "pass"
 
 
+def test_round_two_rules_on_made_up_texts():
+    # viewpoint 0's texts place the lamp twice, in overlapping directions: one place, so a
+    # quarter turn that leaves it at the other side is a certain defect
+    alt = "I am at the desk with the lamp at my 2 o'clock."
+    v = verdict_for(item("I am at the desk with the lamp on my right.",
+                         "I am at the desk with the lamp on my left.", "What color is the bed?",
+                         "red", "red", 90, alternatives_0=[alt]))
+    assert v.verdict == "defect" and "direction_wrong" in v.rules
+    # ... in directions that disagree: left to the scene, as before
+    alt = "I am at the desk with the lamp behind me."
+    v = verdict_for(item("I am at the desk with the lamp on my right.",
+                         "I am at the desk with the lamp on my left.", "What color is the bed?",
+                         "red", "red", 90, alternatives_0=[alt]))
+    assert v.verdict == "needs_scene"
+    # no pass where viewpoint 0's texts place one object in directions that disagree
+    v0 = "I am facing the desk with a lamp behind me."
+    v = verdict_for(item(v0, "I am facing the wall with a lamp in front of me.", GO, "left",
+                         "right", 180, alternatives_0=["I stand with the lamp on my left."]))
+    assert v.verdict == "needs_scene" and "disagree" in v.why
+    assert verdict_for(item(v0, "I am facing the wall with a lamp in front of me.", GO, "left",
+                            "right", 180)).verdict == "pass"
+    # a count on a named object, and a pattern, do not depend on the heading
+    for ask in ("How many cups are on the table?", "What pattern is on the rug?"):
+        v = verdict_for(item(V0, RIGHT, ask, "two", "three", 90))
+        assert v.verdict == "defect" and v.rules == ["answer_invariant"]
+    v = verdict_for(item(V0, RIGHT, "How many cups are on the table to my left?", "two",
+                         "three", 90))
+    assert "answer_invariant" not in v.rules
+
+
 def test_up_and_down_do_not_turn():
     v = verdict_for(item("I did some work at my desk and above me was my bed.",
                    "I did some work at my desk and below me was my bed.",

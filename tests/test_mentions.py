@@ -121,6 +121,7 @@ def test_answers_read_as_directions(answer, expected):
 
 HEADING_FREE_EXAMPLES = {
     "count_in_room": "How many chairs are in the room?",
+    "count_on_named": "How many pillows are on the bed?",
     "colour": "What color is the bed?",
     "material": "What is the table made of?",
     "shape": "What shape is the rug?",

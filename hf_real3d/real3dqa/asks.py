@@ -96,7 +96,11 @@ HEADING_FREE: dict[str, str] = {
     "count_in_room": r"\bhow\s+many\b.*\b(?:in\s+(?:the|this)\s+(?:room|kitchen|bathroom|"
                      r"bedroom|office|space|area)|are\s+there|total|in\s+all|altogether)\b",
     "colour": r"\b(?:what|which)\s+(?:is\s+the\s+)?colou?rs?\b|\bcolou?r\s+of\b",
-    "material": r"\bmaterial\b|\bmade\s+(?:of|from|out\s+of)\b|\bwooden\s+or\b|\bglass\s+or\b",
+    "count_on_named": r"\bhow\s+many\b.*\b(?:on|in|inside|under|underneath|beneath|above|"
+                      r"around|at)\s+(?:the|this|that)\s+(?!(?:back|front|left|right|middle|"
+                      r"center|centre|corner|side|end)\b)\w+",
+    "material": r"\bmaterial\b|\bpattern\b|\btexture\b|\bmade\s+(?:of|from|out\s+of)\b|"
+                r"\bwooden\s+or\b|\bglass\s+or\b",
     "shape": r"\bshape\b|\bround\s+or\b|\bsquare\s+or\b|\brectangular\s+or\b",
     "state": r"\b(?:open|opened|closed|shut)\s+or\b|\bor\s+(?:open|opened|closed|shut)\b|"
              r"\b(?:on|off)\s+or\s+(?:on|off)\b|\bmessy\s+or\b|\bor\s+messy\b|\btidy\s+or\b|"

@@ -137,11 +137,18 @@ def _directions(pairs: Sequence[tuple[list[Mention], Mention]], turn: float,
         fits = [a for a, e in turned if angle_gap(b.bearing, e) < max(a.width, b.width) / 2]
         if fits:
             side.agree += fits if len(cands) == 1 else []
-        elif b.head in several or len(cands) > 1:
+        elif b.head in several or not _one_place(cands):
             side.unsure.append((*turned[0][:1], b, turned[0][1]))
         else:
             side.wrong.append((cands[0], b, turned[0][1]))
     return side
+
+
+def _one_place(cands: Sequence[Mention]) -> bool:
+    """Whether viewpoint 0's texts place an object in one direction: once, or several times
+    in overlapping directions ("to my right", "at my 2 o'clock")."""
+    return all(angle_gap(a.bearing, b.bearing) < (a.width + b.width) / 2
+               for i, a in enumerate(cands) for b in cands[i + 1:])
 
 
 def _moved(a: Mention, b: Mention, expected: float) -> str:
@@ -426,6 +433,11 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     if not confirmed:
         return Verdict("needs_scene", sense, hits, "the answer rests on where things are that "
                                                    "the texts do not say")
+    torn = [b for cands, b in _situation_pairs(rd.r0, rd.rk, rd.kept)
+            if b.head not in rd.many and not _one_place(cands)]
+    if torn:
+        return Verdict("needs_scene", sense, hits, f"viewpoint 0's texts place the "
+                       f"{' '.join(torn[0].words)} in directions that disagree")
     return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
 
 
