@@ -8,7 +8,8 @@ Writes a small Real-3DQA release-format folder and a 3DSRBench prediction table 
 then, through ``hf_real3d.cli.dispatch``: ``evaluate`` on the release folder, ``import-real3dqa``,
 ``evaluate`` on the imported dataset folder, ``evaluate-3dsrbench``, ``check-rotations`` on
 ``--release`` when given, and the commands that need an extra, the clone's recipe launchers
-included (their one-line errors are kept); and ``load_dataset`` of the imported folder and ``evaluate.load(metric_path("vrs"))``.
+included (their one-line errors are kept); and ``load_dataset`` of the imported folder and
+``evaluate.load(metric_path("vrs"))``.
 Everything it saw goes to WORKDIR/results.json; the test asserts on it.
 """
 
