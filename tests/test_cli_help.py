@@ -56,6 +56,14 @@ def test_each_launcher_is_a_packaged_recipe(capsys):
             main([*argv, "--help"])
         out = capsys.readouterr().out
         assert exit_.value.code == 0 and ("--output_dir" in out or "--model" in out), name
+    # `hf-real3d train` alone lists the recipes; an unknown one is one line naming them
+    with pytest.raises(SystemExit) as exit_:
+        main(["train"])
+    assert exit_.value.code == 2 and "RECIPE: one of sft, blind_ft" in capsys.readouterr().out
+    assert main(["train", "predict"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("hf-real3d train: error: unknown recipe 'predict'; one of ['sft', "
+                   "'blind_ft', '3drft', '3drft_vlm'] (predictions: hf-real3d predict)"), err
 
 
 def test_recipes_without_arguments_take_their_configs_settings():
