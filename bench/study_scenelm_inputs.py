@@ -27,11 +27,11 @@ from hf_real3d._io import write_json
 from hf_real3d.answers import match
 from hf_real3d.demo import DemoConfig
 from hf_real3d.modeling import predict_rows
+from hf_real3d.recipes import load_recipe
 from hf_real3d.synth import build_benchmark
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments
 from hf_real3d.training.data import load_split
-from hf_real3d.training.pipeline import load_recipe
 from hf_real3d.training.recipe import load_training_data
 
 FIRST = dict(object_labels=False, direction_words=False, color_words=False,

@@ -16,16 +16,17 @@ saved dataset say, is an error naming both; a link that loops is named as one):
 * :class:`SRBenchTSV`: a 3DSRBench TSV in VLMEvalKit's format.
 
 :func:`scene_getter` is the one way to the scenes: a folder of ScanNet-format scenes, or a
-dataset folder's ``scenes`` config.
+dataset folder's ``scenes`` config; :class:`SceneRows` reads a ``scenes`` config already
+loaded (the rooms by id, each read once).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hf_real3d._io import check_link
 from hf_real3d.errors import InputError
@@ -41,6 +42,7 @@ __all__ = [
     "SQA3DFolder",
     "SRBenchTSV",
     "ScanQAFile",
+    "SceneRows",
     "Source",
     "resolve",
     "scene_getter",
@@ -225,20 +227,36 @@ def scene_getter(source: str | os.PathLike | Source | None = None, *,
         return None
     # the dataset folder's rows (hub, datasets) only for a folder with scenes
     from hf_real3d.hub import load_local
-    from hf_real3d.schema import scene_from_row
 
     splits = src.splits("scenes")
     if split is None:
         split = "test" if "test" in splits or len(splits) != 1 else splits[0]
-    ds = load_local(src.path, "scenes", split)
-    index = {sid: i for i, sid in enumerate(ds["scene_id"])}
-    cache: dict[str, Scene] = {}
+    return SceneRows(load_local(src.path, "scenes", split), where=str(src.path)).__getitem__
 
-    def from_folder(scene_id: str) -> Scene:
-        if scene_id not in index:
-            raise KeyError(f"{src.path}: scene {scene_id!r} is not in the scenes config")
-        if scene_id not in cache:
-            cache[scene_id] = scene_from_row(ds[index[scene_id]])
-        return cache[scene_id]
 
-    return from_folder
+class SceneRows(Mapping[str, "Scene"]):
+    """The rooms of a ``scenes`` config's rows (a ``datasets.Dataset``, a Hub id's included) by
+    ``scene_id``, each read once, when first asked for; an id the rows lack raises
+    ``KeyError`` naming ``where``."""
+
+    def __init__(self, rows: Any, where: str = "the scenes config"):
+        self.rows = rows
+        self.where = where
+        self._index = {sid: i for i, sid in enumerate(rows["scene_id"])}
+        self._read: dict[str, Scene] = {}
+
+    def __getitem__(self, scene_id: str) -> Scene:
+        if scene_id not in self._index:
+            raise KeyError(f"{self.where}: scene {scene_id!r} is not in the scenes config")
+        if scene_id not in self._read:
+            # the row reader (datasets' features) only when a scene is read
+            from hf_real3d.schema import scene_from_row
+
+            self._read[scene_id] = scene_from_row(self.rows[self._index[scene_id]])
+        return self._read[scene_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)

@@ -7,8 +7,9 @@ accelerate cannot be imported (a blocker on PYTHONPATH, or a fresh virtual envir
 Writes a small Real-3DQA release-format folder and a 3DSRBench prediction table into WORKDIR,
 then, through ``hf_real3d.cli.dispatch``: ``evaluate`` on the release folder, ``import-real3dqa``,
 ``evaluate`` on the imported dataset folder, ``evaluate-3dsrbench``, ``check-rotations`` on
-``--release`` when given, and two commands that need an extra (their one-line errors are
-kept); and ``load_dataset`` of the imported folder and ``evaluate.load(metric_path("vrs"))``.
+``--release`` when given, and the commands that need an extra, the clone's recipe launchers
+included (their one-line errors are kept); and ``load_dataset`` of the imported folder and
+``evaluate.load(metric_path("vrs"))``.
 Everything it saw goes to WORKDIR/results.json; the test asserts on it.
 """
 
@@ -19,6 +20,7 @@ import importlib.util
 import io
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -122,11 +124,22 @@ def main(work: Path, release: Path | None) -> dict:
                         "--folds", "2", "--group_by", "question_id",
                         "--out", str(work / "stress")],
         "needs_train_demo": ["demo", "--out", str(work / "demo")],
+        "needs_train_recipe": ["train", "3drft", "--max_steps", "1",
+                               "--output_dir", str(work / "trained")],
+        "needs_train_predict": ["predict", "--model", str(work / "trained"),
+                                "--out", str(work / "preds")],
     }
     if release is not None:
         cmds["check_rotations"] = ["check-rotations", "--dataset", str(release),
                                    "--out", str(work / "checks")]
     out["commands"] = {name: run(argv) for name, argv in cmds.items()}
+    # the clone's launchers, as a user starts them (`python recipes/3drft.py ...`)
+    launchers = Path(__file__).resolve().parents[1] / "recipes"
+    for name, argv in (("3drft", ["--max_steps", "1"]), ("predict", ["--model", "m"])):
+        p = subprocess.run([sys.executable, str(launchers / f"{name}.py"), *argv], cwd=work,
+                           capture_output=True, text=True, timeout=300)
+        out["commands"][f"needs_train_launcher_{name}"] = {"rc": p.returncode,
+                                                           "stderr": p.stderr}
 
     import evaluate
     from datasets import load_dataset

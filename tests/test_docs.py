@@ -109,7 +109,7 @@ def test_one_front_door():
     assert "pip install hf-real3d" in readme and "make demo" in readme and "make test" in readme
     quick = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     assert quick and all(call in quick[0] for call in ("load_dataset(", "evaluate.load(",
-                                                        "load_recipe(", ".main("))
+                                                        "hf_real3d.recipes", ".main("))
     howto = "".join(p.read_text() for p in doc_pages("How-to"))
     for block in quick:
         assert f"```python\n{block}```" in howto  # the how-to test runs it

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "hf_real3d"
-# parts allowed to import hf_real3d.synth (the producer) besides synth itself (and the
-# recipes, outside the package, which build the embedded default dataset when absent)
-SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli"}
+# parts allowed to import hf_real3d.synth (the producer) besides synth itself (the recipes
+# build the embedded default dataset when absent)
+SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli", "hf_real3d.recipes"}
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -194,11 +194,12 @@ def test_training_builds_no_data_and_knows_no_demo():
 
 
 def test_the_recipes_are_the_one_training_flow():
-    """The flow (data, model, trainer, train, save) is spelled out in recipes/ alone: the
-    training package holds no function that builds a trainer and trains it, and the demo
-    trains its models through the recipes' main."""
+    """The flow (data, model, trainer, train, save) is spelled out in hf_real3d/recipes/ alone:
+    the training package holds no function that builds a trainer and trains it, the demo
+    trains its models through the recipes' main, and the clone's recipes/*.py hold no flow
+    (launchers of the packaged ones)."""
     trains = []
-    for f in (PKG / "training").glob("*.py"):
+    for f in [*(PKG / "training").glob("*.py"), *(PKG.parent / "recipes").glob("*.py")]:
         text = f.read_text()
         if "Trainer(" in text and ".train(" in text:
             for node in ast.walk(ast.parse(text)):
@@ -207,22 +208,40 @@ def test_the_recipes_are_the_one_training_flow():
                     if "Trainer(" in body and ".train(" in body:
                         trains.append(f"{f.relative_to(PKG.parent)}:{node.name}")
     assert not trains, trains
-    recipes = PKG.parent / "recipes"
-    for name in ("sft", "blind_ft", "3drft", "3drft_vlm"):
-        main = next(n for n in ast.walk(ast.parse((recipes / f"{name}.py").read_text()))
+    for name in ("sft", "blind_ft", "threedrft", "threedrft_vlm"):
+        main = next(n for n in ast.walk(ast.parse((PKG / "recipes" / f"{name}.py").read_text()))
                     if isinstance(n, ast.FunctionDef) and n.name == "main")
         body = ast.unparse(main)
         assert "Trainer(" in body and ".train(" in body and "save" in body, name
     assert "load_recipe(job.recipe).main(" in (PKG / "demo" / "pool.py").read_text()
 
 
+def test_no_module_reads_code_from_outside_the_package():
+    """A wheel has no clone around it: no module of the package loads a file as code
+    (``spec_from_file_location``, ``exec``, ``runpy``), nor reaches above the package's
+    folder (``parents[1]`` or higher of its own path) or into a clone's ``recipes/``."""
+    found = []
+    for f in PKG.rglob("*.py"):
+        text = f.read_text()
+        for spelled in ("spec_from_file_location", "exec_module", "runpy", "SourceFileLoader",
+                        "parents[1]", "parents[2]", '"recipes"', "'recipes'", '/ "recipes/'):
+            if spelled in text:
+                found.append(f"{f.relative_to(PKG.parent)}: {spelled}")
+    assert not found, found
+
+
 def test_local_imports_say_why():
-    """An import inside a function needs a comment on the line above saying why."""
+    """An import inside a function needs a comment on the line above saying why; a command's
+    (``cmd_*`` in cli/) imports of the library are the rule cli/__init__.py states once."""
+    assert "Each command (a ``cmd_*`` function) imports the library modules" in \
+        (PKG / "cli" / "__init__.py").read_text()
     unexplained = []
     for f in PKG.rglob("*.py"):
         lines = f.read_text().splitlines()
         for node in ast.walk(ast.parse("\n".join(lines))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if f.parent.name == "cli" and node.name.startswith("cmd_"):
+                    continue  # the rule cli/__init__.py states
                 for sub in ast.walk(node):
                     if isinstance(sub, ast.Import | ast.ImportFrom):
                         k = sub.lineno - 2  # the comment may stand above a block of imports

@@ -229,7 +229,7 @@ def test_readme_pruning_table_and_finding_come_from_the_record():
     """The documentation's bias-pruning table is `pruning_table` of the recorded per-seed pruning
     (tests/data/demo_pruning.json), and its figures are those `pruning_findings` computes."""
     from hf_real3d.demo.findings import pruning_findings, pruning_gaps
-    from hf_real3d.demo.report import pruning_table
+    from hf_real3d.demo.sections import pruning_table
     from hf_real3d.stats import seed_stats
 
     d = json.loads((ROOT / "tests/data/demo_pruning.json").read_text())
@@ -280,9 +280,8 @@ def test_readme_rotation_arms_come_from_the_study():
     tests/data/demo_rotation.json), and each arm's goal verdict is the one the report
     computes; the README states the goal with the same figures."""
     from hf_real3d.demo.config import ROTATION_ARMS
-    from hf_real3d.demo.findings import verdict
-    from hf_real3d.demo.viewpoint import (
-        rotation_findings,
+    from hf_real3d.demo.findings import rotation_findings, verdict
+    from hf_real3d.demo.sections import (
         rotation_table,
         transfer_table,
         viewpoint_weights_table,

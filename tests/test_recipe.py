@@ -13,8 +13,12 @@ from helpers.recipes import recipe_module, run_recipe_here
 
 from hf_real3d.training import ReweightedConfig
 from hf_real3d.training.args import ScriptArguments, parse_recipe_args
-from hf_real3d.training.pipeline import StaleModelError, blind_stage
-from hf_real3d.training.recipe import TRAINING_INFO, load_training_data
+from hf_real3d.training.recipe import (
+    TRAINING_INFO,
+    StaleModelError,
+    blind_stage,
+    load_training_data,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--hidden_size", "32", "--num_layers", "1", "--logging_steps", "1"]
@@ -115,14 +119,22 @@ def test_blind_stage_of_a_run_with_weights_carrying_gradient(synth_folder, tmp_p
     assert stage.training_args.weight_grad is False and t.weight_grad is True
 
 
-def test_load_recipe_finds_the_recipes_and_names_a_missing_one(tmp_path):
+def test_load_recipe_imports_the_packaged_flows():
+    """A recipe by name is a module of hf_real3d.recipes (inside the package, as trl keeps
+    trl/scripts/), with its YAML config beside it in the package; an unknown name is one
+    line naming the nearest."""
     from hf_real3d.errors import InputError
-    from hf_real3d.training.pipeline import RECIPES, load_recipe
+    from hf_real3d.recipes import RECIPES, load_recipe, threedrft
 
-    assert RECIPES == ROOT / "recipes"
-    assert load_recipe("sft") is load_recipe("sft") and callable(load_recipe("3drft").main)
-    with pytest.raises(InputError, match=r"recipe 'nope': .*nope\.py not found.*clone"):
-        load_recipe("nope", tmp_path)
+    assert load_recipe("3drft") is threedrft and callable(threedrft.main)
+    pkg = ROOT / "hf_real3d" / "recipes"
+    for name in RECIPES:
+        mod = load_recipe(name)
+        assert Path(mod.__file__).parent == pkg and callable(mod.main) and callable(mod.parse)
+        config = getattr(mod, "CONFIG", None)
+        assert config is None or Path(config).parent == pkg / "configs" and config.is_file()
+    with pytest.raises(InputError, match=r"unknown recipe '3dfrt'; did you mean '3drft'\?"):
+        load_recipe("3dfrt")
 
 
 def test_recipe_config_errors(tmp_path):
@@ -211,7 +223,7 @@ def test_recipes_refuse_a_setting_they_would_overwrite(tmp_path, recipe, flags, 
                                    capsys)
     assert code == 2, err[-2000:]
     last = err.strip().splitlines()[-1]
-    assert named in last and "use recipes/" in last and "Traceback" not in err, last
+    assert named in last and "; use the " in last and "Traceback" not in err, last
     assert not (tmp_path / "o").exists()
     # the same value in a YAML file names the file
     cfg = tmp_path / "c.yaml"

@@ -87,7 +87,6 @@ class SynthOptions:
 
 def cmd_synth(o: SynthOptions) -> None:
     """``hf-real3d synth``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import build as synth_build
 
     summary = synth_build.build_benchmark(o.out, o.config(), write_scenes=not o.no_scenes,
@@ -123,7 +122,6 @@ class BuildReal3DQAOptions(_Publishing, _SQA3DInputs):
 
 def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
     """``hf-real3d build-real3dqa``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
     summary = r3_build.build_real3dqa(
@@ -154,7 +152,6 @@ class ImportReal3DQAOptions:
 
 def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
     """``hf-real3d import-real3dqa``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
     rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub)
@@ -175,7 +172,6 @@ class DrawOptions(_SQA3DInputs):
 
 def cmd_draw(o: DrawOptions) -> None:
     """``hf-real3d draw``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import draw as r3_draw
 
     note = r3_draw.draw_question(o.sqa3d, o.scenes, o.question_id, o.out, split=o.split,
@@ -208,7 +204,6 @@ class BuildRealScanQAOptions(_Publishing):
 
 def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
     """``hf-real3d build-real-scanqa``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import build_real_scanqa
     from hf_real3d.sources import ScanQAFile, resolve
 
@@ -231,7 +226,6 @@ class RenderViewsOptions:
 
 def cmd_render_views(o: RenderViewsOptions) -> None:
     """``hf-real3d render-views``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.views import add_views_config
 
     counts = add_views_config(o.dataset, size=o.size)
@@ -260,7 +254,6 @@ class Build3DSRBenchOptions(_Publishing):
 
 def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
     """``hf-real3d build-3dsrbench``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import srbench_build
 
     summary = srbench_build.build_srbench_folder(
@@ -288,7 +281,6 @@ class LmmsTasksOptions:
 
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
     """``hf-real3d lmms-tasks``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.lmms import write_lmms_tasks
 
     names = write_lmms_tasks(o.out, real3dqa=o.real3dqa, srbench=o.srbench,
@@ -310,7 +302,6 @@ class PublishMetricsOptions:
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
     """``hf-real3d publish-metrics``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d import hub
 
     for url in hub.publish_metrics(o.namespace, private=o.private, token=o.token):

@@ -15,7 +15,6 @@ def demo_config() -> type:
 
 def cmd_demo(cfg: Any) -> None:
     """``hf-real3d demo``."""
-    # the demo pulls in torch and the training stack: imported only for this command
     from hf_real3d.demo import run_demo
 
     print(run_demo(cfg).read_text())

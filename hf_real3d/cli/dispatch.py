@@ -19,7 +19,7 @@ import signal
 import sys
 import textwrap
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,13 @@ import hf_real3d.cli.explore as explore
 import hf_real3d.cli.llm as llm
 import hf_real3d.cli.rotations as rotations
 import hf_real3d.cli.stress as stress
+import hf_real3d.cli.train as train
 from hf_real3d._argparse import DataclassParser
 from hf_real3d._runtime import Terminated, check_stop, clear_stop, request_stop
 from hf_real3d.cli._common import Command
 from hf_real3d.errors import as_flags
 
-__all__ = ["COMMANDS", "main", "parse", "refuse_out_in_inputs"]
+__all__ = ["COMMANDS", "RECIPE_COMMANDS", "main", "parse", "refuse_out_in_inputs"]
 
 
 COMMANDS: dict[str, Command] = {
@@ -91,13 +92,23 @@ COMMANDS: dict[str, Command] = {
                                lambda: build.PublishMetricsOptions, build.cmd_publish_metrics),
 }
 
+# the packaged recipes: each parses its own flags (its YAML config, the trainer's arguments)
+RECIPE_COMMANDS: dict[str, tuple[str, Callable[[list[str]], None]]] = {
+    "train": (f"train a recipe: {', '.join(train.TRAINED)} (its YAML config, then flags)",
+              train.cmd_train),
+    "predict": ("predictions of a trained SceneLM at every viewpoint (the predict recipe)",
+                train.cmd_predict),
+}
+
 
 def _usage() -> str:
-    width = max(map(len, COMMANDS))
+    helps = {**{name: cmd.help for name, cmd in COMMANDS.items()},
+             **{name: help_ for name, (help_, _) in RECIPE_COMMANDS.items()}}
+    width = max(map(len, helps))
     lines = ["usage: hf-real3d COMMAND [--debug] [options]", "",
              "Honest 3D spatial-reasoning evaluation and training (Real-3DQA, 3DSRBench, 3DR-FT).",
              "", "commands:"]
-    lines += [f"  {name:<{width}}  {cmd.help}" for name, cmd in COMMANDS.items()]
+    lines += [f"  {name:<{width}}  {help_}" for name, help_ in helps.items()]
     lines += ["", "`hf-real3d COMMAND --help` lists a command's options."]
     return "\n".join(lines)
 
@@ -119,7 +130,7 @@ def parse(argv: Sequence[str]) -> tuple[str, Any]:
     """(command name, its options object) from ``argv`` (without the program name)."""
     name, rest = argv[0], list(argv[1:])
     if name not in COMMANDS:
-        near = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        near = difflib.get_close_matches(name, [*COMMANDS, *RECIPE_COMMANDS], n=1)
         raise ValueError(f"unknown command {name!r}" + (f"; did you mean {near[0]!r}?" if near
                                                          else f"; one of {list(COMMANDS)}"))
     cmd = COMMANDS[name]
@@ -201,9 +212,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous_int = signal.signal(signal.SIGINT, _on_sigint)
     name, options = argv[0], None
     try:
-        name, options = parse(argv)
-        refuse_out_in_inputs(name, options)
-        COMMANDS[name].run(options)
+        if name in RECIPE_COMMANDS:
+            RECIPE_COMMANDS[name][1](argv[1:])
+        else:
+            name, options = parse(argv)
+            refuse_out_in_inputs(name, options)
+            COMMANDS[name].run(options)
         check_stop()  # a signal whose exception a finaliser swallowed
         return 0
     except KeyboardInterrupt:

@@ -52,7 +52,6 @@ def cmd_explore(o: ExploreOptions) -> None:
     from hf_real3d._extras import require
 
     require("gradio", "plotly", what="hf-real3d explore")
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.app import ExplorerData, build_app, launch
 
     data = ExplorerData.load(o.dataset, o.predictions, o.results, o.srbench,

@@ -41,7 +41,6 @@ class CheckRotationsOptions:
 
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     """``hf-real3d check-rotations``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.check_rotations import check_rotations
 
     if not 0 <= o.margin < 45:
@@ -86,7 +85,6 @@ class ReviewInitOptions:
 
 def cmd_review_init(o: ReviewInitOptions) -> None:
     """``hf-real3d review-init``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import ReviewFolder
 
     rf = ReviewFolder.create(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
@@ -123,7 +121,6 @@ class ReviewImportOptions:
 
 def cmd_review_import(o: ReviewImportOptions) -> None:
     """``hf-real3d review-import``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import import_decisions
 
     r = import_decisions(o.review, o.annotator, o.from_file, revise=o.revise)
@@ -150,7 +147,6 @@ class ReviewStatsOptions:
 
 def cmd_review_stats(o: ReviewStatsOptions) -> None:
     """``hf-real3d review-stats``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d._io import write_json
     from hf_real3d.real3dqa.review import review_stats, stats_markdown
 
@@ -196,7 +192,6 @@ class ExportRotationsOptions:
 
 def cmd_export_rotations(o: ExportRotationsOptions) -> None:
     """``hf-real3d export-rotations``."""
-    # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import export_rotations
 
     s = export_rotations(o.dataset, o.reviews, o.out, min_annotators=o.min_annotators,

@@ -14,10 +14,11 @@ from hf_real3d.srbench.format import GROUPS
 from hf_real3d.srbench.report import SRBENCH_VIEW_CONFIGS
 from hf_real3d.stats import MIN_SEEDS, SeedStats, seed_stats
 
-from .config import ARM_CONTROLS
+from .config import ARM_CONTROLS, ROTATION_CONTROLS
 
 __all__ = ["Finding", "findings", "per_seed_values", "three_gains", "goal_findings",
-           "srbench_study_findings", "pruning_findings", "pruning_gaps", "verdict"]
+           "srbench_study_findings", "pruning_findings", "pruning_gaps", "verdict",
+           "ROTATION_GOAL", "rotation_gains", "rotation_findings", "seed_diff"]
 
 
 @dataclass
@@ -253,3 +254,76 @@ def srbench_study_findings(summary: dict[str, Any]) -> list[tuple[str, bool]]:
                       set(order[:2]) == {"height", "orientation"}
                       and all(v.n == len(v.values) >= MIN_SEEDS for v in groups.values())))
     return found
+
+
+# the issue's goal for a rotation arm, against its equal-compute control: VRS at least +10,
+# P_4 / P_1 at least 0.85, refined EM on the filtered set at least +3 over sft_more; each
+# beyond twice the seed std
+ROTATION_GOAL = {"vrs": 10.0, "p4_over_p1": 0.85, "filtered_vs_sft_more": 3.0}
+
+
+def _values(summary: dict[str, Any], model: str, sub: str, key: str) -> list[float | None]:
+    out = []
+    for table in summary["per_seed"]:
+        v = table.get(model, {}).get(sub, {}).get(key)
+        out.append(None if v is None else float(v))
+    return out
+
+
+def seed_diff(a: list[float | None], b: list[float | None]) -> list[float | None]:
+    """Per seed, ``a - b`` (None where either is missing)."""
+    return [None if x is None or y is None else x - y for x, y in zip(a, b)]
+
+
+def rotation_gains(summary: dict[str, Any]) -> dict[str, dict[str, list[float | None]]]:
+    """Per rotation arm of the run and per seed: VRS, P_4, refined EM (filtered, counter-
+    prior rooms, original) against its control; P_4 / P_1 and P_4 - E[P_4] (the P_4 its
+    per-viewpoint accuracy predicts for independent viewpoints) of the arm itself; refined
+    EM on the filtered set against ``sft_more``; and the arm minus the blind reference on
+    scene-dependent questions."""
+    names = set(summary["per_seed"][0]) if summary["per_seed"] else set()
+    out = {}
+    for arm, control in ROTATION_CONTROLS.items():
+        if arm not in names or control not in names:
+            continue
+
+        def v(model: str, sub: str, key: str) -> list[float | None]:
+            return _values(summary, model, sub, key)
+
+        p1, p4 = v(arm, "filtered", "p_at_least_1"), v(arm, "filtered", "p_at_least_4")
+        out[arm] = {
+            "control": control,
+            "vrs": seed_diff(v(arm, "filtered", "vrs"), v(control, "filtered", "vrs")),
+            "p4": seed_diff(p4, v(control, "filtered", "p_at_least_4")),
+            "p4_over_p1": [None if a is None or not b else a / b for a, b in zip(p4, p1)],
+            "p4_over_expected": seed_diff(p4, v(arm, "filtered", "expected_p_at_least_4")),
+            "filtered": seed_diff(v(arm, "filtered", "em_refined"),
+                              v(control, "filtered", "em_refined")),
+            "filtered_vs_sft_more": seed_diff(v(arm, "filtered", "em_refined"),
+                                          v("sft_more", "filtered", "em_refined"))
+            if "sft_more" in names else [None] * len(p1),
+            "counter_prior_rooms": seed_diff(v(arm, "counter_prior_eval", "em_refined"),
+                                         v(control, "counter_prior_eval", "em_refined")),
+            "original": seed_diff(v(arm, "original", "em_refined"),
+                              v(control, "original", "em_refined")),
+            "scene_minus_blind": seed_diff(v(arm, "scene_dependent", "em_refined"),
+                                       v("blind", "scene_dependent", "em_refined")),
+        }
+    return out
+
+
+def rotation_findings(summary: dict[str, Any]) -> list[Finding]:
+    """The goal per rotation arm (:data:`ROTATION_GOAL`), each part beyond twice the seed std."""
+    out, goal = [], ROTATION_GOAL
+    for arm, g in rotation_gains(summary).items():
+        vrs, ratio, em = (seed_stats(g[k]) for k in ("vrs", "p4_over_p1",
+                                                      "filtered_vs_sft_more"))
+        holds = vrs.holds(goal["vrs"]) and ratio.holds(goal["p4_over_p1"]) and \
+            em.holds(goal["filtered_vs_sft_more"])
+        out.append(Finding(
+            f"rotation:{arm}", f"`{arm}` against its equal-compute control `{g['control']}`: "
+            f"VRS {vrs.text(sign=True)} (target >= +{goal['vrs']:g}), P_4/P_1 "
+            f"{ratio.text(2)} (target >= {goal['p4_over_p1']}), filtered EM_R against "
+            f"`sft_more` {em.text(sign=True)} (target >= +{goal['filtered_vs_sft_more']:g}); "
+            "each beyond twice the seed std", holds))
+    return out

@@ -4,11 +4,10 @@ SceneLM's training steps are compute-bound and small: one training gains less fr
 thread than a second training does from its own core, so trainings side by side, one thread
 each, finish a seed sooner. :class:`TrainingPool` runs a list of independent trainings that
 way (``--jobs N`` worker processes, started with ``spawn``) and hands back the saved models.
-Each training is a recipe's ``main`` (``recipes/sft.py``, ``blind_ft.py``, ``3drft.py``: the
-one training flow, found by :func:`~hf_real3d.training.pipeline.load_recipe`), given the
-seed's data already loaded. Every training, in a worker or in this process, runs on one
-thread, so the figures do not depend on ``--jobs``; a list of one trains here. Each model is
-read back from its saved folder.
+Each training is a recipe's ``main`` (:mod:`hf_real3d.recipes`: ``sft``, ``blind_ft``,
+``3drft``, the one training flow), given the seed's data already loaded. Every training, in a
+worker or in this process, runs on one thread, so the figures do not depend on ``--jobs``; a
+list of one trains here. Each model is read back from its saved folder.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ def _cached_data(cache: dict[tuple, Any], sargs: Any, tokenizer: Any) -> Any:
 def _train(job: TrainingJob, data: Any) -> None:
     """``job``'s recipe trains it on ``data`` (the training data of its arguments)."""
     # the recipes (and the training stack they import), when something trains
-    from hf_real3d.training.pipeline import load_recipe
+    from hf_real3d.recipes import load_recipe
 
     load_recipe(job.recipe).main(job.script_args, job.training_args, data=data)
 

@@ -116,7 +116,7 @@ def parse_recipe_args(argv=None, defaults: dict | None = None,
     (flags override the file), as trl's recipes do. YAML values are checked strictly
     (:func:`check_config`) before any argument object exists.
 
-    ``fixed``: the values ``recipe`` stands for (``recipes/sft.py``: ``reweighting:
+    ``fixed``: the values ``recipe`` stands for (the sft recipe: ``reweighting:
     none``). They are its defaults, and another value given in the file or a flag is an
     error naming the argument and ``instead``, the recipe that takes it."""
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -25,7 +25,8 @@ import numpy as np
 from hf_real3d.errors import InputError
 from hf_real3d.real3dqa.rotation import rotate_records
 from hf_real3d.scene import Scene
-from hf_real3d.schema import record_from_row, scene_from_row
+from hf_real3d.schema import record_from_row
+from hf_real3d.sources import SceneRows
 
 __all__ = ["AUGMENT_CHOICES", "rotation_augment", "rotation_set_rows"]
 
@@ -34,16 +35,6 @@ logger = logging.getLogger("hf_real3d.training")
 # all: every viewpoint of every rotated question; one: one seeded viewpoint per question
 AUGMENT_CHOICES = ("all", "one")
 _ROTATED = ("situation", "answers", "position", "rotation", "rotation_deg")
-
-
-def _scene_getter(scenes: Mapping[str, Scene] | datasets.Dataset) -> Callable[[str], Scene]:
-    if isinstance(scenes, Mapping):
-        return scenes.__getitem__
-    index = {sid: i for i, sid in enumerate(scenes["scene_id"])}
-
-    def get(scene_id: str) -> Scene:
-        return scene_from_row(scenes[index[scene_id]])
-    return get
 
 
 def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
@@ -148,7 +139,8 @@ def rotation_augment(dataset: datasets.Dataset,
                              "give the rotation set of this training split")
         source = "the rotation set"
     else:
-        result = rotate_records([record_from_row(r) for r in turnable], _scene_getter(scenes),
+        rooms = scenes if isinstance(scenes, Mapping) else SceneRows(scenes)
+        result = rotate_records([record_from_row(r) for r in turnable], rooms,
                                 n_viewpoints=viewpoints, progress=progress)
         by_q = collections.defaultdict(list)
         for r in result.rows:

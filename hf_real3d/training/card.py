@@ -74,7 +74,7 @@ def write_model_card(output_dir: str | os.PathLike, info: dict[str, Any]) -> Non
               "saved beside it", "```", "",
               "Predictions on a built dataset (every viewpoint), then the library's scores:", "",
               "```bash",
-              f"python recipes/predict.py --model {output_dir} --dataset_name "
+              f"hf-real3d predict --model {output_dir} --dataset_name "
               f"{src['dataset_name']} --out preds",
               "hf-real3d evaluate --dataset REAL3DQA_FOLDER --predictions "
               f"{Path(output_dir).name}=preds/original.jsonl,preds/rotations.jsonl "

@@ -1,5 +1,5 @@
-"""Predictions of a saved SceneLM on a built dataset, every viewpoint of its questions
-(``recipes/predict.py``)."""
+"""Predictions of a saved SceneLM on a built dataset, every viewpoint of its questions (the
+predict recipe, :mod:`hf_real3d.recipes.predict`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from transformers import AutoTokenizer
 from hf_real3d._io import write_json, write_jsonl
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa.rotation import rotate_records
-from hf_real3d.schema import record_from_row, scene_from_row
+from hf_real3d.schema import record_from_row
+from hf_real3d.sources import DatasetFolder, SceneRows, resolve
 from hf_real3d.training.data import load_scene_bank, load_split
 
 __all__ = ["predict_dataset"]
@@ -23,7 +24,7 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
                     config: str = "sqa3d", split: str = "test", scenes_config: str = "scenes",
                     viewpoints: int = 4, ablations: Sequence[str] = (), attention: bool = False,
                     batch_size: int = 128) -> dict[str, Any]:
-    """``recipes/predict.py``: predictions of a saved SceneLM on a built dataset, in the
+    """The predict recipe's work: predictions of a saved SceneLM on a built dataset, in the
     format the metrics read (JSONL ``question_id, rotation_deg, prediction, log_prob``):
     ``original.jsonl``; ``rotations.jsonl`` (every viewpoint: the dataset's ``rotations``
     config when it has one, else the questions rotated from their recorded semantics and
@@ -44,11 +45,10 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
 
     write("original", predict_rows(model, tok, bank, rows, batch_size=batch_size))
     if viewpoints > 1:
-        if Path(dataset_name).is_dir() and (Path(dataset_name) / "rotations").is_dir():
+        if _has_rotations(dataset_name):
             rot_rows = list(load_split(dataset_name, "rotations", split))
         else:
-            scenes = {r["scene_id"]: scene_from_row(r)
-                      for r in load_split(dataset_name, scenes_config, split)}
+            scenes = SceneRows(load_split(dataset_name, scenes_config, split), dataset_name)
             rot = rotate_records([record_from_row(r) for r in rows], scenes,
                                  n_viewpoints=viewpoints)
             rot_rows = rot.rows
@@ -61,3 +61,12 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
         summary["attention_to_3d"] = attention_to_3d(model, tok, bank, rows)
     write_json(out / "summary.json", summary, indent=2)
     return summary
+
+
+def _has_rotations(dataset_name: str) -> bool:
+    """Whether the dataset folder ``dataset_name`` has a ``rotations`` config (a Hub id: no,
+    its questions are rotated from their scenes)."""
+    if not Path(dataset_name).exists():
+        return False
+    folder = resolve(dataset_name, DatasetFolder, what="`dataset_name`")
+    return "rotations" in folder.configs()

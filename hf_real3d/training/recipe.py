@@ -1,7 +1,8 @@
-"""The steps the recipes spell out: the training data of a built dataset, the model, the
-blind reference's log-probs, the announcement, the saved model with its training signature
-and card. The flow itself (data, model, trainer, train, save) is written out once, in each
-recipe's ``main`` (``recipes/sft.py``, ``blind_ft.py``, ``3drft.py``); the demo and the tests
+"""The steps the recipes spell out: the training data of a built dataset, the model, 3DR-FT's
+blind-model stage (:func:`blind_stage`: reuse the saved blind model, refuse a stale one, or
+say it must be trained), the blind reference's log-probs, the announcement, the saved model
+with its training signature and card. The flow itself (data, model, trainer, train, save) is
+written out once, in each recipe's ``main`` (:mod:`hf_real3d.recipes`); the demo and the tests
 train by calling those ``main`` functions. Data always comes from ``datasets``
 (``--dataset_name``: a folder built by ``hf-real3d synth`` / ``build-real3dqa``, or a Hub
 id); the recipes build the default folder (``data/synth``) when it is absent.
@@ -9,12 +10,13 @@ id); the recipes build the default folder (``data/synth``) when it is absent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hf_real3d._io import write_json
 from hf_real3d.errors import InputError
@@ -40,13 +42,15 @@ from hf_real3d.training.modes import MODES, mode
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
 __all__ = ["load_training_data", "build_model", "reference_data", "announce", "save_trained",
-           "training_signature", "check_augment_args", "TRAINING_INFO"]
+           "training_signature", "check_augment_args", "TRAINING_INFO", "StaleModelError",
+           "BlindStage", "blind_stage", "log"]
 
 logger = logging.getLogger("hf_real3d.training")
 TRAINING_INFO = "hf_real3d_training.json"  # written beside every trained model
 
 
-def _log(msg: str) -> None:
+def log(msg: str) -> None:
+    """One line of a training's story, to the log and to stderr."""
     logger.info(msg)
     print(f"[hf_real3d] {msg}", file=sys.stderr, flush=True)
 
@@ -200,6 +204,58 @@ def _signature_diff(want: dict, have: dict) -> list[str]:
     return out
 
 
+class StaleModelError(InputError):
+    """A saved model was trained with other settings than the ones asked for."""
+
+
+class BlindStage(NamedTuple):
+    """Stage 1 of 3DR-FT: the blind model's run (the blind_ft recipe's arguments) and whether
+    it must be trained now (False: the saved one is used)."""
+
+    script_args: ScriptArguments
+    training_args: ReweightedConfig
+    train: bool
+
+
+def blind_stage(script_args: ScriptArguments, training_args: ReweightedConfig,
+                data: TrainingData) -> BlindStage:
+    """Stage 1 of 3DR-FT, for the modes that read the blind reference: the blind model the
+    run asks for, in ``blind_model_path`` or ``<output_dir>/blind``, trained as the blind_ft
+    recipe trains (``blind``, ``reweighting='none'``, this run's other settings).
+
+    A saved blind model is reused only when its training signature (architecture, data
+    fingerprint, training settings) equals the one asked for, or when the config names it
+    with ``check_blind_model`` false. A stale model at a path the config names raises
+    :class:`StaleModelError`; at the default path it is to be retrained, and the log says
+    why.
+    """
+    named = script_args.blind_model_path is not None
+    path = script_args.blind_model_path or str(Path(training_args.output_dir) / "blind")
+    # trained without reweighting: the mode's own weight_grad does not apply to it
+    blind_args = dataclasses.replace(training_args, output_dir=path, reweighting="none",
+                                     weight_grad=False, resume_from_checkpoint=None)
+    run = (dataclasses.replace(script_args, blind=True), blind_args)
+    if (Path(path) / "config.json").is_file():
+        if named and not script_args.check_blind_model:
+            log(f"stage 1/2 (blind model): using {path} as it is (check_blind_model false)")
+            return BlindStage(*run, train=False)
+        want = training_signature(script_args, blind_args, data, blind=True)
+        diff = _signature_diff(want, _read_info(path))
+        if not diff:
+            log(f"stage 1/2 (blind model): reusing {path} (same architecture, data "
+                f"{data.fingerprint} and training settings)")
+            return BlindStage(*run, train=False)
+        if named:
+            raise StaleModelError(
+                f"blind_model_path {path} was trained with other settings than this run asks "
+                f"for ({'; '.join(diff[:4])}); remove it, point blind_model_path elsewhere, "
+                "leave blind_model_path unset to train one into <output_dir>/blind, or set "
+                "check_blind_model false to use it as it is")
+        log(f"stage 1/2 (blind model): {path} is stale ({'; '.join(diff[:4])}); retraining")
+    log(f"stage 1/2 (blind model): training into {path}")
+    return BlindStage(*run, train=True)
+
+
 # --- training -------------------------------------------------------------------------------
 
 
@@ -215,7 +271,7 @@ def reference_data(script_args: ScriptArguments, training_args: ReweightedConfig
     if not blind_path or not (Path(blind_path) / "config.json").is_file():
         raise FileNotFoundError(
             f"reweighting={training_args.reweighting!r} needs a blind fine-tuned model at "
-            f"{blind_path!r}; train it with recipes/blind_ft.py, let recipes/3drft.py "
+            f"{blind_path!r}; train it with the blind_ft recipe, let the 3drft recipe "
             "train it, or set reweighting='official' or 'cal'")
     blind_model = SceneLM.from_pretrained(blind_path)
     blind_info = {"path": str(blind_path), **_read_info(blind_path).get("data", {})}
@@ -233,7 +289,7 @@ def reference_data(script_args: ScriptArguments, training_args: ReweightedConfig
 def announce(name: str, training_args: ReweightedConfig, data: TrainingData, n_train: int, *,
              blind: bool) -> None:
     """Log the training about to start: which model, which reweighting, on what data."""
-    _log(f"{name}: training ({'blind' if blind else 'full'} model, reweighting="
+    log(f"{name}: training ({'blind' if blind else 'full'} model, reweighting="
          f"{training_args.reweighting}) on {data.source['dataset_name']} "
          f"[{data.source['train_split']}: {n_train} questions, fingerprint "
          f"{data.fingerprint}]")

@@ -1,5 +1,6 @@
-"""What ``recipes/3drft_vlm.py`` uses: 3DR-FT of a Hugging Face VLM on a built dataset's
-rendered views (the recipe spells the flow out: data, model, reference, trainer, save).
+"""What the 3drft_vlm recipe (:mod:`hf_real3d.recipes.threedrft_vlm`) uses: 3DR-FT of a
+Hugging Face VLM on a built dataset's rendered views (the recipe spells the flow out: data,
+model, reference, trainer, save).
 
 The questions (config ``sqa3d``) are joined with the ``views`` config on ``question_id`` and
 ``rotation_deg`` (rendered first, with one log line, when the folder lacks it), so a VLM
@@ -35,12 +36,12 @@ from transformers import (
 from hf_real3d.errors import InputError
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
-from hf_real3d.schema import scene_from_row
+from hf_real3d.sources import SceneRows
 from hf_real3d.training.args import parse_recipe_args
 from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
-from hf_real3d.training.recipe import _log
+from hf_real3d.training.recipe import log
 from hf_real3d.training.trainer import ReweightedConfig
 from hf_real3d.views import add_views_config, view_rows
 
@@ -50,7 +51,7 @@ __all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava",
 
 @dataclass
 class VLMScriptArguments:
-    """Recipe arguments of ``recipes/3drft_vlm.py`` beyond the training ones."""
+    """The 3drft_vlm recipe's arguments beyond the training ones."""
 
     dataset_name: str = field(default="data/synth", metadata={
         "help": "Dataset folder with the scenes config (hf-real3d synth); its views config is "
@@ -75,11 +76,6 @@ class VLMScriptArguments:
         "help": "With rotation_augment: viewpoints per question."})
 
 
-def _scenes(dataset_name: str, split: str) -> dict:
-    ds = load_split(dataset_name, "scenes", split)
-    return {r["scene_id"]: scene_from_row(r) for r in ds}
-
-
 def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None,
              augment: str | None = None, rotation_viewpoints: int = 4
              ) -> datasets.Dataset:
@@ -93,7 +89,7 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
         qs = qs.select(range(min(limit, len(qs))))
     scenes = None
     if augment:
-        scenes = _scenes(dataset_name, split)
+        scenes = SceneRows(load_split(dataset_name, "scenes", split), dataset_name)
         try:  # the test split's rooms are never augmented, whatever split trains
             held = set(load_split(dataset_name, config, "test")["scene_id"])
         except ValueError:  # no test split
@@ -101,7 +97,7 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
         qs = rotation_augment(qs, scenes, choose=augment,
                               viewpoints=rotation_viewpoints, exclude_scenes=held)
     if Path(dataset_name).is_dir() and "views" not in card_configs(dataset_name):
-        _log(f"dataset: {dataset_name} has no views config: rendering it "
+        log(f"dataset: {dataset_name} has no views config: rendering it "
              "(hf-real3d render-views)")
         add_views_config(dataset_name)
     views = load_split(dataset_name, "views", split)
@@ -200,7 +196,7 @@ def blind_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig):
 def announce_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig,
                  n_train: int) -> None:
     """Log the training about to start: the reweighting, the text-only pass, the data."""
-    _log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
+    log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
          f"{training_args.text_only_mode}) on {script_args.dataset_name} "
          f"[{script_args.dataset_train_split}: {n_train} questions with views]")
 

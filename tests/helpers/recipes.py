@@ -1,18 +1,15 @@
-"""The recipes, imported and run in this process as their ``__main__`` runs them."""
-
-from helpers.paths import ROOT
+"""The packaged recipes, run in this process as `hf-real3d train` runs them."""
 
 
 def recipe_module(name: str):
-    """``recipes/<name>.py`` imported as a module (once per session), as the library loads
-    it."""
-    from hf_real3d.training.pipeline import load_recipe
+    """The recipe ``name`` (``"3drft"``, ...): its module in ``hf_real3d.recipes``."""
+    from hf_real3d.recipes import load_recipe
 
-    return load_recipe(name, ROOT / "recipes")
+    return load_recipe(name)
 
 
 def run_recipe_here(name: str, argv: list[str], capsys) -> tuple[int, str, str]:
-    """A recipe run in this process as its ``__main__`` runs it: (exit code, stdout,
+    """A recipe run in this process as `hf-real3d train` runs it: (exit code, stdout,
     stderr)."""
     from hf_real3d.training.pipeline import run_recipe
 

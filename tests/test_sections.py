@@ -1,15 +1,11 @@
-"""The demo's rotation arms in the report: each arm against its equal-compute control, the
+"""The demo's rotation arms in the report (their findings in demo/findings.py, their tables
+in the report's sections, demo/sections.py): each arm against its equal-compute control, the
 goal's three parts (each beyond twice the seed std), the transfer and weights tables."""
 
 import pytest
 
-from hf_real3d.demo.viewpoint import (
-    rotation_findings,
-    rotation_gains,
-    rotation_table,
-    transfer_table,
-    viewpoint_weights_table,
-)
+from hf_real3d.demo.findings import rotation_findings, rotation_gains
+from hf_real3d.demo.sections import rotation_table, transfer_table, viewpoint_weights_table
 
 
 def _table(vrs, p1, p4, emr, exp4=20.0):

@@ -1,0 +1,67 @@
+"""Blind fine-tuning: the same SceneLM trained without its 3D input (text only).
+
+    hf-real3d train blind_ft --config recipes/configs/blind_ft_synth.yaml
+    accelerate launch recipes/blind_ft.py --config recipes/configs/blind_ft_synth.yaml
+
+This recipe trains the blind model without reweighting (``blind: true``, ``reweighting:
+none``): another value of either is an error pointing to the recipe that takes it.
+The 3drft recipe trains its blind model (stage 1) with this ``main``, as do the demo and the
+tests.
+"""
+
+from pathlib import Path
+
+from hf_real3d.modeling import collator_for
+from hf_real3d.synth import ensure_benchmark
+from hf_real3d.training import ReweightedTrainer, set_seed
+from hf_real3d.training.args import (
+    DEFAULT_DATASET,
+    make_parser,
+    parse_recipe_args,
+    recipe_defaults,
+)
+from hf_real3d.training.recipe import (
+    announce,
+    build_model,
+    load_training_data,
+    save_trained,
+)
+
+__all__ = ["main", "make_parser", "parse"]
+
+# without arguments: the settings the README measured
+CONFIG = Path(__file__).resolve().parent / "configs" / "blind_ft_synth.yaml"
+FIXED = {"reweighting": "none", "blind": True}
+
+
+def parse(argv=None):
+    """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
+    return parse_recipe_args(argv, recipe_defaults(CONFIG), fixed=FIXED,
+                             recipe="the blind_ft recipe",
+                             instead="the sft recipe (full model) or the 3drft recipe")
+
+
+def main(script_args, training_args, *, data=None):
+    """Train and save; ``data``: the training data of ``script_args``, when already loaded
+    (the 3drft recipe's stage 1 and the demo pass theirs)."""
+    # data: the questions of a built dataset (the default is built when absent)
+    if data is None:
+        with training_args.main_process_first(desc="dataset"):
+            if script_args.dataset_name == DEFAULT_DATASET:
+                ensure_benchmark(DEFAULT_DATASET)
+            data = load_training_data(script_args)
+    # model: the same SceneLM, reading the text alone
+    set_seed(training_args.seed)
+    model = build_model(script_args, data.tokenizer, blind=True)
+    collator = collator_for(model, data.tokenizer, data.bank, max_length=script_args.max_length)
+    # trainer
+    announce(Path(training_args.output_dir).name, training_args, data, len(data.train),
+             blind=True)
+    trainer = ReweightedTrainer(model=model, args=training_args, train_dataset=data.train,
+                                eval_dataset=data.eval, data_collator=collator,
+                                processing_class=data.tokenizer)
+    # train
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    # save: the model, its tokenizer, the training signature and the model card
+    save_trained(trainer, result, script_args, training_args, data, blind=True)
+    return trainer
