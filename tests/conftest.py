@@ -19,6 +19,22 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_SLOW = os.environ.get("RUN_SLOW", "").lower() in ("1", "true", "yes")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the option
+def pytest_cmdline_main(config):
+    """Both cores by default: a run of the whole suite (`pytest`, `pytest -q`, no test named)
+    spreads its test files over pytest-xdist workers, one per core (`-n auto`), each file's
+    tests on one worker so that its module fixtures are built once. Naming files or tests
+    (`pytest tests/test_x.py`), `-n N` or `-p no:xdist` chooses otherwise; `-n 0` runs in
+    this process."""
+    opt = config.option
+    if (not hasattr(opt, "numprocesses") or opt.numprocesses is not None or opt.file_or_dir
+            or opt.usepdb or opt.collectonly or os.environ.get("PYTEST_XDIST_WORKER")):
+        return
+    opt.numprocesses = "auto"
+    if opt.dist == "no":
+        opt.dist = "loadfile"
+
+
 def pytest_collection_modifyitems(config, items):
     if RUN_SLOW:
         return
