@@ -160,10 +160,11 @@ def tiny_training():
 
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_release(real_dir, tmp_path_factory):
     """The official release imported as a dataset folder, and perfect JSONL predictions of
-    its rotations config."""
+    its rotations config, built once per session (a test that edits the folder edits a
+    copy)."""
     # the datasets stack and the CLI load only for the tests that build the release
     import datasets
 
