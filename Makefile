@@ -47,9 +47,11 @@ sysdeps:
 demo: install
 	$(OFFLINE) $(VENV)/bin/hf-real3d demo --out outputs/demo
 
-# RUN_SLOW=1: the end-to-end tests marked `slow` run too (plain `pytest` skips them)
+# RUN_SLOW=1: the end-to-end tests marked `slow` run too (plain `pytest` skips them); on
+# every core (pytest-xdist, one test file per worker, so a file's fixtures are built once);
+# the 40 slowest tests are printed, so a CI log shows where the time goes
 test: install
-	$(OFFLINE) RUN_SLOW=1 $(PY) -m pytest -q --durations=40
+	$(OFFLINE) RUN_SLOW=1 $(PY) -m pytest -q -n auto --dist loadfile --durations=40
 
 bench: install
 	$(OFFLINE) $(PY) bench/run_all.py

@@ -1,5 +1,8 @@
+import importlib.abc
+import importlib.util
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,6 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_SLOW = os.environ.get("RUN_SLOW", "").lower() in ("1", "true", "yes")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the option
+def pytest_cmdline_main(config):
+    """Both cores by default: a run of the whole suite (`pytest`, `pytest -q`, no test named)
+    spreads its test files over pytest-xdist workers, one per core (`-n auto`), each file's
+    tests on one worker so that its module fixtures are built once. Naming files or tests
+    (`pytest tests/test_x.py`), `-n N` or `-p no:xdist` chooses otherwise; `-n 0` runs in
+    this process."""
+    opt = config.option
+    if (not hasattr(opt, "numprocesses") or opt.numprocesses is not None or opt.file_or_dir
+            or opt.usepdb or opt.collectonly or os.environ.get("PYTEST_XDIST_WORKER")):
+        return
+    opt.numprocesses = "auto"
+    if opt.dist == "no":
+        opt.dist = "loadfile"
+
+
 def pytest_collection_modifyitems(config, items):
     if RUN_SLOW:
         return
@@ -32,12 +51,45 @@ SHARED_REAL = ROOT.parent / "shared" / "real"
 _GUARD: list = []
 
 
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Runs ``patch(module)`` right after ``name`` is first imported, so that the guard below
+    costs nothing in a test that never imports it (transformers' trainer pulls in torch and
+    accelerate: seconds)."""
+
+    def __init__(self, name, patch):
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # the real finders locate it
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, patch = spec.loader, self.patch
+
+        class Patched(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                patch(module)
+
+        spec.loader = Patched()
+        return spec
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """A test that trains a model or starts a browser is marked `slow`, so that plain
     `pytest` stays a quick pass: in a test without the mark, `Trainer.train` (every
     trainer of the library and of trl) and Playwright's browser refuse to start, from the
-    test's fixtures (module-scoped ones included) to its end."""
+    test's fixtures (module-scoped ones included) to its end. A module not imported yet is
+    patched when it is."""
     if item.get_closest_marker("slow"):
         return
 
@@ -46,22 +98,30 @@ def pytest_runtest_setup(item):
             raise AssertionError(f"{item.nodeid} {what}: mark it @pytest.mark.slow")
         return start
 
-    import transformers
-
     mp = pytest.MonkeyPatch()
     _GUARD.append(mp)
-    mp.setattr(transformers.Trainer, "train", refuse("trains a model"))
-    try:
-        import playwright.sync_api
-    except ImportError:  # pragma: no cover - the [app] extra is installed by make
-        return
-    mp.setattr(playwright.sync_api, "sync_playwright", refuse("starts a browser"))
+    for name, patch in (
+            ("transformers.trainer",
+             lambda m: mp.setattr(m.Trainer, "train", refuse("trains a model"))),
+            ("playwright.sync_api",
+             lambda m: mp.setattr(m, "sync_playwright", refuse("starts a browser")))):
+        if name in sys.modules:
+            patch(sys.modules[name])
+        else:
+            hook = _OnImport(name, patch)
+            sys.meta_path.insert(0, hook)
+            _GUARD.append(hook)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     while _GUARD:
-        _GUARD.pop().undo()
+        guard = _GUARD.pop()
+        if isinstance(guard, _OnImport):
+            if guard in sys.meta_path:
+                sys.meta_path.remove(guard)
+        else:
+            guard.undo()
 
 
 @pytest.fixture(scope="session")
@@ -100,10 +160,11 @@ def tiny_training():
 
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_release(real_dir, tmp_path_factory):
     """The official release imported as a dataset folder, and perfect JSONL predictions of
-    its rotations config."""
+    its rotations config, built once per session (a test that edits the folder edits a
+    copy)."""
     # the datasets stack and the CLI load only for the tests that build the release
     import datasets
 

@@ -5,12 +5,11 @@ errors."""
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.bench import bench_module
+from helpers.cli import run_cli
 from helpers.docs import documentation
 from helpers.errors import one_line_error
 
@@ -399,8 +398,7 @@ def _release_copy(real_dir, tmp_path) -> Path:
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "hf_real3d.cli", *args], capture_output=True,
-                          text=True)
+    return run_cli(*args)  # in process: the exit code and stderr are tested
 
 
 def test_a_release_whose_viewpoints_do_not_line_up(real_dir, tmp_path):

@@ -89,6 +89,15 @@ def test_bool_forms_and_errors():
         DataclassParser(Bad)
 
 
+def test_python_dash_m_gives_the_exit_code(tmp_path):
+    """`python -m hf_real3d.cli` (a real process: the module's exit code is what is tested;
+    the other tests call main in process): an input error exits 2 with one line."""
+    p = subprocess.run([sys.executable, "-m", "hf_real3d.cli", "review-stats",
+                        str(tmp_path / "nothing")], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines()[-1].startswith("hf-real3d review-stats: error:")
+
+
 def test_cli_import_does_not_import_transformers():
     code = "import sys, hf_real3d.cli; print('transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -373,20 +373,30 @@ def test_reduced_srbench_model_study(tmp_path):
     assert (out / "srbench_gap.png").is_file()
 
 
+@pytest.fixture(scope="module")
+def seed_one_alone(tmp_path_factory):
+    """Seed 1 alone (`--first_seed 1 --seeds 1`) with `--jobs 1`: one tiny demo run for the
+    jobs test and the seed-order test, both against seed 1 of the default demo (`--jobs 2`,
+    after seed 0)."""
+    out = tmp_path_factory.mktemp("seed_one_alone") / "demo"
+    run_demo(DemoConfig(out=str(out), first_seed=1, seeds=1, progress=False, jobs=1,
+                        **DEFAULT_SIZES))
+    return json.loads((out / "results.json").read_text())
+
+
 @pytest.mark.slow
-def test_jobs_change_the_time_not_the_figures(tmp_path, default_demo):
+def test_jobs_change_the_time_not_the_figures(default_demo, seed_one_alone):
     """`--jobs 2` (the default) trains independent models side by side in worker processes;
-    every training runs on one thread either way, so seed 0's results with `--jobs 1` are the
+    every training runs on one thread either way, so seed 1's results with `--jobs 1` are the
     default demo's. With progress bars, the side-by-side trainings show one bar of finished
     models, not the workers' step bars on one line."""
     err = default_demo.err
     assert "training side by side (2 at a time): filter_full, filter_blind, sft, blind" in err
     assert "4/4" in err and "3/3" in err  # the first batch, then the default arms
-    run_demo(DemoConfig(out=str(tmp_path / "jobs1"), progress=False, jobs=1, **DEFAULT_SIZES))
-    one = json.loads((tmp_path / "jobs1/results.json").read_text())
-    two = default_demo.data
-    assert one["per_seed"][0] == two["per_seed"][0]
-    seed_one, seed_two = one["details"]["seeds"][0], two["details"]["seeds"][0]
+    one, two = seed_one_alone, default_demo.data
+    assert one["per_seed"][0] == two["per_seed"][1]
+    seed_one = one["details"]["seeds"][0]
+    seed_two = next(s for s in two["details"]["seeds"] if s["seed"] == 1)
     assert set(seed_one) == set(seed_two)
     for key in seed_one:
         if key != "root":
@@ -418,14 +428,12 @@ def test_demo_options_are_refused_before_any_work(tmp_path, args, said, capsys):
 
 
 @pytest.mark.slow
-def test_a_seed_alone_gives_what_it_gives_after_another(tmp_path, default_demo):
+def test_a_seed_alone_gives_what_it_gives_after_another(default_demo, seed_one_alone):
     """Issue 39: seed k's figures must not depend on what ran before it in the process.
     `--first_seed 1 --seeds 1` against seed 1 of `--seeds 2` (the pool's workers and every
     cache carried over from seed 0), to the last digit."""
-    run_demo(DemoConfig(out=str(tmp_path / "alone"), first_seed=1, seeds=1, progress=False,
-                        **DEFAULT_SIZES))
     both = default_demo.data["details"]["seeds"]
-    alone = json.loads((tmp_path / "alone/results.json").read_text())["details"]["seeds"]
+    alone = seed_one_alone["details"]["seeds"]
     after = next(s for s in both if s["seed"] == 1)
     assert [s["seed"] for s in alone] == [1]
     for key in ("metrics", "build", "ablations", "flips", "text_only", "pruning"):

@@ -114,6 +114,7 @@ def test_unreachable_hub_is_one_line(real_dir, tmp_path):
     env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_x",
                HF_HUB_OFFLINE="0", HF_HUB_DISABLE_XET="1",
                HF_DATASETS_CACHE=str(tmp_path / "dsc"))
+    # a real process: huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE when imported
     p = subprocess.run([str(BIN / "hf-real3d"), "import-real3dqa", "--release",
                         str(real_dir / "real3dqa"), "--out", str(tmp_path / "r3"),
                         "--push_to_hub", "org/r3"], env=env, capture_output=True, text=True,

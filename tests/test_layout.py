@@ -3,6 +3,7 @@ the package's parts (its top-level modules and subpackages), synth/ used only by
 consumers, imports at module top unless a comment says why (a heavy optional dependency)."""
 
 import ast
+import functools
 import re
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "hf_real3d"
 SYNTH_USERS = {"hf_real3d.demo", "hf_real3d.cli", "hf_real3d.recipes"}
 
 
+@functools.cache  # parsed once per run: the package's files do not change under the tests
 def _modules() -> dict[str, ast.Module]:
     out = {}
     for f in PKG.rglob("*.py"):
@@ -53,6 +55,7 @@ def _imports(tree: ast.Module) -> set[str]:
     return {f for f in found if f.startswith("hf_real3d")}
 
 
+@functools.cache  # read only by the tests
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
     return {m: {_resolve(d, mods) for d in _imports(t)} - {m, "", "hf_real3d"}

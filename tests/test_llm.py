@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_cli
 from helpers.docs import documentation
 from helpers.llm_servers import (
     Raw,
@@ -574,8 +575,7 @@ def test_reask_with_the_next_seed_and_cut_replies(sqa3d_folder, tmp_path):
 
 
 def _cli(*args, env=None):
-    return subprocess.run([str(BIN / "hf-real3d"), *map(str, args)], capture_output=True,
-                          text=True, env=dict(os.environ, **(env or {})), timeout=900)
+    return run_cli(*args, env=env)  # in process: the exit code and output are tested
 
 
 def test_dry_run_limit_and_run_options(sqa3d_folder, tmp_path, capsys):
@@ -783,6 +783,7 @@ def test_a_signal_stops_within_seconds_keeping_every_reply(many_questions, tmp_p
         args = [str(BIN / "hf-real3d"), "rotate", "--dataset", str(many_questions), "--out",
                 str(tmp_path / "rot"), "--llm-url", srv.url, "--llm-model", "stub",
                 "--llm_cache", str(tmp_path / "cache"), "--llm_concurrency", "4"]
+        # a real process: the signal and the exit code it gives are what is tested
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         deadline = time.time() + 120
@@ -833,8 +834,7 @@ def served(tmp_path_factory):
 
 
 def _cli(*args, env=None):
-    return subprocess.run([str(BIN / "hf-real3d"), *map(str, args)], capture_output=True,
-                          text=True, env=dict(os.environ, **(env or {})), timeout=900)
+    return run_cli(*args, env=env)  # in process: the exit code and output are tested
 
 
 @pytest.mark.slow
@@ -897,6 +897,7 @@ def test_a_server_stopped_midway_loses_no_finished_item(sqa3d_folder, tmp_path):
     llm = ["--llm-url", srv.url, "--llm-model", str(model), "--max_tokens", "400",
            "--llm_cache", tmp_path / "cache", "--llm_retries", "1", "--llm_timeout", "20",
            "--llm_concurrency", "1"]
+    # a real process: it runs on while the test stops the server under it
     proc = subprocess.Popen([str(BIN / "hf-real3d"), "judge", "--dataset",
                              str(sqa3d_folder / "sqa3d"), "--out", str(tmp_path / "j.jsonl"),
                              *map(str, llm)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

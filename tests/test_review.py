@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.cli import run_cli
 
 from hf_real3d._io import FormatError
 from hf_real3d.cli import main
@@ -365,8 +366,7 @@ def test_bad_review_files_are_named_and_nothing_is_overwritten(flagged_folder, t
     with pytest.raises(FileExistsError, match="not a review folder"):
         ReviewFolder.create(tmp_path / "other", flagged_folder)
     assert (tmp_path / "other/notes.txt").read_text() == "mine"
-    p = subprocess.run([sys.executable, "-m", "hf_real3d.cli", "review-stats",
-                        str(tmp_path / "rv")], capture_output=True, text=True)
+    p = run_cli("review-stats", tmp_path / "rv")
     assert p.returncode == 2 and "ann1.jsonl: line 2" in p.stderr and "Traceback" not in p.stderr
 
 
@@ -474,6 +474,7 @@ def test_a_killed_writer_loses_no_decision(flagged_folder, tmp_path):
             rf.record("ann1", e, "accept")
             print(e.question_id, e.rotation_deg, int(e.repeat), flush=True)
     """)
+    # a real process: the writer is killed mid-run, which is what is tested
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     said = []
     for line in p.stdout:

@@ -19,7 +19,7 @@ from hf_real3d.demo.srbench_vlm import (
 def renders():
     from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
-    train = generate_srbench(SRBenchConfig(seed=7, scenes=2, views_per_scene=1,
+    train = generate_srbench(SRBenchConfig(seed=7, scenes=1, views_per_scene=1,
                                            questions_per_scene=8), progress=False)
     test = generate_srbench(SRBenchConfig(seed=8, scenes=1, views_per_scene=1,
                                           questions_per_scene=6), progress=False)

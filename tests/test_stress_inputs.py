@@ -3,11 +3,10 @@ within each type, the type not read unless asked, an id column, the kept subset 
 own form, and refusals of empty, null, mistyped and out-of-range inputs before any work."""
 
 import json
-import subprocess
-import sys
 
 import datasets
 import pytest
+from helpers.cli import run_cli
 
 from hf_real3d.debias.run import run_stress_test
 
@@ -80,8 +79,7 @@ def test_a_constant_answer_is_said(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "hf_real3d.cli", "stress-test", *args],
-                          capture_output=True, text=True)
+    return run_cli("stress-test", *args)  # in process: the exit code and stderr are tested
 
 
 COLS = ["--question-column", "question", "--answer-column", "answer", "--group-by", "scene"]
