@@ -23,6 +23,8 @@ __all__ = ["PredictArguments", "main", "make_parser", "parse"]
 
 @dataclass
 class PredictArguments:
+    """``hf-real3d predict``'s settings: the model, the questions and what to record."""
+
     model: str = field(metadata={"help": "Saved SceneLM folder (with its tokenizer)."})
     out: str = field(metadata={"help": "Folder for the prediction files."})
     dataset_name: str = field(default="data/synth", metadata={
@@ -37,6 +39,7 @@ class PredictArguments:
 
 
 def make_parser() -> DataclassParser:
+    """The command line's parser of :class:`PredictArguments`."""
     return DataclassParser(PredictArguments, prog="hf-real3d predict")
 
 
@@ -46,6 +49,8 @@ def parse(argv=None) -> tuple[PredictArguments]:
 
 
 def main(a: PredictArguments) -> dict:
+    """Predict every question of the split (each viewpoint, each ablation); returns what
+    :func:`predict_dataset` writes."""
     return predict_dataset(a.model, a.dataset_name, a.out, config=a.dataset_config,
                            split=a.split, viewpoints=a.viewpoints, ablations=a.ablations,
                            attention=a.attention, batch_size=a.batch_size)

@@ -37,6 +37,7 @@ def parse(argv=None):
 
 
 def main(script_args, training_args):
+    """3DR-FT of a Hugging Face VLM on rendered views: data, model, trainer, train, save."""
     # data: the questions joined with their rendered views (rendered when the folder lacks
     # them; the default dataset is built first when absent)
     with training_args.main_process_first(desc="dataset"):

@@ -48,6 +48,7 @@ def read_meta(folder: Path) -> dict[str, Any] | None:
 
 
 def no_folder(folder: Path) -> FileNotFoundError:
+    """The error for a folder that is not a review folder."""
     return FileNotFoundError(
         f"{folder}: no review.json, so not a review folder; make one with "
         "hf-real3d review-init `dataset` SET `review` FOLDER (or explore `review`)")
