@@ -87,7 +87,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, from_file: str |
     rf = ReviewFolder.open(folder)
     annotator = check_annotator(annotator)
     rf.greeting(annotator)  # refuses a name that differs from another only in case
-    rf.check_writable()
+    rf.log.check_writable()
     path = Path(from_file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file of decisions (`from`)")
@@ -123,4 +123,4 @@ def import_decisions(folder: str | os.PathLike, annotator: str, from_file: str |
         counts[f["decision"]] = counts.get(f["decision"], 0) + 1
     return {"annotator": annotator, "imported": len(planned), "decisions": counts,
             "revisions": sum(p is not None for _, _, p in planned),
-            "file": str(rf.path(annotator))}
+            "file": str(rf.log.path(annotator))}

@@ -206,15 +206,6 @@ class ReviewFolder:
 
     # --- the annotators' decisions (the log) ---------------------------------------------
 
-    def annotators(self) -> list[str]:
-        return self.log.annotators()
-
-    def path(self, annotator: str) -> Path:
-        return self.log.path(annotator)
-
-    def check_writable(self) -> None:
-        self.log.check_writable()
-
     def decisions(self, annotator: str) -> list[dict[str, Any]]:
         """Every decision of the annotator, history included (:meth:`DecisionLog.decisions`)."""
         return self.log.decisions(annotator)
