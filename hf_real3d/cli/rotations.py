@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,9 +92,7 @@ def cmd_review_init(o: ReviewInitOptions) -> None:
 
     rf = ReviewFolder.create(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
                              repeat_share=o.repeat, repeat_gap=o.gap, seed=o.seed)
-    verdicts: dict[str, int] = {}
-    for v in rf.checks.values():
-        verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
+    verdicts = Counter(v["verdict"] for v in rf.checks.values())
     n_prop = sum(len(p) for p in rf.proposals.values())
     print(f"review folder {o.review}: {len(rf.order)} rotated items of {rf.meta['dataset']} "
           f"({', '.join(f'{n} {v}' for v, n in sorted(verdicts.items()))}; {n_prop} proposed "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -118,9 +119,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, from_file: str |
         raise FormatError(several(errors))
     for entry, fields, prior in planned:
         rf.log.append(annotator, entry, fields, prior)
-    counts: dict[str, int] = {}
-    for _, f, _ in planned:
-        counts[f["decision"]] = counts.get(f["decision"], 0) + 1
+    counts = dict(Counter(f["decision"] for _, f, _ in planned))
     return {"annotator": annotator, "imported": len(planned), "decisions": counts,
             "revisions": sum(p is not None for _, _, p in planned),
             "file": str(rf.log.path(annotator))}
