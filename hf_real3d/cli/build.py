@@ -86,7 +86,6 @@ class SynthOptions:
 
 
 def cmd_synth(o: SynthOptions) -> None:
-    """``hf-real3d synth``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import build as synth_build
 
@@ -122,7 +121,6 @@ class BuildReal3DQAOptions(_Publishing, _SQA3DInputs):
 
 
 def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
-    """``hf-real3d build-real3dqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
@@ -153,7 +151,6 @@ class ImportReal3DQAOptions:
 
 
 def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
-    """``hf-real3d import-real3dqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import build as r3_build
 
@@ -174,7 +171,6 @@ class DrawOptions(_SQA3DInputs):
 
 
 def cmd_draw(o: DrawOptions) -> None:
-    """``hf-real3d draw``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import draw as r3_draw
 
@@ -207,7 +203,6 @@ class BuildRealScanQAOptions(_Publishing):
 
 
 def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
-    """``hf-real3d build-real-scanqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import build_real_scanqa
     from hf_real3d.sources import ScanQAFile, resolve
@@ -230,7 +225,6 @@ class RenderViewsOptions:
 
 
 def cmd_render_views(o: RenderViewsOptions) -> None:
-    """``hf-real3d render-views``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.views import add_views_config
 
@@ -259,7 +253,6 @@ class Build3DSRBenchOptions(_Publishing):
 
 
 def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
-    """``hf-real3d build-3dsrbench``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.synth import srbench_build
 
@@ -287,7 +280,6 @@ class LmmsTasksOptions:
 
 
 def cmd_lmms_tasks(o: LmmsTasksOptions) -> None:
-    """``hf-real3d lmms-tasks``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.lmms import write_lmms_tasks
 
@@ -309,7 +301,6 @@ class PublishMetricsOptions:
 
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
-    """``hf-real3d publish-metrics``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d import hub
 

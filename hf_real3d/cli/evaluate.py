@@ -47,7 +47,6 @@ class EvaluateOptions:
 
 
 def cmd_evaluate(o: EvaluateOptions) -> None:
-    """``hf-real3d evaluate``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa import evaluate as r3_eval
 
@@ -82,7 +81,6 @@ class EvaluateRealScanQAOptions:
 
 
 def cmd_evaluate_real_scanqa(o: EvaluateRealScanQAOptions) -> None:
-    """``hf-real3d evaluate-real-scanqa``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real_scanqa import evaluate_real_scanqa
 
@@ -127,7 +125,6 @@ class Evaluate3DSRBenchOptions:
 
 
 def cmd_evaluate_3dsrbench(o: Evaluate3DSRBenchOptions) -> None:
-    """``hf-real3d evaluate-3dsrbench``."""
     if o.text_only != "none" and o.text_only_folds < 2:
         raise ValueError(f"--text_only_folds {o.text_only_folds}: expected at least 2 (the "
                          "text-only baseline answers each fold with a model of the others)")

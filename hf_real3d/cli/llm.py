@@ -93,7 +93,6 @@ def _print_trial(t: dict[str, Any], command: str) -> bool:
 
 
 def cmd_judge(o: JudgeOptions) -> None:
-    """``hf-real3d judge``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.judge import run_judge
 
@@ -120,7 +119,6 @@ def cmd_judge(o: JudgeOptions) -> None:
 
 
 def cmd_rotate(o: RotateOptions) -> None:
-    """``hf-real3d rotate``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.rewrite import rotate_dataset
 

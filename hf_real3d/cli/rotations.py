@@ -41,7 +41,6 @@ class CheckRotationsOptions:
 
 
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
-    """``hf-real3d check-rotations``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.check_rotations import check_rotations
 
@@ -86,7 +85,6 @@ class ReviewInitOptions:
 
 
 def cmd_review_init(o: ReviewInitOptions) -> None:
-    """``hf-real3d review-init``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import ReviewFolder
 
@@ -121,7 +119,6 @@ class ReviewImportOptions:
 
 
 def cmd_review_import(o: ReviewImportOptions) -> None:
-    """``hf-real3d review-import``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import import_decisions
 
@@ -148,7 +145,6 @@ class ReviewStatsOptions:
 
 
 def cmd_review_stats(o: ReviewStatsOptions) -> None:
-    """``hf-real3d review-stats``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d._io import write_json
     from hf_real3d.real3dqa.review import review_stats, stats_markdown
@@ -194,7 +190,6 @@ class ExportRotationsOptions:
 
 
 def cmd_export_rotations(o: ExportRotationsOptions) -> None:
-    """``hf-real3d export-rotations``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.real3dqa.review import export_rotations
 

@@ -8,7 +8,6 @@ from hf_real3d.debias.config import StressTestConfig
 
 
 def cmd_stress_test(o: StressTestConfig) -> None:
-    """``hf-real3d stress-test``."""
     # each command imports its own library modules: a command pays only for what it uses
     from hf_real3d.debias.run import run_stress_test
 
