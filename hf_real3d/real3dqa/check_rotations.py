@@ -114,10 +114,6 @@ class CheckResult:
         """Group ids with an item of one of ``verdicts``."""
         return {it.question_id for it in self.items if it.verdict.verdict in verdicts}
 
-    def flagged_ids(self) -> set[Any]:
-        """Group ids with a ``defect`` item (what ``--exclude-flagged`` leaves out)."""
-        return self.ids_with("defect")
-
     def group_verdicts(self) -> dict[Any, str]:
         """Each group's verdict: its worst item's (defect, then needs_scene, then pass)."""
         out: dict[Any, str] = {}
@@ -440,7 +436,7 @@ def _check_configs(result: CheckResult, summary: dict[str, Any], rotations: Any,
     v, gv = summary["verdicts"], summary["group_verdicts"]
     note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
             f"{summary['items']} rotated items")
-    bad = result.flagged_ids()
+    bad = result.ids_with("defect")  # what --exclude-flagged leaves out
     keep = [r for r in rotations if r["question_id"] not in bad] if isinstance(rotations, list) \
         else rotations.filter(lambda q: q not in bad, input_columns="question_id")
     return [ConfigData(CHECKS_CONFIG, {split: _config_rows(result)}, feats,
