@@ -15,6 +15,8 @@ from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hf_real3d._runtime import check_stop, no_gc
 from hf_real3d.errors import FormatError, InputError
 
@@ -27,7 +29,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries", "save_png", "umask", "check_out",
-           "write_jsonl", "cache_root", "read_jsonl", "check_link"]
+           "write_jsonl", "cache_root", "read_jsonl", "check_link", "plain_value"]
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -273,6 +275,11 @@ def save_png(fig, path: str | os.PathLike, dpi: int = 110) -> None:
     """Write a matplotlib figure as PNG, atomically (a reader never sees half a file)."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+
+
+def plain_value(v: Any) -> Any:
+    """``v`` as a plain Python value when it is a numpy scalar (what ``json`` can write)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:

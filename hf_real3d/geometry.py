@@ -335,7 +335,6 @@ def direction_names(n: int = 4) -> tuple[str, ...]:
     return tuple(f"sector {i}" for i in range(n))
 
 
-
 def bearing_after_turn(bearing_deg: float, degrees_clockwise: float) -> float:
     """Where something seen at clockwise ``bearing_deg`` (0 front, 90 right, 180 behind, 270
     left; a clock hour ``h`` is ``30 h``) is seen after the agent turns ``degrees_clockwise``

@@ -213,7 +213,7 @@ def test_self_consistency_uses_the_repeats_not_the_edits(flagged_folder, tmp_pat
 def test_names_any_alphabet_one_person_one_queue(flagged_folder, tmp_path):
     rf = ReviewFolder.create(tmp_path / "rv", flagged_folder)
     rf.record("Zoë", rf.next_entry("Zoë")[0], "accept")
-    assert (tmp_path / "rv/Zoë.jsonl").is_file() and rf.annotators() == ["Zoë"]
+    assert (tmp_path / "rv/Zoë.jsonl").is_file() and rf.log.annotators() == ["Zoë"]
     with pytest.raises(ValueError, match="differs only in case; type that name"):
         rf.greeting("ZOË")
     for bad, why in ((".hidden", "starts with '.'"), ("a/b", "contains '/'"), ("", "is empty")):

@@ -405,7 +405,7 @@ def open_review(folder: str, dataset: str | None, scenes: str | None,
         rf = ReviewFolder.open(folder, dataset, scenes=scenes, **settings)
     else:
         rf = ReviewFolder.create(folder, dataset, scenes=scenes, **settings)
-    rf.check_writable()  # at start, not at the first click
+    rf.log.check_writable()  # at start, not at the first click
     bad: list[str] = []
     rf.log.all_decisions(errors=bad)
     warning = ""

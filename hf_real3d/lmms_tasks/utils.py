@@ -78,9 +78,8 @@ def real3dqa_process_results(doc, results):
 
 
 def _correct(entries):
-    em, refined = answer_correctness([e["prediction"] for e in entries],
-                                     [e["answers"] for e in entries])
-    return em, refined
+    return answer_correctness([e["prediction"] for e in entries],
+                              [e["answers"] for e in entries])
 
 
 def real3dqa_em(entries):
@@ -192,9 +191,7 @@ def real_scanqa_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     return kw.get("pre_prompt", "") + text + kw.get("post_prompt", "")
 
 
-def real_scanqa_doc_to_target(doc):
-    """The first accepted answer of a Real-ScanQA document."""
-    return doc["answers"][0]
+real_scanqa_doc_to_target = real3dqa_doc_to_target  # the first accepted answer
 
 
 def real_scanqa_process_results(doc, results):
@@ -205,11 +202,6 @@ def real_scanqa_process_results(doc, results):
     return {m: entry for m in ("em", "em_refined")}
 
 
-def real_scanqa_em(entries):
-    """EM (%) over every scored Real-ScanQA entry."""
-    return float(_correct(entries)[0].mean() * 100)
-
-
-def real_scanqa_em_refined(entries):
-    """Refined EM (%) over every scored Real-ScanQA entry."""
-    return float(_correct(entries)[1].mean() * 100)
+# EM and refined EM (%) over every scored entry, as for Real-3DQA
+real_scanqa_em = real3dqa_em
+real_scanqa_em_refined = real3dqa_em_refined

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from hf_real3d._io import FormatError, atomic_dir, write_json
+from hf_real3d._io import FormatError, atomic_dir, plain_value, write_json
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.checks import turn_of, verdict_for
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
@@ -81,9 +81,9 @@ class ItemCheck:
         return self.verdict.hits
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"question_id": _plain(self.question_id), "rotation_deg": self.rotation_deg}
+        out = {"question_id": plain_value(self.question_id), "rotation_deg": self.rotation_deg}
         if self.source_question_id is not None and self.source_question_id != self.question_id:
-            out["source_question_id"] = _plain(self.source_question_id)
+            out["source_question_id"] = plain_value(self.source_question_id)
         out.update({"verdict": self.verdict.verdict, "sense": self.verdict.sense,
                     "turn": self.turn, "turn_source": self.turn_source,
                     "rules": [h.rule for h in self.hits],
@@ -93,10 +93,6 @@ class ItemCheck:
         if self.verdict.evidence:
             out["evidence"] = list(self.verdict.evidence)
         return out
-
-
-def _plain(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
 
 
 _ORDER = {"pass": 0, "needs_scene": 1, "defect": 2}
@@ -117,10 +113,6 @@ class CheckResult:
     def ids_with(self, *verdicts: str) -> set[Any]:
         """Group ids with an item of one of ``verdicts``."""
         return {it.question_id for it in self.items if it.verdict.verdict in verdicts}
-
-    def flagged_ids(self) -> set[Any]:
-        """Group ids with a ``defect`` item (what ``--exclude-flagged`` leaves out)."""
-        return self.ids_with("defect")
 
     def group_verdicts(self) -> dict[Any, str]:
         """Each group's verdict: its worst item's (defect, then needs_scene, then pass)."""
@@ -334,7 +326,7 @@ def repairs(result: CheckResult, rs: RotationSet) -> list[dict[str, Any]]:
             continue
         rules = {h.rule for h in it.hits if not h.needs_scene}
         t = texts(it)
-        base = {"question_id": _plain(it.question_id), "rotation_deg": it.rotation_deg}
+        base = {"question_id": plain_value(it.question_id), "rotation_deg": it.rotation_deg}
         if rules & {"text_not_turned", "duplicate_view"}:
             rule = "text_not_turned" if "text_not_turned" in rules else "duplicate_view"
             out.append({**base, "rule": rule, "field": "situation", "action": "rewrite",
@@ -358,7 +350,7 @@ def _examples(result: CheckResult, rs: RotationSet, per_rule: int = 3) -> dict[s
         for h in it.hits:
             ex = out.setdefault(h.rule, [])
             if len(ex) < per_rule:
-                ex.append({"question_id": _plain(it.question_id),
+                ex.append({"question_id": plain_value(it.question_id),
                            "rotation_deg": it.rotation_deg, "verdict": it.verdict.verdict,
                            **texts(it), "detail": h.detail})
     return out
@@ -444,7 +436,7 @@ def _check_configs(result: CheckResult, summary: dict[str, Any], rotations: Any,
     v, gv = summary["verdicts"], summary["group_verdicts"]
     note = (f"{v['defect']} defect, {v['needs_scene']} needs_scene, {v['pass']} pass of "
             f"{summary['items']} rotated items")
-    bad = result.flagged_ids()
+    bad = result.ids_with("defect")  # what --exclude-flagged leaves out
     keep = [r for r in rotations if r["question_id"] not in bad] if isinstance(rotations, list) \
         else rotations.filter(lambda q: q not in bad, input_columns="question_id")
     return [ConfigData(CHECKS_CONFIG, {split: _config_rows(result)}, feats,

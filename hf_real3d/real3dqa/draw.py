@@ -80,31 +80,13 @@ def topdown_figure(scene, panels: Sequence[dict[str, Any]], title: str = "", *,
     n = len(panels)
     fig = Figure(figsize=(panel_width * n, panel_width * 1.05))
     axes = fig.subplots(1, n, squeeze=False)
-    lo, hi = scene.mesh_bounds()
     for ax, panel in zip(axes[0], panels):
-        pose, hl = panel["pose"], set(panel.get("highlight", ()))
-        for o in scene.objects:
-            if o.label == "floor":
-                continue
-            color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
-                                                          else "#1f77b4")
-            ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
-            if not o.is_structural:
-                ax.text(o.center[0], o.center[1], o.label, fontsize=6, ha="center",
-                        va="center")
+        pose = panel["pose"]
         p, f = pose.position[:2], pose.facing[:2]
-        reach = float(np.linalg.norm(hi[:2] - lo[:2]))
-        for deg in (45, 135, 225, 315):
-            a = np.radians(deg)
-            d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
-            ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--", lw=0.6,
-                    alpha=0.5)
+        _draw_room(ax, scene, pose, panel.get("highlight", ()), fontsize=6, border_width=0.6)
         ax.annotate("", xy=p + f * 0.7, xytext=p,
                     arrowprops={"arrowstyle": "-|>", "color": "#2ca02c", "lw": 2})
         ax.plot(*p, "o", color="#2ca02c")
-        ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
-        ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
-        ax.set_aspect("equal")
         ax.set_title(panel.get("label", ""), fontsize=8)
         ax.tick_params(labelsize=6)
     legend = [Patch(color="#d62728", alpha=0.45, label="answer object(s) of this view"),
@@ -117,6 +99,34 @@ def topdown_figure(scene, panels: Sequence[dict[str, Any]], title: str = "", *,
     if title:
         fig.suptitle(title, fontsize=9)
     return fig
+
+
+def _draw_room(ax, scene, pose, highlight: Sequence[int], *, fontsize: float,
+               border_width: float) -> float:
+    """Draw the room's objects (``highlight`` in red) and the agent's quadrant borders on
+    ``ax``, framed to the room; returns the room's diagonal (the borders' reach)."""
+    lo, hi = scene.mesh_bounds()
+    hl = set(highlight)
+    for o in scene.objects:
+        if o.label == "floor":
+            continue
+        color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
+                                                      else "#1f77b4")
+        ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
+        if not o.is_structural:
+            ax.text(o.center[0], o.center[1], o.label, fontsize=fontsize, ha="center",
+                    va="center")
+    p, f = pose.position[:2], pose.facing[:2]
+    reach = float(np.linalg.norm(hi[:2] - lo[:2]))
+    for deg in (45, 135, 225, 315):
+        a = np.radians(deg)
+        d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
+        ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--",
+                lw=border_width, alpha=0.5)
+    ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
+    ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
+    ax.set_aspect("equal")
+    return reach
 
 
 def turn_words(deg: float) -> str:
@@ -140,32 +150,13 @@ def topdown_panel(scene, pose, *, highlight: Sequence[int] = (), title: str = ""
     ``current`` panel (the one under review) gets a thick orange frame."""
     fig = Figure(figsize=(size, size * 1.08))
     ax = fig.subplots()
-    lo, hi = scene.mesh_bounds()
-    hl = set(highlight)
-    for o in scene.objects:
-        if o.label == "floor":
-            continue
-        color = "#d62728" if o.object_id in hl else ("#bbbbbb" if o.is_structural
-                                                      else "#1f77b4")
-        ax.add_patch(Polygon(o.footprint_corners(), closed=True, alpha=0.45, color=color))
-        if not o.is_structural:
-            ax.text(o.center[0], o.center[1], o.label, fontsize=PANEL_FONT, ha="center",
-                    va="center")
     p, f = pose.position[:2], pose.facing[:2]
-    reach = float(np.linalg.norm(hi[:2] - lo[:2]))
-    for deg in (45, 135, 225, 315):
-        a = np.radians(deg)
-        d = np.array([f[0] * np.cos(a) - f[1] * np.sin(a), f[0] * np.sin(a) + f[1] * np.cos(a)])
-        ax.plot([p[0], p[0] + d[0] * reach], [p[1], p[1] + d[1] * reach], "k--", lw=0.7,
-                alpha=0.5)
+    reach = _draw_room(ax, scene, pose, highlight, fontsize=PANEL_FONT, border_width=0.7)
     length = max(0.6, 0.16 * reach)
     ax.arrow(p[0], p[1], f[0] * length, f[1] * length, width=length * 0.07,
              head_width=length * 0.32, head_length=length * 0.3, length_includes_head=True,
              color="#2ca02c", zorder=5)
     ax.plot(*p, "o", color="#2ca02c", ms=8, zorder=6)
-    ax.set_xlim(lo[0] - 0.2, hi[0] + 0.2)
-    ax.set_ylim(lo[1] - 0.2, hi[1] + 0.2)
-    ax.set_aspect("equal")
     ax.tick_params(labelsize=PANEL_FONT - 2)
     ax.set_title(title, fontsize=PANEL_FONT + 1, fontweight="bold" if current else "normal")
     if current:

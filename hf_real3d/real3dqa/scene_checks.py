@@ -9,6 +9,7 @@ SCENE_RULES`; what they find feeds :func:`hf_real3d.real3dqa.checks.verdict_for`
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,10 +84,7 @@ def _placed(scene: Scene, pose: Pose, idx: list[int], bearing: float, width: flo
 def several_named(scene: Scene) -> frozenset[str]:
     """Head nouns that name more than one object of ``scene``."""
     labels = _label_words(scene)
-    heads = [labels[o.label][-1] for o in scene.objects]
-    counts: dict[str, int] = {}
-    for h in heads:
-        counts[h] = counts.get(h, 0) + 1
+    counts = Counter(labels[o.label][-1] for o in scene.objects)
     return frozenset(h for h, n in counts.items() if n > 1)
 
 

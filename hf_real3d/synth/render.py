@@ -94,7 +94,6 @@ def scene_mesh_arrays(scene: Scene, skip_labels=("ceiling",)) -> tuple[np.ndarra
     return np.concatenate(verts), np.concatenate(cols), np.concatenate(tris)
 
 
-
 class Renderer:
     """Reusable offscreen renderer (creating one costs more than a frame)."""
 

@@ -279,7 +279,7 @@ def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
     latest = {n: rf.log.latest(made[n]) for n in plan.names}
     kept, counts, reviewed_repairs = _decide(rf, plan, latest, views)
     if not kept and not allow_empty:
-        why = _empty_reason(plan.names, rf.annotators(), min_annotators, made, counts,
+        why = _empty_reason(plan.names, rf.log.annotators(), min_annotators, made, counts,
                             rf.folder)
         raise EmptyExport(f"export-rotations would keep no rotation group: {why}; nothing was "
                           "written (`allow_empty` writes an empty release anyway)")

@@ -34,24 +34,19 @@ QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 10, "seed": 0}
 Key = tuple[Any, int]
 
 
-def read_meta(folder: Path) -> dict[str, Any] | None:
-    """``review.json`` of ``folder``, or None when there is none."""
+def read_meta(folder: Path) -> dict[str, Any]:
+    """``review.json`` of ``folder``; FileNotFoundError when there is none."""
     path = folder / META
     if not path.is_file():
-        return None
+        raise FileNotFoundError(
+            f"{folder}: no review.json, so not a review folder; make one with "
+            "hf-real3d review-init `dataset` SET `review` FOLDER (or explore `review`)")
     meta = read_json(path)
     if not isinstance(meta, dict) or "fingerprint" not in meta or "dataset" not in meta:
         raise FormatError(f"{path}: not a review folder's review.json (an object with the "
                           "dataset and its fingerprint); move it away or give another review "
                           "folder")
     return meta
-
-
-def no_folder(folder: Path) -> FileNotFoundError:
-    """The error for a folder that is not a review folder."""
-    return FileNotFoundError(
-        f"{folder}: no review.json, so not a review folder; make one with "
-        "hf-real3d review-init `dataset` SET `review` FOLDER (or explore `review`)")
 
 
 def _verdict_line(d: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, from_file: str |
     rf = ReviewFolder.open(folder)
     annotator = check_annotator(annotator)
     rf.greeting(annotator)  # refuses a name that differs from another only in case
-    rf.check_writable()
+    rf.log.check_writable()
     path = Path(from_file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file of decisions (`from`)")
@@ -118,9 +119,7 @@ def import_decisions(folder: str | os.PathLike, annotator: str, from_file: str |
         raise FormatError(several(errors))
     for entry, fields, prior in planned:
         rf.log.append(annotator, entry, fields, prior)
-    counts: dict[str, int] = {}
-    for _, f, _ in planned:
-        counts[f["decision"]] = counts.get(f["decision"], 0) + 1
+    counts = dict(Counter(f["decision"] for _, f, _ in planned))
     return {"annotator": annotator, "imported": len(planned), "decisions": counts,
             "revisions": sum(p is not None for _, _, p in planned),
-            "file": str(rf.path(annotator))}
+            "file": str(rf.log.path(annotator))}

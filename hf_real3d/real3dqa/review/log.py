@@ -29,9 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from hf_real3d._io import FormatError
+from hf_real3d._io import FormatError, plain_value
 from hf_real3d.real3dqa.format import plain_text
 
 from .folder import StoredChecks
@@ -105,10 +103,6 @@ def several(errors: list[str], most: int = 12) -> str:
     shown = "; ".join(errors[:most])
     more = f"; and {len(errors) - most} more" if len(errors) > most else ""
     return f"{len(errors)} bad lines in {files} file(s): {shown}{more}"
-
-
-def _plain(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _cut_or_not_json(path: Path, i: int, line: bytes, cut: bool) -> str:
@@ -312,7 +306,7 @@ class DecisionLog:
             key = (entry.question_id, entry.rotation_deg)
             line: dict[str, Any] = {
                 "annotator": annotator, "n": len(past) + 1,
-                "question_id": _plain(entry.question_id), "rotation_deg": entry.rotation_deg,
+                "question_id": plain_value(entry.question_id), "rotation_deg": entry.rotation_deg,
                 "repeat": entry.repeat, **fields, **self.checks.suggestion(key),
                 "dataset": self.fingerprint, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
             if revises is not None:

@@ -29,7 +29,6 @@ from .folder import (
     CHECKS_DIR,
     StoredChecks,
     create_folder,
-    no_folder,
     read_meta,
     run_checker,
 )
@@ -109,8 +108,6 @@ class ReviewFolder:
 
         folder = Path(folder)
         meta = read_meta(folder)
-        if meta is None:
-            raise no_folder(folder)
         asked = {"repeat_share": repeat_share, "repeat_gap": repeat_gap, "seed": seed}
         clash = {k: v for k, v in asked.items() if v is not None and meta.get(k) != v}
         if clash:
@@ -147,8 +144,6 @@ class ReviewFolder:
         rotation set (what statistics need)."""
         folder = Path(folder)
         meta = read_meta(folder)
-        if meta is None:
-            raise no_folder(folder)
         if not (folder / CHECKS_DIR / "verdicts.jsonl").is_file():
             return ReviewFolder.open(folder).log  # made before checks were stored
         return _open_log(folder, meta, StoredChecks.read(folder / CHECKS_DIR))
@@ -210,15 +205,6 @@ class ReviewFolder:
         return (left[0] if left else None), len(queue) - len(left), len(queue)
 
     # --- the annotators' decisions (the log) ---------------------------------------------
-
-    def annotators(self) -> list[str]:
-        return self.log.annotators()
-
-    def path(self, annotator: str) -> Path:
-        return self.log.path(annotator)
-
-    def check_writable(self) -> None:
-        self.log.check_writable()
 
     def decisions(self, annotator: str) -> list[dict[str, Any]]:
         """Every decision of the annotator, history included (:meth:`DecisionLog.decisions`)."""
