@@ -47,6 +47,7 @@ class ExploreOptions:
 
 
 def cmd_explore(o: ExploreOptions) -> None:
+    """``hf-real3d explore``."""
     # the [app] extra is checked before anything is loaded or printed
     from hf_real3d._extras import require
 
