@@ -113,7 +113,7 @@ def main() -> None:
     verdicts = {f"{it.question_id}@{it.rotation_deg}": it.verdict.verdict for it in result.items}
     consensus = {r["key"]: r["label"] for r in map(json.loads, (sample / "consensus.jsonl")
                                                    .read_text().splitlines())}
-    out = {"sample": len(consensus), "pose_questions_from": str(folder) if folder else None,
+    out = {"sample": len(consensus), "pose_questions_from": folder.name if folder else None,
            "consensus": figures(consensus, verdicts), "readers": {}}
     for path in sorted(sample.glob("labels_reader*.jsonl")):
         labels = {r["key"]: r["label"] for r in map(json.loads, path.read_text().splitlines())}
