@@ -872,16 +872,22 @@ def _start(page, port, name):
     page.wait_for_selector("#rv-item", timeout=60000)
 
 
+# Gradio shows a decision's answer (the status line) a moment before it counts the event as
+# done, and a button's click is dropped while its last event is not done (trigger mode
+# "once", which keeps a double press from judging an unseen item). So a test that presses
+# the same button again waits for the status line's loading mark (class "pending") to go.
+_STATUS_DONE = ("(t) => { const s = document.querySelector('#rv-status'); "
+                "return !!s && s.innerText.includes(t) && !s.querySelector('.pending'); }")
+
+
 def _saved(page, n):
-    """Wait for the status line of the annotator's n-th decision."""
-    page.wait_for_function(
-        "n => (document.querySelector('#rv-status') || {}).innerText?.includes("
-        "'(decision ' + n + ' in your file)')", arg=n, timeout=30000)
+    """Wait for the status line of the annotator's n-th decision, its event done."""
+    _status(page, f"(decision {n} in your file)")
 
 
 def _status(page, text):
-    page.wait_for_function("t => (document.querySelector('#rv-status') || {}).innerText"
-                           "?.includes(t)", arg=text, timeout=30000)
+    """Wait for ``text`` in the status line, the event that wrote it done."""
+    page.wait_for_function(_STATUS_DONE, arg=text, timeout=30000)
 
 
 @pytest.mark.slow
