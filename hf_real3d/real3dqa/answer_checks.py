@@ -9,6 +9,7 @@ with the situation rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ from hf_real3d.real3dqa.asks import (
     thing_asked_at,
     turned_answer,
 )
-from hf_real3d.real3dqa.mentions import GENERIC, Reading
+from hf_real3d.real3dqa.mentions import GENERIC, Reading, bearing_name
 from hf_real3d.real3dqa.rules import Hit, TurnedItem
 
 __all__ = ["AnswerFindings", "check_answer", "direction_hit", "pose_said"]
@@ -98,6 +99,44 @@ def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
         out.against[t] = hit
 
 
+# a question asking what is beside a thing, or which of two is nearer: its answer need not
+# stand in the asked direction
+_BESIDE = re.compile(r"\b(?:closer|nearer|next\s+to|beside|near|by\s+the|between\s+the\s+\w+"
+                     r"(?:\s+\w+)?\s+and|(?:left|right)\s+(?:side\s+)?of\s+the|(?:behind|"
+                     r"in\s+front\s+of)\s+the)\b")
+
+
+def _answer_placed(item: TurnedItem, turns: Sequence[float], r0: list[Reading], rk: Reading,
+                   many: set[str], out: AnswerFindings) -> None:
+    """Round 3: a question asking which thing is in a direction, whose answer names a thing
+    (of which there is one) that the texts place: the turned situation where it stands, or
+    viewpoint 0's texts and the questions at its pose where the turn sends it. In the asked
+    direction it supports the answer, clearly elsewhere (a quarter turn or more away)
+    everywhere it is placed, it contradicts it."""
+    question = item.question or item.question_0
+    at = thing_asked_at(question)
+    thing = answer_thing(item.answers[0]) if item.answers else None
+    if at is None or thing is None or thing[-1] in many or _BESIDE.search(question.lower()):
+        return
+    bearing, width, phrase = at
+    here = [(m, m.bearing) for m in rk.mentions if m.head == thing[-1]]
+    for t in turns:
+        placed = here + [(m, bearing_after_turn(m.bearing, t)) for r in r0
+                         for m in r.mentions if m.head == thing[-1]]
+        if not placed:
+            continue
+        fits = [m for m, b in placed if angle_gap(b, bearing) < max(width, m.width) / 2]
+        if fits:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m in fits]
+        elif all(angle_gap(b, bearing) >= 90 - 1e-6 for _, b in placed):
+            out.by_sense[t] = "contradicts"
+            out.against[t] = Hit(
+                "answer_placed", (placed[0][0].phrase, ", ".join(item.answers)),
+                f"the question asks what is {phrase}; after a {t:g}-degree turn the texts put "
+                f"the {' '.join(thing)} {bearing_name(placed[0][1], placed[0][0].width)}")
+
+
 def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                  rk: Reading, many: set[str]) -> AnswerFindings:
     """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
@@ -118,6 +157,9 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
     if out.hits or any(out.by_sense.values()):
         return out
     _pose_answer(item, turns, out)
+    if any(out.by_sense.values()):
+        return out
+    _answer_placed(item, turns, r0, rk, many, out)
     if any(out.by_sense.values()):
         return out
     if kind == "direction":

@@ -122,6 +122,16 @@ HEADING_FREE: dict[str, str] = {
                      r"\bwhat\s+(?:did|do)\s+i\s+(?:put|place|sit)\b",
     "odd_even_in_room": r"\bodd\s+or\s+even\b.*\bin\s+the\s+room\b|"
                         r"\bin\s+the\s+room\b.*\bodd\s+or\s+even\b",
+    # round 3 (issue 55): written on release items outside both labelled samples
+    "count": r"\bhow\s+many\b|\bodd\s+or\s+even\b",
+    "on_which_named": r"^\s*(?:is|are)\s+(?:the|my)\s+[a-z ]+?\s+(?:on|in|under|inside)\s+"
+                      r"(?:the\s+|my\s+)?\w+\s+or\s+",
+    "at_named": r"\bwhat\s+(?:is|are)\s+(?:directly|right|just|immediately)\s+(?:on|above|"
+                r"under|below|beneath|over|next\s+to|beside)\s+(?:the|my)\b|"
+                r"\b(?:is|are)\s+there\s+(?:anything|something|any\s+\w+)\s+(?:on|in|inside|"
+                r"under|above|below)\s+(?:the|this|that|my)\b",
+    "my_seat": r"\b(?:type|kind)\s+of\s+\w+\s+am\s+i\b",
+    "closest": r"\b(?:closest|nearest)\b",
 }
 _HEADING_FREE_RE = {k: re.compile(v) for k, v in HEADING_FREE.items()}
 # what makes a question depend on the heading, whatever else it says
