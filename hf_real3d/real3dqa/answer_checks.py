@@ -22,6 +22,7 @@ from hf_real3d.real3dqa.asks import (
     answer_thing,
     question_kind,
     question_template,
+    said_at_pose,
     same_answer,
     thing_asked_at,
     turned_answer,
@@ -137,6 +138,42 @@ def _answer_placed(item: TurnedItem, turns: Sequence[float], r0: list[Reading], 
                 f"the {' '.join(thing)} {bearing_name(placed[0][1], placed[0][0].width)}")
 
 
+_IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
+
+
+def _there_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading], rk: Reading,
+                  many: set[str], out: AnswerFindings) -> None:
+    """Round 3: "is there a TV to my right?" answered yes or no, where the texts say whether
+    the one TV is there after the turn (the turned situation, or viewpoint 0's texts, its own
+    question and answer, and the questions at its pose, turned). A "no" where the texts put
+    it there is contradicted; a "yes" where they put it clearly elsewhere needs the scene
+    (there may be another), and is left alone."""
+    said = normalize_answer(item.answers[0]).split()[:1] if item.answers else []
+    question = item.question or item.question_0
+    if said not in (["yes"], ["no"]) or not _IS_THERE.match(question.lower()):
+        return
+    asked = said_at_pose(question, ("yes",), question)
+    if len(asked) != 1 or asked[0].head in many or asked[0].number or " any " in question:
+        return  # "any pictures": there may be several
+    x = asked[0]
+    before = [m for r in r0 for m in r.mentions]
+    before += said_at_pose(item.question_0 or question, tuple(item.answers_0[:1]), "viewpoint 0")
+    for t in turns:
+        placed = [(m, m.bearing) for m in rk.mentions if m.head == x.head]
+        placed += [(m, bearing_after_turn(m.bearing, t)) for m in before if m.head == x.head]
+        there = [m for m, b in placed if angle_gap(b, x.bearing) < max(x.width, m.width) / 2]
+        away = placed and all(angle_gap(b, x.bearing) >= 90 - 1e-6 for _, b in placed)
+        if there and said == ["yes"] or away and said == ["no"]:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m, _ in placed]
+        elif there:
+            out.by_sense[t] = "contradicts"
+            out.against[t] = Hit("answer_there", (there[0].phrase, item.answers[0]),
+                                 f"after a {t:g}-degree turn the texts put the "
+                                 f"{' '.join(x.words)} where the question asks; the answer "
+                                 f"is {item.answers[0]!r}")
+
+
 def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                  rk: Reading, many: set[str]) -> AnswerFindings:
     """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
@@ -160,6 +197,7 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
     if any(out.by_sense.values()):
         return out
     _answer_placed(item, turns, r0, rk, many, out)
+    _there_answer(item, turns, r0, rk, many, out)
     if any(out.by_sense.values()):
         return out
     if kind == "direction":

@@ -54,6 +54,8 @@ ANSWER_RULES: dict[str, str] = {
                      "answer's thing (one of its name) clearly elsewhere after the turn: the "
                      "turned situation, or viewpoint 0's texts and the questions at its pose "
                      "(round 3)",
+    "answer_there": "the question asks whether a thing is in a direction, the answer is no, and "
+                    "the texts put the thing (one of its name) there after the turn (round 3)",
 }
 SCENE_RULES: dict[str, str] = {
     "quadrant_situation": "an object the turned situation names with a direction has no "
