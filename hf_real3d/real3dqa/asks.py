@@ -142,6 +142,10 @@ _HEADING_CUES = re.compile(
     r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?")
 
 
+# round 3: a side of the room is the room's, not the agent's ("the table on the left side of
+# the room")
+_ROOM_SIDE = re.compile(r"\b(?:on|in|at|to|from)\s+the\s+(?:left|right|far|back|front)\s+"
+                        r"(?:side|end|part|corner|wall)\s+of\s+the\s+room\b")
 _SIDE_OF_OBJECT = re.compile(r"\b(?:which|what)\s+(?:side|end|part)\s+of\s+(?!me\b)")
 _ASKS_DIRECTION = re.compile(
     r"\b(?:which|what)\s+(?:direction|way|side)\b|\bwhere\s+(?:should|do|can|would|must|"
@@ -177,7 +181,7 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
     if _SIDE_OF_OBJECT.search(low):
         return "other", None
     asked = directions_in(low)
-    if not _HEADING_CUES.search(low) and not asked:
+    if not _HEADING_CUES.search(_ROOM_SIDE.sub(" ", low)) and not asked:
         for name, pat in _HEADING_FREE_RE.items():
             if pat.search(low):
                 return "heading_free", name
