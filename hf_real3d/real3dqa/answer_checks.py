@@ -174,6 +174,36 @@ def _there_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading], r
                                  f"is {item.answers[0]!r}")
 
 
+def _at_answer(item: TurnedItem, turns: Sequence[float], what: tuple, r0: list[Reading],
+               rk: Reading, many: set[str], out: AnswerFindings) -> None:
+    """What is in an egocentric direction: the object the turned situation puts there, or
+    the one viewpoint 0's texts put where the turn brings the asked direction."""
+    bearing, width, phrase = what
+    there = {m.head for m in rk.mentions
+             if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
+             and m.head not in GENERIC}
+    if there:
+        named = {h for h in there if answer_names(item.answers, [h])}
+        if named:
+            # a wall, a window, or a name the texts give several of: which one is meant
+            # is the scene's to say
+            out.free = not named <= many
+        else:
+            out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
+                                f"the turned situation puts the "
+                                f"{', '.join(sorted(there))} {phrase}; the answer is "
+                                f"{', '.join(item.answers)!r}", needs_scene=True))
+        return
+    for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
+        brought = [m for r in r0 for m in r.mentions if m.head not in GENERIC and
+                   angle_gap(bearing_after_turn(m.bearing, t), bearing)
+                   < max(width, m.width) / 2]
+        said = [m for m in brought if answer_names(item.answers, [m.head])]
+        if said:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m in said]
+
+
 def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                  rk: Reading, many: set[str]) -> AnswerFindings:
     """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
@@ -232,30 +262,7 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                                 needs_scene=True))
         return out
     if kind == "at":
-        bearing, width, phrase = what
-        there = {m.head for m in rk.mentions
-                 if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
-                 and m.head not in GENERIC}
-        if there:
-            named = {h for h in there if answer_names(item.answers, [h])}
-            if named:
-                # a wall, a window, or a name the texts give several of: which one is meant
-                # is the scene's to say
-                out.free = not named <= many
-            else:
-                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
-                                    f"the turned situation puts the "
-                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
-                                    f"{', '.join(item.answers)!r}", needs_scene=True))
-            return out
-        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
-            brought = [m for r in r0 for m in r.mentions if m.head not in GENERIC and
-                       angle_gap(bearing_after_turn(m.bearing, t), bearing)
-                       < max(width, m.width) / 2]
-            said = [m for m in brought if answer_names(item.answers, [m.head])]
-            if said:
-                out.by_sense[t] = "supports"
-                out.evidence[t] = [m.phrase for m in said]
+        _at_answer(item, turns, what, r0, rk, many, out)
     return out
 
 
