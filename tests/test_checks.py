@@ -282,12 +282,15 @@ def test_round_three_rules_on_made_up_texts():
     there = "Is there a lamp on my left?"
     v = verdict_for(item(v0, "I am standing with the lamp on my left.", there, "yes", "no", 90))
     assert v.verdict == "defect" and v.rules == ["answer_there"]
-    # "no" where viewpoint 0's own answer puts the one lamp on the other side: supported
-    v = verdict_for(item(v0, "I am standing up.", there, "yes", "no", 180))
+    # "yes" where viewpoint 0's texts put the lamp where the turn brings the left: supported
+    v = verdict_for(item("I am sitting on a chair with a lamp on my right.", "I am standing up.",
+                         there, "no", "yes", 180))
     assert v.verdict == "pass"
-    # "yes" with the lamp elsewhere may be another lamp; "any": several
-    assert verdict_for(item(v0, "I am standing up.", there, "yes", "yes", 180)).verdict == \
-        "needs_scene"
+    # a lamp placed elsewhere says nothing either way: "a lamp" may be one of several
+    for answers in (("yes", "yes"), ("yes", "no")):
+        assert verdict_for(item(v0, "I am standing up.", there, *answers, 180)).verdict == \
+            "needs_scene"
+    # "any": several
     assert verdict_for(item(v0, "I am standing with the lamp on my left.",
                             "Is there any lamp on my left?", "yes", "no", 90)).verdict == \
         "needs_scene"
