@@ -302,22 +302,6 @@ def test_round_three_rules_on_made_up_texts():
         assert v.verdict == "defect" and v.rules == ["answer_invariant"], ask
 
 
-def test_an_action_faces_its_object():
-    """Round 4: "drawing on the blackboard" faces the blackboard, unless the text says what the
-    agent faces; drawing on it again after a turn is the same object faced."""
-    draw = "I am drawing on the blackboard while the chair is on my right."
-    v = verdict_for(item(draw, "I am drawing on the blackboard while the chair is on my left.",
-                         "What color is the bed?", "red", "red", 180))
-    assert v.verdict == "defect" and "same_object_faced" in v.rules
-    v = verdict_for(item(draw, "I am washing my hands at the sink and the chair is on my left.",
-                         "What color is the bed?", "red", "red", 180))
-    assert v.verdict == "pass"
-    # the text says what the agent faces: the action does not
-    v = verdict_for(item(draw, "I am drawing on the blackboard while facing the door, the chair "
-                         "on my left.", "What color is the bed?", "red", "red", 180))
-    assert "same_object_faced" not in v.rules
-
-
 def test_up_and_down_do_not_turn():
     v = verdict_for(item("I did some work at my desk and above me was my bed.",
                    "I did some work at my desk and below me was my bed.",

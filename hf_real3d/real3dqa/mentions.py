@@ -192,15 +192,13 @@ _ALLO_RE = re.compile(
     r"(?!me\b|myself\b)|\b(?:in\s+front|behind|in\s+back)\s+of\s+(?!me\b|myself\b)|"
     r"\bbehind\s+(?=(?:the|a|an|my|this|that|some)\b)|"
     r"\bthe\s+(?P<side2>left|right)\s+(?:side|end|corner|part|half|edge|wall)\b(?!\s+of\b)")
-_DOING = ("writing", "drawing", "typing", "washing", "brushing", "cooking")
 _FACING_RE = re.compile(
     r"\b(?P<verb>facing\s+away\s+from|(?:with\s+)?my\s+back(?:side)?\s+(?:is\s+|turned\s+)?"
     r"(?:to|towards?|facing|against|at)|(?:with\s+)?(?:my\s+)?backside\s+(?:is\s+)?"
     r"(?:to|towards?|facing|against|at)?|"
     r"facing(?:\s+(?:directly|straight|right|towards?))*|looking(?:\s+(?:directly|straight|"
     r"right))?\s+(?:at|towards?|out(?:\s+of)?|into)|staring(?:\s+(?:directly|straight))?\s+at|"
-    r"watching|(?<=i\s)face|turned\s+towards?|(?:writing|drawing|typing)\s+on|"
-    r"(?:washing\s+my\s+(?:hands|face)|brushing\s+my\s+teeth|cooking)\s+(?:at|in|on))\s+")
+    r"watching|(?<=i\s)face|turned\s+towards?)\s+")
 # "standing in front of the sink": the sink is in front of the agent
 _IN_FRONT_OF_IT = re.compile(r"\b(?:i\s+am\s+|am\s+|i\s+)?(?:standing|sitting|kneeling|"
                              r"working|squatting|crouching|stood|sat|waiting)\s+"
@@ -448,10 +446,9 @@ def _placed(found: list[tuple[tuple[str, ...], str]], bearing: float, width: flo
 
 
 def _faced(scan: str, toks: list[tuple[str, int, int]]) -> list[Mention]:
-    """What the agent faces or has its back to ("facing the desk", "in front of the sink"), or
-    else what it works at ("writing on the whiteboard", "washing my hands at the sink")."""
-    out: list[Mention] = []
-    implied: list[Mention] = []
+    """What the agent faces or has its back to ("facing the desk", "standing in front of the
+    sink", "with my back to the door")."""
+    out = []
     for m in _FACING_RE.finditer(scan):
         verb = m.group("verb")
         at = _first_token_at(toks, m.start())
@@ -462,15 +459,14 @@ def _faced(scan: str, toks: list[tuple[str, int, int]]) -> list[Mention]:
         if got is None:
             continue
         behind = "away" in verb or "back" in verb
-        found = implied if verb.startswith(_DOING) else out
-        found += _placed([(got[0], got[1])], 180.0 if behind else 0.0, 90.0,
-                         scan[m.start():m.end()].strip(), facing=not behind, verb_first=True)
+        out += _placed([(got[0], got[1])], 180.0 if behind else 0.0, 90.0,
+                       scan[m.start():m.end()].strip(), facing=not behind, verb_first=True)
     for m in _IN_FRONT_OF_IT.finditer(scan):
         got = _np_forward(toks, _first_token_at(toks, m.end()))
         if got is not None:
             out += _placed([(got[0], got[1])], 0.0, 90.0, scan[m.start():m.end()].strip(),
                            facing=True, verb_first=True)
-    return out if any(x.facing for x in out) else out + implied
+    return out
 
 
 def _given(scan: str, toks: list[tuple[str, int, int]], m: re.Match
