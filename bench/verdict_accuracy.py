@@ -89,6 +89,34 @@ def figures(labels: dict[str, str], verdicts: dict[str, str]) -> dict:
     }
 
 
+def decided_by(it) -> list[str]:
+    """What decides an item's verdict: the rules of its defect hits (``pose questions`` where
+    a hit names a question at the pose), or ``pose questions`` for a pass they support."""
+    if it.verdict.verdict == "pass":
+        return ["pose questions"] if it.verdict.evidence else []
+    if it.verdict.verdict != "defect":
+        return []
+    hits = [h for h in it.verdict.hits if not h.needs_scene]
+    pose = ["pose questions"] if any(" at this pose: " in p for h in hits for p in h.phrases) \
+        else []
+    return sorted({h.rule for h in hits}) + pose
+
+
+def per_rule(labels: dict[str, str], verdicts: dict[str, str], deciders: dict[str, list[str]]
+             ) -> dict[str, dict[str, int]]:
+    """Per rule, the sample items whose verdict it decides, those the consensus decided, and
+    those it gets right (issue 55: each new rule's precision, measured)."""
+    out: dict[str, dict[str, int]] = {}
+    for k, lab in labels.items():
+        for rule in deciders[k]:
+            f = out.setdefault(rule, {"items": 0, "decided": 0, "right": 0})
+            f["items"] += 1
+            if lab in ("valid", "defect"):
+                f["decided"] += 1
+                f["right"] += lab == ("defect" if verdicts[k] == "defect" else "valid")
+    return dict(sorted(out.items()))
+
+
 def _line(name: str, s: dict) -> str:
     return f"{name:<34} {s['pct']:>5}%  ({s['k']}/{s['n']}, 95% CI {s['ci95'][0]}-{s['ci95'][1]})"
 
@@ -111,10 +139,12 @@ def main() -> None:
     at_pose, folder = pose_questions_for(args.release)
     result = check_set(read_rotation_set(args.release), at_pose=at_pose)
     verdicts = {f"{it.question_id}@{it.rotation_deg}": it.verdict.verdict for it in result.items}
+    deciders = {f"{it.question_id}@{it.rotation_deg}": decided_by(it) for it in result.items}
     consensus = {r["key"]: r["label"] for r in map(json.loads, (sample / "consensus.jsonl")
                                                    .read_text().splitlines())}
     out = {"sample": len(consensus), "pose_questions_from": folder.name if folder else None,
-           "consensus": figures(consensus, verdicts), "readers": {}}
+           "consensus": figures(consensus, verdicts), "readers": {},
+           "per_rule": per_rule(consensus, verdicts, deciders)}
     for path in sorted(sample.glob("labels_reader*.jsonl")):
         labels = {r["key"]: r["label"] for r in map(json.loads, path.read_text().splitlines())}
         out["readers"][path.stem.removeprefix("labels_")] = figures(labels, verdicts)
@@ -136,6 +166,9 @@ def main() -> None:
         print(f"  called {v:<11}: " + ", ".join(f"{lab} {f[lab]['k']}/{f[lab]['n']}"
                                                 for lab in LABELS)
               + f"; right on the decided {f['right_on_decided']['pct']}%")
+    print("  the items each rule decides (right / decided by the consensus, of all): " + ", ".join(
+        f"{rule} {f['right']}/{f['decided']} of {f['items']}"
+        for rule, f in out["per_rule"].items()))
     print("  confusion (consensus -> verdict): " + ", ".join(
         f"{k}: {n}" for k, n in c["confusion"].items()))
     v = result.summary()["verdicts"]

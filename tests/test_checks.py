@@ -253,6 +253,55 @@ def test_round_two_rules_on_made_up_texts():
     assert "answer_invariant" not in v.rules
 
 
+def test_round_three_rules_on_made_up_texts():
+    """Issue 55's third round: a thing asked for in a direction, placed by the texts; "is
+    there ...?" answered where the texts say; more questions that do not depend on the
+    heading."""
+    v0 = "I am sitting on a chair facing the desk."
+    ask = "What is to my immediate left?"
+    # the turned situation puts the answer's thing behind, the question asks the left
+    v = verdict_for(item(v0, "I am standing up and the lamp is behind me.", ask, "window",
+                         "lamp", 90))
+    assert v.verdict == "defect" and v.rules == ["answer_placed"]
+    # a question at the pose puts it where the turn brings the asked direction: supported
+    pose = [(7, "What is on the floor to my right?", ["lamp"])]
+    v = verdict_for(item(v0, "I am standing up.", ask, "window", "lamp", 180,
+                         pose_questions=pose))
+    assert v.verdict == "pass" and any("question 7" in e for e in v.evidence)
+    # ... and where it does not: contradicted, the question named in the hit
+    v = verdict_for(item(v0, "I am standing up.", ask, "window", "lamp", 180,
+                         pose_questions=[(7, "What is on the floor to my left?", ["lamp"])]))
+    assert v.verdict == "defect" and "question 7" in v.hits[0].phrases[0]
+    # a name there may be several of, or a thing beside the one asked about: not decided
+    for sit, q in (("I am standing up and the windows are behind me.", ask),
+                   ("I am standing up and the lamp is behind me.",
+                    "What is next to the desk on my left?")):
+        assert verdict_for(item(v0, sit, q, "door", "window" if "windows" in sit else "lamp",
+                                90)).verdict == "needs_scene"
+    # "is there a lamp on my left?": "no" where the turned situation puts it there
+    there = "Is there a lamp on my left?"
+    v = verdict_for(item(v0, "I am standing with the lamp on my left.", there, "yes", "no", 90))
+    assert v.verdict == "defect" and v.rules == ["answer_there"]
+    # "yes" where viewpoint 0's texts put the lamp where the turn brings the left: supported
+    v = verdict_for(item("I am sitting on a chair with a lamp on my right.", "I am standing up.",
+                         there, "no", "yes", 180))
+    assert v.verdict == "pass"
+    # a lamp placed elsewhere says nothing either way: "a lamp" may be one of several
+    for answers in (("yes", "yes"), ("yes", "no")):
+        assert verdict_for(item(v0, "I am standing up.", there, *answers, 180)).verdict == \
+            "needs_scene"
+    # "any": several
+    assert verdict_for(item(v0, "I am standing with the lamp on my left.",
+                            "Is there any lamp on my left?", "yes", "no", 90)).verdict == \
+        "needs_scene"
+    # more questions that do not depend on the heading
+    for ask in ("Is the number of doors odd or even?", "Are the pillows on the bed or chair?",
+                "What is directly above the bed?", "What shape is the table on the left side "
+                "of the room?"):
+        v = verdict_for(item(V0, RIGHT, ask, "odd", "even", 90))
+        assert v.verdict == "defect" and v.rules == ["answer_invariant"], ask
+
+
 def test_up_and_down_do_not_turn():
     v = verdict_for(item("I did some work at my desk and above me was my bed.",
                    "I did some work at my desk and below me was my bed.",

@@ -132,6 +132,11 @@ HEADING_FREE_EXAMPLES = {
     "between_named": "What is between the bed and the desk?",
     "doing_holding": "What am I sitting on?",
     "odd_even_in_room": "Is the number of chairs in the room odd or even?",
+    "count": "How many pillows are on top of the bed?",
+    "on_which_named": "Is the jacket on the bed or the armchair?",
+    "at_named": "Is there anything on the desk?",
+    "my_seat": "What type of chair am I sitting on?",
+    "closest": "Which is the nearest piece of furniture I can sit on?",
 }
 
 
@@ -146,6 +151,8 @@ def test_every_heading_free_pattern_has_an_example_it_reads():
     "How many chairs are on my left side?",
     "Can I see the clock from where I am standing?",
     "What is on the table to the left of the couch?",  # left of: the viewer's
+    "Is the amount of chairs I am facing odd or even?",
+    "What is the closest object on my left?",
 ])
 def test_a_heading_makes_a_question_heading_dependent(question):
     assert question_kind(question)[0] != "heading_free"

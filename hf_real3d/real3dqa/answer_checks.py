@@ -9,6 +9,7 @@ with the situation rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,11 +22,12 @@ from hf_real3d.real3dqa.asks import (
     answer_thing,
     question_kind,
     question_template,
+    said_at_pose,
     same_answer,
     thing_asked_at,
     turned_answer,
 )
-from hf_real3d.real3dqa.mentions import GENERIC, Reading
+from hf_real3d.real3dqa.mentions import GENERIC, Reading, bearing_name
 from hf_real3d.real3dqa.rules import Hit, TurnedItem
 
 __all__ = ["AnswerFindings", "check_answer", "direction_hit", "pose_said"]
@@ -98,6 +100,109 @@ def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
         out.against[t] = hit
 
 
+# a question asking what is beside a thing, or which of two is nearer: its answer need not
+# stand in the asked direction
+_BESIDE = re.compile(r"\b(?:closer|nearer|next\s+to|beside|near|by\s+the|between\s+the\s+\w+"
+                     r"(?:\s+\w+)?\s+and|(?:left|right)\s+(?:side\s+)?of\s+the|(?:behind|"
+                     r"in\s+front\s+of)\s+the)\b")
+
+
+def _answer_placed(item: TurnedItem, turns: Sequence[float], r0: list[Reading], rk: Reading,
+                   many: set[str], out: AnswerFindings) -> None:
+    """Round 3: a question asking which thing is in a direction, whose answer names a thing
+    (of which there is one) that the texts place: the turned situation where it stands, or
+    viewpoint 0's texts and the questions at its pose where the turn sends it. In the asked
+    direction it supports the answer, clearly elsewhere (a quarter turn or more away)
+    everywhere it is placed, it contradicts it."""
+    question = item.question or item.question_0
+    at = thing_asked_at(question)
+    thing = answer_thing(item.answers[0]) if item.answers else None
+    if at is None or thing is None or thing[-1] in many or _BESIDE.search(question.lower()):
+        return
+    bearing, width, phrase = at
+    here = [(m, m.bearing) for m in rk.mentions if m.head == thing[-1]]
+    for t in turns:
+        placed = here + [(m, bearing_after_turn(m.bearing, t)) for r in r0
+                         for m in r.mentions if m.head == thing[-1]]
+        if not placed:
+            continue
+        fits = [m for m, b in placed if angle_gap(b, bearing) < max(width, m.width) / 2]
+        if fits:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m in fits]
+        elif all(angle_gap(b, bearing) >= 90 - 1e-6 for _, b in placed):
+            out.by_sense[t] = "contradicts"
+            out.against[t] = Hit(
+                "answer_placed", (placed[0][0].phrase, ", ".join(item.answers)),
+                f"the question asks what is {phrase}; after a {t:g}-degree turn the texts put "
+                f"the {' '.join(thing)} {bearing_name(placed[0][1], placed[0][0].width)}")
+
+
+_IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
+
+
+def _there_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading], rk: Reading,
+                  many: set[str], out: AnswerFindings) -> None:
+    """Round 3: "is there a TV to my right?" answered yes or no, where the texts put the TV
+    there after the turn (the turned situation, or viewpoint 0's texts, its own question and
+    answer, and the questions at its pose, turned): a "yes" is supported, a "no"
+    contradicted. A TV they put elsewhere says nothing: "a TV" may be one of several (the
+    synthetic rooms' recall test found a "no" passed so)."""
+    said = normalize_answer(item.answers[0]).split()[:1] if item.answers else []
+    question = item.question or item.question_0
+    if said not in (["yes"], ["no"]) or not _IS_THERE.match(question.lower()):
+        return
+    asked = said_at_pose(question, ("yes",), question)
+    if len(asked) != 1 or asked[0].head in many or asked[0].number or " any " in question:
+        return  # "any pictures": there may be several
+    x = asked[0]
+    before = [m for r in r0 for m in r.mentions]
+    before += said_at_pose(item.question_0 or question, tuple(item.answers_0[:1]), "viewpoint 0")
+    for t in turns:
+        placed = [(m, m.bearing) for m in rk.mentions if m.head == x.head]
+        placed += [(m, bearing_after_turn(m.bearing, t)) for m in before if m.head == x.head]
+        there = [m for m, b in placed if angle_gap(b, x.bearing) < max(x.width, m.width) / 2]
+        if there and said == ["yes"]:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m in there]
+        elif there:
+            out.by_sense[t] = "contradicts"
+            out.against[t] = Hit("answer_there", (there[0].phrase, item.answers[0]),
+                                 f"after a {t:g}-degree turn the texts put the "
+                                 f"{' '.join(x.words)} where the question asks; the answer "
+                                 f"is {item.answers[0]!r}")
+
+
+def _at_answer(item: TurnedItem, turns: Sequence[float], what: tuple, r0: list[Reading],
+               rk: Reading, many: set[str], out: AnswerFindings) -> None:
+    """What is in an egocentric direction: the object the turned situation puts there, or
+    the one viewpoint 0's texts put where the turn brings the asked direction."""
+    bearing, width, phrase = what
+    there = {m.head for m in rk.mentions
+             if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
+             and m.head not in GENERIC}
+    if there:
+        named = {h for h in there if answer_names(item.answers, [h])}
+        if named:
+            # a wall, a window, or a name the texts give several of: which one is meant
+            # is the scene's to say
+            out.free = not named <= many
+        else:
+            out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
+                                f"the turned situation puts the "
+                                f"{', '.join(sorted(there))} {phrase}; the answer is "
+                                f"{', '.join(item.answers)!r}", needs_scene=True))
+        return
+    for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
+        brought = [m for r in r0 for m in r.mentions if m.head not in GENERIC and
+                   angle_gap(bearing_after_turn(m.bearing, t), bearing)
+                   < max(width, m.width) / 2]
+        said = [m for m in brought if answer_names(item.answers, [m.head])]
+        if said:
+            out.by_sense[t] = "supports"
+            out.evidence[t] = [m.phrase for m in said]
+
+
 def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                  rk: Reading, many: set[str]) -> AnswerFindings:
     """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
@@ -118,6 +223,10 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
     if out.hits or any(out.by_sense.values()):
         return out
     _pose_answer(item, turns, out)
+    if any(out.by_sense.values()):
+        return out
+    _answer_placed(item, turns, r0, rk, many, out)
+    _there_answer(item, turns, r0, rk, many, out)
     if any(out.by_sense.values()):
         return out
     if kind == "direction":
@@ -152,30 +261,7 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                                 needs_scene=True))
         return out
     if kind == "at":
-        bearing, width, phrase = what
-        there = {m.head for m in rk.mentions
-                 if angle_gap(m.bearing, bearing) < max(width, m.width) / 2
-                 and m.head not in GENERIC}
-        if there:
-            named = {h for h in there if answer_names(item.answers, [h])}
-            if named:
-                # a wall, a window, or a name the texts give several of: which one is meant
-                # is the scene's to say
-                out.free = not named <= many
-            else:
-                out.hits.append(Hit("answer_from_situation", (phrase, ", ".join(item.answers)),
-                                    f"the turned situation puts the "
-                                    f"{', '.join(sorted(there))} {phrase}; the answer is "
-                                    f"{', '.join(item.answers)!r}", needs_scene=True))
-            return out
-        for t in turns:  # what viewpoint 0 places where the turn brings the asked direction
-            brought = [m for r in r0 for m in r.mentions if m.head not in GENERIC and
-                       angle_gap(bearing_after_turn(m.bearing, t), bearing)
-                       < max(width, m.width) / 2]
-            said = [m for m in brought if answer_names(item.answers, [m.head])]
-            if said:
-                out.by_sense[t] = "supports"
-                out.evidence[t] = [m.phrase for m in said]
+        _at_answer(item, turns, what, r0, rk, many, out)
     return out
 
 

@@ -122,6 +122,16 @@ HEADING_FREE: dict[str, str] = {
                      r"\bwhat\s+(?:did|do)\s+i\s+(?:put|place|sit)\b",
     "odd_even_in_room": r"\bodd\s+or\s+even\b.*\bin\s+the\s+room\b|"
                         r"\bin\s+the\s+room\b.*\bodd\s+or\s+even\b",
+    # round 3 (issue 55): written on release items outside both labelled samples
+    "count": r"\bhow\s+many\b|\bodd\s+or\s+even\b",
+    "on_which_named": r"^\s*(?:is|are)\s+(?:the|my)\s+[a-z ]+?\s+(?:on|in|under|inside)\s+"
+                      r"(?:the\s+|my\s+)?\w+\s+or\s+",
+    "at_named": r"\bwhat\s+(?:is|are)\s+(?:directly|right|just|immediately)\s+(?:on|above|"
+                r"under|below|beneath|over|next\s+to|beside)\s+(?:the|my)\b|"
+                r"\b(?:is|are)\s+there\s+(?:anything|something|any\s+\w+)\s+(?:on|in|inside|"
+                r"under|above|below)\s+(?:the|this|that|my)\b",
+    "my_seat": r"\b(?:type|kind)\s+of\s+\w+\s+am\s+i\b",
+    "closest": r"\b(?:closest|nearest)\b",
 }
 _HEADING_FREE_RE = {k: re.compile(v) for k, v in HEADING_FREE.items()}
 # what makes a question depend on the heading, whatever else it says
@@ -132,6 +142,10 @@ _HEADING_CUES = re.compile(
     r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?")
 
 
+# round 3: a side of the room is the room's, not the agent's ("the table on the left side of
+# the room")
+_ROOM_SIDE = re.compile(r"\b(?:on|in|at|to|from)\s+the\s+(?:left|right|far|back|front)\s+"
+                        r"(?:side|end|part|corner|wall)\s+of\s+the\s+room\b")
 _SIDE_OF_OBJECT = re.compile(r"\b(?:which|what)\s+(?:side|end|part)\s+of\s+(?!me\b)")
 _ASKS_DIRECTION = re.compile(
     r"\b(?:which|what)\s+(?:direction|way|side)\b|\bwhere\s+(?:should|do|can|would|must|"
@@ -167,7 +181,7 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
     if _SIDE_OF_OBJECT.search(low):
         return "other", None
     asked = directions_in(low)
-    if not _HEADING_CUES.search(low) and not asked:
+    if not _HEADING_CUES.search(_ROOM_SIDE.sub(" ", low)) and not asked:
         for name, pat in _HEADING_FREE_RE.items():
             if pat.search(low):
                 return "heading_free", name

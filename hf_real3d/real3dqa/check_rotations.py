@@ -172,10 +172,11 @@ class CheckResult:
             "items_with_several_rules": sum(len({h.rule for h in it.hits}) > 1
                                             for it in self.items),
             # decided by the other questions asked at the item's pose: supported by them, or
-            # contradicted by the same question asked of the direction the turn brings
+            # a defect one of them shows (named in the hit's phrases)
             "items_decided_by_pose_questions": sum(
-                bool(it.verdict.evidence) or any(h.rule == "answer_pose" for h in it.hits)
-                for it in self.items),
+                bool(it.verdict.evidence) or any(
+                    not h.needs_scene and any(" at this pose: " in p for p in h.phrases)
+                    for h in it.hits) for it in self.items),
             "senses": {k: {s: c.get(s, 0) for s in SENSES} for k, c in sorted(senses.items())},
             "turn_source": dict(collections.Counter(it.turn_source for it in self.items)),
             "ceiling": self.ceiling(),

@@ -214,9 +214,9 @@ _SUPERLATIVE = re.compile(r"closest|nearest|farthest|furthest|closer|farther|fur
 _ORDINAL = re.compile(r"(?:left|right|front|back)-?most|middle|first|second|last")
 _VERTICAL_RE = re.compile(r"\b(above|over|below|beneath|under|underneath)\s+me\b")
 _PLACE_RE = re.compile(
-    r"\b(?:at|on|by|in|near)\s+(?:the|a|my)\s+(?P<part>(?:(?:left|right|far|near|other|front|"
-    r"back)(?:\s*-?\s*hand)?\s+)?(?:foot|head|end|side|edge|corner|cushion|cousion|seat|arm|"
-    r"middle|center|centre|part))\s+of\s+(?=(?:the|a|an|my)\s)")
+    r"\b(?:at|on|by|in|near)\s+(?:the|a|my)\s+(?P<part>(?:(?:leftmost|rightmost|left|right|"
+    r"far|near|other|front|back)(?:\s*-?\s*hand)?\s+)?(?:foot|head|end|side|edge|corner|"
+    r"cushion|cousion|seat|arm|middle|center|centre|part))\s+of\s+(?=(?:the|a|an|my)\s)")
 _CLAUSE_START = frozenset(",.;:!? and while but so where".split())
 
 

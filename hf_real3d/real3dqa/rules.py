@@ -50,6 +50,12 @@ ANSWER_RULES: dict[str, str] = {
                    "(needs the scene where there may be several of it)",
     "answer_pose": "the same question, asked at viewpoint 0's pose of the direction the turn "
                    "brings (another SQA3D question at that pose), has another answer",
+    "answer_placed": "the question asks which thing is in a direction, and the texts place the "
+                     "answer's thing (one of its name) clearly elsewhere after the turn: the "
+                     "turned situation, or viewpoint 0's texts and the questions at its pose "
+                     "(round 3)",
+    "answer_there": "the question asks whether a thing is in a direction, the answer is no, and "
+                    "the texts put the thing (one of its name) there after the turn (round 3)",
 }
 SCENE_RULES: dict[str, str] = {
     "quadrant_situation": "an object the turned situation names with a direction has no "
