@@ -129,6 +129,9 @@ class StubLLM:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            # many clients connect at once: the default backlog of 5 drops connections,
+            # which the client then retries after a pause
+            request_queue_size = 128
 
             def handle_error(self, request, client_address):
                 pass  # a client that timed out and hung up: nothing to report
@@ -137,7 +140,9 @@ class StubLLM:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # a short poll so that shutdown() returns at once (the default waits up to 0.5 s)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
         return self
 
     def __exit__(self, *exc):
