@@ -298,11 +298,11 @@ def write_sqa3d(
 
     with atomic_path(questions_path) as qtmp, atomic_path(annotations_path) as atmp:
         with open(qtmp, "w", encoding="utf-8") as f:
-            json.dump({**head, "questions": [r.question_json() for r in records]}, f,
-                      allow_nan=False)
+            f.write(json.dumps({**head, "questions": [r.question_json() for r in records]},
+                               allow_nan=False))
         with open(atmp, "w", encoding="utf-8") as f:
-            json.dump({**head, "annotations": [r.annotation_json() for r in records]}, f,
-                      allow_nan=False)
+            f.write(json.dumps({**head, "annotations": [r.annotation_json() for r in records]},
+                               allow_nan=False))
 
 
 def write_split(records: Sequence[SQA3DRecord], folder: str | os.PathLike, split: str,
