@@ -50,14 +50,27 @@ def caption_metrics(predictions: Sequence[str], references: Sequence[Sequence[st
         bleu, _ = Bleu(4).compute_score(gts, res)
         rouge, _ = Rouge().compute_score(gts, res)
         cider, _ = Cider().compute_score(gts, res)
-        meteor_scorer = Meteor()
-        try:
-            meteor, _ = meteor_scorer.compute_score(gts, res)
-        finally:
-            with contextlib.suppress(Exception):
-                meteor_scorer.close()
+        meteor = _meteor_score(Meteor, gts, res)
     vals = [*bleu, rouge, meteor, cider]
     return {k: float(v) * 100 for k, v in zip(CAPTION_METRICS, vals)}
+
+
+_METEOR: list = []  # the one METEOR process of this Python process, once started
+
+
+def _meteor_score(meteor_class, gts, res) -> float:
+    """METEOR through one Java process kept for the whole run: its first score loads the
+    paraphrase tables (about 5 s), which every later call then reuses. A process that died,
+    or a score that failed midway (its lock may still be held), is replaced."""
+    if not _METEOR or _METEOR[0].meteor_p.poll() is not None:
+        _METEOR[:] = [meteor_class()]
+    try:
+        return _METEOR[0].compute_score(gts, res)[0]
+    except BaseException:
+        stale = _METEOR.pop()
+        with contextlib.suppress(Exception):
+            stale.meteor_p.kill()
+        raise
 
 
 def score_real_scanqa(refs: pd.DataFrame, preds: pd.DataFrame, *, name: str = "model",
