@@ -48,6 +48,6 @@ def test_evaluate_e2e_bench_runs(tmp_path):
 
 @pytest.mark.slow
 def test_explore_bench_runs(tmp_path):
-    rows = _bench_rows(tmp_path, "explore.py", "--switches", "3")
+    rows = _bench_rows(tmp_path, "explore.py", "--switches", "3", "--results", "2")
     assert [r["name"].split(":")[0] for r in rows] == ["explore"] * 3
     assert all(r["value"] > 0 for r in rows) and "baseline" in rows[0]
