@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.cli import run_cli
 from helpers.docs import doc_pages, documentation
 from helpers.hub_server import HubServer
 from helpers.llm_servers import serve_once
@@ -134,9 +135,17 @@ def test_readme_snippets(tmp_path, real_dir):
                             rf.record("reviewer", entry, "accept")
                     ran.append("explore")
                     continue
-                e = hub_env if ("--push-to-hub" in args or "publish-metrics" in args) else env
-                p = subprocess.run(args, cwd=tmp_path, env=e, capture_output=True, text=True,
-                                   timeout=900)
+                if "--push-to-hub" in args or "publish-metrics" in args:
+                    # a real process: huggingface_hub reads HF_ENDPOINT when it is imported
+                    p = subprocess.run(args, cwd=tmp_path, env=hub_env, capture_output=True,
+                                       text=True, timeout=900)
+                elif args[0] == "hf-real3d":
+                    # in this process (the console script itself is tested in test_cli.py and
+                    # test_install.py): a second or more saved per command
+                    p = run_cli(*args[1:], cwd=tmp_path)
+                else:
+                    p = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True,
+                                       text=True, timeout=900)
                 assert p.returncode == 0, (cmd, p.stderr[-3000:])
                 ran.append(args[1] if args[0] == "hf-real3d" else args[0])
         assert ("dataset", "org/real3dqa") in hub.state.repos
