@@ -139,7 +139,8 @@ class Renderer:
 
 
 def png_bytes(image: np.ndarray) -> bytes:
-    """An RGB image array encoded as PNG bytes."""
+    """An RGB image array encoded as PNG bytes. zlib level 1: the same pixels, about 4x faster
+    to encode than PIL's default level 6, for files about a third larger."""
     buf = io.BytesIO()
-    Image.fromarray(image).save(buf, format="PNG", optimize=False)
+    Image.fromarray(image).save(buf, format="PNG", optimize=False, compress_level=1)
     return buf.getvalue()
