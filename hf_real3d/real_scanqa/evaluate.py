@@ -60,8 +60,8 @@ _METEOR: list = []  # the one METEOR process of this Python process, once starte
 
 def _meteor_score(meteor_class, gts, res) -> float:
     """METEOR through one Java process kept for the whole run: its first score loads the
-    paraphrase tables (about 5 s), which every later call then reuses. A process that died,
-    or a score that failed midway (its lock may still be held), is replaced."""
+    paraphrase tables, which every later call then reuses. A process that died, or a score
+    that failed midway (its lock may still be held), is replaced."""
     if not _METEOR or _METEOR[0].meteor_p.poll() is not None:
         _METEOR[:] = [meteor_class()]
     try:

@@ -139,8 +139,8 @@ class Renderer:
 
 
 def png_bytes(image: np.ndarray) -> bytes:
-    """An RGB image array encoded as PNG bytes. zlib level 1: the same pixels, about 4x faster
-    to encode than PIL's default level 6, for files about a third larger."""
+    """An RGB image array encoded as PNG bytes, at zlib level 1: the same pixels as PIL's
+    default level 6, encoded several times faster, in somewhat larger files."""
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG", optimize=False, compress_level=1)
     return buf.getvalue()
