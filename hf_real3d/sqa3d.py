@@ -32,6 +32,7 @@ from hf_real3d.geometry import Pose, PoseError, yaw_from_quaternion
 from hf_real3d.scene import check_scene_id
 
 __all__ = [
+    "SQA3D_BIBTEX",
     "QUESTION_TYPES",
     "SQA3DRecord",
     "question_type",
@@ -45,6 +46,13 @@ __all__ = [
     "item_id",
 ]
 
+SQA3D_BIBTEX = """@inproceedings{ma2023sqa3d,
+  title={SQA3D: Situated Question Answering in 3D Scenes},
+  author={Ma, Xiaojian and Yong, Silong and Zheng, Zilong and Li, Qing and Liang, Yitao and
+          Zhu, Song-Chun and Huang, Siyuan},
+  booktitle={ICLR},
+  year={2023}
+}"""
 QUESTION_TYPES = ("what", "is", "how", "can", "which", "other")
 _WORD = re.compile(r"[a-z]+")
 _QUESTION_KEYS = ("scene_id", "situation", "question", "question_id")
