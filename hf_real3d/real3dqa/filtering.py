@@ -92,13 +92,10 @@ def _check_cover(ids: pd.Index, preds: pd.DataFrame, what: str) -> pd.DataFrame:
     return p.loc[ids]
 
 
-def filter_questions(
-    references: pd.DataFrame,
-    pairs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]],
-    judges: Sequence[tuple[str, pd.DataFrame]] = (),
-    *,
-    leo_compatible: bool = False,
-) -> FilterResult:
+def filter_questions(references: pd.DataFrame,
+                     pairs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]],
+                     judges: Sequence[tuple[str, pd.DataFrame]] = (), *,
+                     leo_compatible: bool = False) -> FilterResult:
     """Filter ``references`` (question_id, answers) with (name, full, blind) prediction pairs
     and (name, predictions) judges. Prediction frames: question_id, prediction[, log_prob]."""
     if not pairs and not judges:

@@ -67,13 +67,8 @@ class RotationResult:
                 "reasons": dict(reasons.most_common())}
 
 
-def rotate_record(
-    rec: SQA3DRecord,
-    scene: Scene,
-    angles: Sequence[int],
-    *,
-    margin_deg: float = MARGIN_DEG,
-) -> list[dict[str, Any]]:
+def rotate_record(rec: SQA3DRecord, scene: Scene, angles: Sequence[int], *,
+                  margin_deg: float = MARGIN_DEG) -> list[dict[str, Any]]:
     """All viewpoints of one question, or :class:`Unanswerable` with the reason."""
     pose0 = rec.pose(scene.origin)
     meta = rec.extra.get("synth")
@@ -117,14 +112,10 @@ def rotate_record(
     return rows
 
 
-def rotate_records(
-    records: Sequence[SQA3DRecord],
-    scenes: Mapping[str, Scene] | Callable[[str], Scene],
-    *,
-    n_viewpoints: int = 4,
-    margin_deg: float = MARGIN_DEG,
-    progress: bool = False,
-) -> RotationResult:
+def rotate_records(records: Sequence[SQA3DRecord],
+                   scenes: Mapping[str, Scene] | Callable[[str], Scene], *,
+                   n_viewpoints: int = 4, margin_deg: float = MARGIN_DEG,
+                   progress: bool = False) -> RotationResult:
     """Rotate many questions; scenes by id (a mapping or a loader)."""
     angles = viewpoint_angles(n_viewpoints)
     get = scenes.__getitem__ if isinstance(scenes, Mapping) else scenes

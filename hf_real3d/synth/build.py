@@ -46,10 +46,9 @@ __all__ = ["SynthConfig", "build_benchmark", "ensure_benchmark", "generate_split
 _SPLIT_CODE = {"train": 1, "val": 2, "test": 3}
 
 
-def generate_scene_records(
-    config: SynthConfig, split: str, index: int, scene_id: str
-) -> tuple[Scene, list[SQA3DRecord]]:
-    """One scene and its questions; a pure function of (config, scene index)."""
+def generate_scene_records(config: SynthConfig, split: str, scene_id: str
+                           ) -> tuple[Scene, list[SQA3DRecord]]:
+    """One scene and its questions; a pure function of (config, scene id)."""
     number = int(scene_id[5:9])
     rng = np.random.default_rng([config.seed, number])
     scene = generate_room(scene_id, rng, n_objects=config.n_objects,
@@ -96,14 +95,13 @@ def generate_scene_records(
 
 
 def _job(args: tuple) -> tuple[str, Scene, list[SQA3DRecord]]:
-    config, split, i, sid = args
-    scene, recs = generate_scene_records(config, split, i, sid)
+    config, split, sid = args
+    scene, recs = generate_scene_records(config, split, sid)
     return split, scene, recs
 
 
 def _iter_scenes(config: SynthConfig, workers: int) -> Iterator[tuple[str, Scene, list]]:
-    jobs = [(config, split, i, sid) for split, ids in config.scene_ids().items()
-            for i, sid in enumerate(ids)]
+    jobs = [(config, split, sid) for split, ids in config.scene_ids().items() for sid in ids]
     if workers <= 1 or len(jobs) < 8:
         yield from map(_job, jobs)
         return
@@ -114,21 +112,16 @@ def _iter_scenes(config: SynthConfig, workers: int) -> Iterator[tuple[str, Scene
 def generate_split(config: SynthConfig, split: str) -> tuple[list[Scene], list[SQA3DRecord]]:
     """In-memory scenes and records of one split (no files)."""
     scenes, records = [], []
-    for i, sid in enumerate(config.scene_ids()[split]):
-        scene, recs = generate_scene_records(config, split, i, sid)
+    for sid in config.scene_ids()[split]:
+        scene, recs = generate_scene_records(config, split, sid)
         scenes.append(scene)
         records.extend(recs)
     return scenes, records
 
 
-def build_benchmark(
-    out: str | os.PathLike,
-    config: SynthConfig | None = None,
-    *,
-    write_scenes: bool = True,
-    workers: int | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
+def build_benchmark(out: str | os.PathLike, config: SynthConfig | None = None, *,
+                    write_scenes: bool = True, workers: int | None = None,
+                    progress: bool = True) -> dict[str, Any]:
     """Generate the benchmark into ``out`` (atomically) and return its summary."""
     config = config or SynthConfig()
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
