@@ -126,7 +126,7 @@ def describe_situation(
     return text, alts, facing.object_id if facing else None
 
 
-def describe_pose(scene: Scene, view: View) -> tuple[str, int | None]:
+def describe_pose(view: View) -> tuple[str, int | None]:
     """Situation text for a pose with no anchor object: what is ahead and beside."""
     facing = facing_object(view)
     side = [(view.dist[i], i) for i in range(len(view.objs))

@@ -94,7 +94,7 @@ def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED,
     return items
 
 
-def _row(it: dict, path: Path) -> dict[str, Any]:
+def _row(it: dict) -> dict[str, Any]:
     answers = it["answers"]
     return {
         "source_question_id": int(it["question_id"]),
@@ -111,7 +111,7 @@ def _row(it: dict, path: Path) -> dict[str, Any]:
 
 def _rows(items: list[dict], path: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
     """Flat rows of one file and the yaw of each (checked in one vectorised pass)."""
-    rows = [_row(it, path) for it in items]
+    rows = [_row(it) for it in items]
     quats = np.array([[r["rotation"][k] for k in ("_x", "_y", "_z", "_w")] for r in rows],
                      dtype=float).reshape(-1, 4)
     try:

@@ -86,7 +86,7 @@ def rotate_record(rec: SQA3DRecord, scene: Scene, angles: Sequence[int], *,
         view = View(scene, pose, margin_deg)
         if k % 360 == 0:
             situation = rec.situation
-            facing = meta["facing"] if meta else describe_pose(scene, view)[1]
+            facing = meta["facing"] if meta else describe_pose(view)[1]
         elif anchor is not None:
             if not view.clear[view.index(anchor)]:
                 raise Unanswerable(f"viewpoint {k}: the {anchor.label} the situation names is "
@@ -94,7 +94,7 @@ def rotate_record(rec: SQA3DRecord, scene: Scene, angles: Sequence[int], *,
             situation, _, facing = describe_situation(scene, pose, anchor,
                                                       template=situation_template(rec.situation))
         else:
-            situation, facing = describe_pose(scene, view)
+            situation, facing = describe_pose(view)
         try:
             answer = answer_from_geometry(view, kind, params, facing)
         except Unanswerable as err:
