@@ -36,33 +36,13 @@ def _rotation() -> type[Rotation]:
 
     return Rotation
 
-__all__ = [
-    "DIRECTION_MIN_DISTANCE",
-    "EQUALLY_NEAR",
-    "CLEARLY_NEARER",
-    "MARGIN_DEG",
-    "DIRECTION_WORDS",
-    "FACING_HALF_ANGLE",
-    "FACING_MIN_DISTANCE",
-    "DIRECTIONS_4",
-    "DIRECTIONS_8",
-    "PoseError",
-    "Pose",
-    "quaternion_from_yaw",
-    "yaw_from_quaternion",
-    "yaws_from_quaternions",
-    "facing_from_yaw",
-    "yaw_from_facing",
-    "wrap_degrees",
-    "angle_gap",
-    "direction_bin",
-    "direction_names",
-    "bin_margin",
-    "turn_direction",
-    "bearing_after_turn",
-    "direction_bearing",
-    "DIRECTION_PHRASES",
-]
+
+__all__ = ["DIRECTION_MIN_DISTANCE", "EQUALLY_NEAR", "CLEARLY_NEARER", "MARGIN_DEG",
+           "DIRECTION_WORDS", "FACING_HALF_ANGLE", "FACING_MIN_DISTANCE", "DIRECTIONS_4",
+           "DIRECTIONS_8", "PoseError", "Pose", "quaternion_from_yaw", "yaw_from_quaternion",
+           "yaws_from_quaternions", "facing_from_yaw", "yaw_from_facing", "wrap_degrees",
+           "angle_gap", "direction_bin", "direction_names", "bin_margin", "turn_direction",
+           "bearing_after_turn", "direction_bearing", "DIRECTION_PHRASES"]
 
 # Clockwise from the front, as the bins are numbered.
 DIRECTIONS_4: tuple[str, ...] = ("front", "right", "back", "left")

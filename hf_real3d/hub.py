@@ -37,19 +37,9 @@ from hf_real3d._io import FormatError, atomic_dir, atomic_path
 from hf_real3d.schema import FIELD_DOCS
 from hf_real3d.tables import markdown_table
 
-__all__ = [
-    "ConfigData",
-    "HubError",
-    "write_dataset_files",
-    "write_dataset_folder",
-    "push_folder",
-    "load_local",
-    "load_frame",
-    "verify_shards",
-    "card_header",
-    "card_configs",
-    "publish_metrics",
-]
+__all__ = ["ConfigData", "HubError", "write_dataset_files", "write_dataset_folder", "push_folder",
+           "load_local", "load_frame", "verify_shards", "card_header", "card_configs",
+           "publish_metrics"]
 
 
 @dataclass

@@ -28,16 +28,8 @@ from hf_real3d._extras import require
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 from hf_real3d.geometry import Pose, bin_margin, direction_bin, direction_names
 
-__all__ = [
-    "COLORS",
-    "SceneObject",
-    "Scene",
-    "STRUCTURAL_LABELS",
-    "check_scene_id",
-    "scannet_paths",
-    "read_scannet",
-    "write_scannet",
-]
+__all__ = ["COLORS", "SceneObject", "Scene", "STRUCTURAL_LABELS", "check_scene_id", "scannet_paths",
+           "read_scannet", "write_scannet"]
 
 # the named colours of the procedural rooms; SceneLM's colour words name an object's points
 # by the nearest of them (rgb 0-255)

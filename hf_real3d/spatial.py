@@ -31,19 +31,9 @@ from hf_real3d.geometry import (
 )
 from hf_real3d.scene import Scene, SceneObject
 
-__all__ = [
-    "View",
-    "Unanswerable",
-    "CATEGORY",
-    "number_word",
-    "facing_object",
-    "describe_situation",
-    "describe_pose",
-    "situation_template",
-    "SITUATION_TEMPLATES",
-    "nearest_in",
-    "answer_from_geometry",
-]
+__all__ = ["View", "Unanswerable", "CATEGORY", "number_word", "facing_object", "describe_situation",
+           "describe_pose", "situation_template", "SITUATION_TEMPLATES", "nearest_in",
+           "answer_from_geometry"]
 
 _NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                  "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()

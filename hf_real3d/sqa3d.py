@@ -31,20 +31,9 @@ from hf_real3d._io import FormatError, atomic_path, read_json
 from hf_real3d.geometry import Pose, PoseError, yaw_from_quaternion
 from hf_real3d.scene import check_scene_id
 
-__all__ = [
-    "SQA3D_BIBTEX",
-    "QUESTION_TYPES",
-    "SQA3DRecord",
-    "question_type",
-    "read_sqa3d",
-    "read_split",
-    "write_sqa3d",
-    "write_split",
-    "split_paths",
-    "summarize",
-    "check_item",
-    "item_id",
-]
+__all__ = ["SQA3D_BIBTEX", "QUESTION_TYPES", "SQA3DRecord", "question_type", "read_sqa3d",
+           "read_split", "write_sqa3d", "write_split", "split_paths", "summarize", "check_item",
+           "item_id"]
 
 SQA3D_BIBTEX = """@inproceedings{ma2023sqa3d,
   title={SQA3D: Situated Question Answering in 3D Scenes},

@@ -64,7 +64,6 @@ from hf_real3d.app.render import (
 __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predictions_for",
            "load_leaderboard", "load_srbench", "ExplorerData", "ExplorerInputError", "RULES",
            "SUBSETS", "PRUNED", "CHECK_SUBSETS", "MAX_POINTS", "question_html", "scene_figure",
-           "topdown_image",
-           "pk_figure", "leaderboard_html", "leaderboard_markdown", "srbench_item",
+           "topdown_image", "pk_figure", "leaderboard_html", "leaderboard_markdown", "srbench_item",
            "srbench_items", "export_csv", "filtered_ids", "scene_of", "QuestionData",
            "ModelAnswers", "Leaderboard", "SRBenchData", "CSS", "HEAD"]

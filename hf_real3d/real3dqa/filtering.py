@@ -24,11 +24,7 @@ from hf_real3d.scanqa import read_scanqa
 from hf_real3d.scoring import MetricInputError, answer_correctness
 from hf_real3d.tables import markdown_table
 
-__all__ = [
-    "FilterResult",
-    "filter_questions",
-    "read_scanqa",
-]
+__all__ = ["FilterResult", "filter_questions", "read_scanqa"]
 
 
 @dataclass

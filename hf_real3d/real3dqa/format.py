@@ -33,25 +33,10 @@ from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import check_item, question_type
 
-__all__ = [
-    "REAL3DQA_BIBTEX",
-    "RELEASE_VIEWPOINTS",
-    "question_row",
-    "DEBIASED_FILE",
-    "RELEASE_HEADERS_FILE",
-    "ReleaseData",
-    "file_question_id",
-    "release_item",
-    "write_release",
-    "release_headers",
-    "plain_text",
-    "read_release",
-    "read_rotation_files",
-    "rotation_files",
-    "resolve_base_ids",
-    "same_text",
-    "suffixed_ids",
-]
+__all__ = ["REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
+           "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id", "release_item",
+           "write_release", "release_headers", "plain_text", "read_release", "read_rotation_files",
+           "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids"]
 
 # the paper's entry: every card of a benchmark it defines cites it first
 REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,

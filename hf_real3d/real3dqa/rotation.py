@@ -37,12 +37,7 @@ from hf_real3d.spatial import (
 )
 from hf_real3d.sqa3d import SQA3DRecord
 
-__all__ = [
-    "viewpoint_angles",
-    "RotationResult",
-    "rotate_record",
-    "rotate_records",
-]
+__all__ = ["viewpoint_angles", "RotationResult", "rotate_record", "rotate_records"]
 
 def viewpoint_angles(n: int = 4) -> list[int]:
     """``[0, 360/n, ...]``; ``n`` must divide 360 into whole degrees."""

@@ -47,15 +47,8 @@ from hf_real3d.spatial import (
 )
 from hf_real3d.synth.catalog import CATALOG
 
-__all__ = [
-    "Situation",
-    "QuestionSpec",
-    "sample_situation",
-    "generate_questions",
-    "GUESSABLE_KINDS",
-    "COUNTER_PRIOR_KINDS",
-    "SCENE_KINDS",
-]
+__all__ = ["Situation", "QuestionSpec", "sample_situation", "generate_questions", "GUESSABLE_KINDS",
+           "COUNTER_PRIOR_KINDS", "SCENE_KINDS"]
 
 
 @dataclass
