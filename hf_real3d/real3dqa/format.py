@@ -272,7 +272,6 @@ def read_rotation_files(folder: str | os.PathLike, *,
     incomplete = {q: [k for k in views if q not in per_view[k]] for q in all_ids}
     incomplete = {q: m for q, m in incomplete.items() if m}
     flags = collections.Counter()
-    not_turned = collections.Counter()
     rows_out = []
     for q in all_ids:
         r0 = per_view[0][q]
@@ -281,19 +280,9 @@ def read_rotation_files(folder: str | os.PathLike, *,
             if r is None:
                 continue
             _check_in_place(r, r0, rot_paths[k].name)
-            quality = []
-            if q in incomplete:
-                quality.append("incomplete_group")
+            quality = ["incomplete_group"] if q in incomplete else []
             if k:
-                turn = wrap_degrees(math.degrees(yaw_of[0][q] - yaw_of[k][q]))
-                if abs(wrap_degrees(turn - k)) > 1.0:
-                    quality.append("quaternion_not_turned")
-                    not_turned[k] += 1
-                if r["question"] != r0["question"]:
-                    quality.append("question_edited")
-                if same_text(r["situation"], r0["situation"]) and \
-                        sorted(r["answers"]) != sorted(r0["answers"]):
-                    quality.append("situation_unchanged_answer_changed")
+                quality += _turn_flags(r, r0, k, yaw_of[0][q] - yaw_of[k][q])
             for fl in quality:
                 flags[(k, fl)] += 1
             row = dict(r)
@@ -306,10 +295,25 @@ def read_rotation_files(folder: str | os.PathLike, *,
         "complete_groups": len(all_ids) - len(incomplete),
         "incomplete_groups": {str(q): {"missing_viewpoints": m} for q, m in incomplete.items()},
         "groups_in_debiased": sum(q in debiased_types for q in all_ids),
-        "quaternion_not_turned": {str(k): not_turned[k] for k in views[1:]},
+        "quaternion_not_turned": {str(k): flags[(k, "quaternion_not_turned")]
+                                  for k in views[1:]},
         "flags": {f"rotation_{k}:{fl}": n for (k, fl), n in sorted(flags.items())},
     }
     return rows_out, report
+
+
+def _turn_flags(r: dict[str, Any], r0: dict[str, Any], k: int, turn: float) -> list[str]:
+    """The quality flags of viewpoint ``k``'s item against viewpoint 0's (``turn``: the
+    yaw difference, radians)."""
+    out = []
+    if abs(wrap_degrees(wrap_degrees(math.degrees(turn)) - k)) > 1.0:
+        out.append("quaternion_not_turned")
+    if r["question"] != r0["question"]:
+        out.append("question_edited")
+    if same_text(r["situation"], r0["situation"]) and \
+            sorted(r["answers"]) != sorted(r0["answers"]):
+        out.append("situation_unchanged_answer_changed")
+    return out
 
 
 def _check_in_place(r: dict[str, Any], r0: dict[str, Any], file_name: str) -> None:
