@@ -397,4 +397,3 @@ def publish_metrics(namespace: str, *, private: bool = False, token: str | None 
                                   commit_message=f"Upload {name} metric with hf_real3d")
         urls.append(f"{api.endpoint}/spaces/{repo_id}")
     return urls
-

@@ -129,4 +129,3 @@ def rotate_records(records: Sequence[SQA3DRecord],
         except Unanswerable as err:
             out.excluded.append({"question_id": rec.question_id, "reason": str(err)})
     return out
-
