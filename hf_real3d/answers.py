@@ -110,20 +110,14 @@ def match_one(pred: str, refs: Sequence[str], *, leo_compatible: bool = False) -
     return False, any(p in (gs := _squash(g)) or (gs and gs in p) for g in refs)
 
 
-def match(
-    prediction: str | Sequence[str],
-    references: Sequence[str],
-    *,
-    leo_compatible: bool = False,
-    normalize: bool = True,
-) -> tuple[bool, bool]:
+def match(prediction: str | Sequence[str], references: Sequence[str], *,
+          leo_compatible: bool = False) -> tuple[bool, bool]:
     """(EM, refined EM) of a raw prediction (or list of candidates) against references."""
     cands = [prediction] if isinstance(prediction, str) else list(prediction)
-    norm = normalize_answer if normalize else (lambda s: s)
-    refs = [norm(r) for r in references]
+    refs = [normalize_answer(r) for r in references]
     best = (False, False)
     for c in cands:
-        em, ref = match_one(norm(c), refs, leo_compatible=leo_compatible)
+        em, ref = match_one(normalize_answer(c), refs, leo_compatible=leo_compatible)
         if (em, ref) > best:
             best = (em, ref)
     return best

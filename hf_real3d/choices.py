@@ -11,11 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = [
-    "LETTERS",
-    "circular_shifts",
-    "swap_left_right",
-]
+__all__ = ["LETTERS", "circular_shifts", "swap_left_right"]
 
 LETTERS = "ABCDEFGH"
 _LR = {"left": "right", "right": "left", "leftmost": "rightmost", "rightmost": "leftmost",

@@ -1,6 +1,6 @@
 """Poses and egocentric directions in SQA3D's conventions.
 
-Conventions (see ``DESIGN.md``):
+Conventions:
 
 * World frame: z up, metres. SQA3D stores an agent pose as ``position`` (relative to the
   centre of the raw mesh's axis-aligned bounding box, the *origin*) and a yaw-only
@@ -36,33 +36,13 @@ def _rotation() -> type[Rotation]:
 
     return Rotation
 
-__all__ = [
-    "DIRECTION_MIN_DISTANCE",
-    "EQUALLY_NEAR",
-    "CLEARLY_NEARER",
-    "MARGIN_DEG",
-    "DIRECTION_WORDS",
-    "FACING_HALF_ANGLE",
-    "FACING_MIN_DISTANCE",
-    "DIRECTIONS_4",
-    "DIRECTIONS_8",
-    "PoseError",
-    "Pose",
-    "quaternion_from_yaw",
-    "yaw_from_quaternion",
-    "yaws_from_quaternions",
-    "facing_from_yaw",
-    "yaw_from_facing",
-    "wrap_degrees",
-    "angle_gap",
-    "direction_bin",
-    "direction_names",
-    "bin_margin",
-    "turn_direction",
-    "bearing_after_turn",
-    "direction_bearing",
-    "DIRECTION_PHRASES",
-]
+
+__all__ = ["DIRECTION_MIN_DISTANCE", "EQUALLY_NEAR", "CLEARLY_NEARER", "MARGIN_DEG",
+           "DIRECTION_WORDS", "FACING_HALF_ANGLE", "FACING_MIN_DISTANCE", "DIRECTIONS_4",
+           "DIRECTIONS_8", "PoseError", "Pose", "quaternion_from_yaw", "yaw_from_quaternion",
+           "yaws_from_quaternions", "facing_from_yaw", "yaw_from_facing", "wrap_degrees",
+           "angle_gap", "direction_bin", "direction_names", "bin_margin", "turn_direction",
+           "bearing_after_turn", "direction_bearing", "DIRECTION_PHRASES"]
 
 # Clockwise from the front, as the bins are numbered.
 DIRECTIONS_4: tuple[str, ...] = ("front", "right", "back", "left")
@@ -85,23 +65,11 @@ EQUALLY_NEAR = 0.3
 CLEARLY_NEARER = 0.5
 #: degrees: an object within this of a direction boundary never decides a direction
 MARGIN_DEG = 15.0
-DIRECTIONS_8: tuple[str, ...] = (
-    "front",
-    "front-right",
-    "right",
-    "back-right",
-    "back",
-    "back-left",
-    "left",
-    "front-left",
-)
+DIRECTIONS_8: tuple[str, ...] = ("front", "front-right", "right", "back-right", "back",
+                                  "back-left", "left", "front-left")
 # How SQA3D-style text names the four directions.
-DIRECTION_PHRASES: dict[str, str] = {
-    "front": "in front of me",
-    "right": "on my right",
-    "back": "behind me",
-    "left": "on my left",
-}
+DIRECTION_PHRASES: dict[str, str] = {"front": "in front of me", "right": "on my right",
+                                     "back": "behind me", "left": "on my left"}
 #: the one table of direction words, by style: geometry's names, a side ("behind"), a way to
 #: go ("backward"), SQA3D's phrase ("behind me") and a phrase with "to" ("to my right")
 DIRECTION_WORDS: dict[str, dict[str, str]] = {
@@ -122,10 +90,8 @@ class PoseError(ValueError):
 def _check_finite(values: Sequence[float], what: str, item: str | None) -> None:
     if not all(math.isfinite(float(v)) for v in values):
         where = f"{item}: " if item else ""
-        raise PoseError(
-            f"{where}{what} has a non-finite value {list(values)}; "
-            "fix the annotation or drop the item"
-        )
+        raise PoseError(f"{where}{what} has a non-finite value {list(values)}; "
+                        "fix the annotation or drop the item")
 
 
 def quaternion_from_yaw(yaw: float) -> np.ndarray:
@@ -133,9 +99,8 @@ def quaternion_from_yaw(yaw: float) -> np.ndarray:
     return _rotation().from_euler("z", yaw).as_quat()
 
 
-def yaw_from_quaternion(
-    quat: Sequence[float] | Mapping[str, float], *, item: str | None = None, atol: float = 1e-3
-) -> float:
+def yaw_from_quaternion(quat: Sequence[float] | Mapping[str, float], *, item: str | None = None,
+                        atol: float = 1e-3) -> float:
     """Yaw in radians of a yaw-only quaternion given as ``(x, y, z, w)`` or SQA3D's dict.
 
     Raises :class:`PoseError` naming ``item`` when the quaternion is not unit length or
@@ -146,10 +111,8 @@ def yaw_from_quaternion(
             quat = [quat["_x"], quat["_y"], quat["_z"], quat["_w"]]
         except KeyError as err:
             where = f"{item}: " if item else ""
-            raise PoseError(
-                f"{where}rotation lacks key {err.args[0]!r}; expected SQA3D's "
-                "{'_x', '_y', '_z', '_w'}"
-            ) from None
+            raise PoseError(f"{where}rotation lacks key {err.args[0]!r}; expected SQA3D's "
+                            "{'_x', '_y', '_z', '_w'}") from None
     q = np.asarray(quat, dtype=float)
     where = f"{item}: " if item else ""
     if q.shape != (4,):
@@ -157,15 +120,12 @@ def yaw_from_quaternion(
     _check_finite(q, "rotation", item)
     norm = float(np.linalg.norm(q))
     if abs(norm - 1.0) > atol:
-        raise PoseError(
-            f"{where}rotation quaternion has norm {norm:.6f}, expected 1; "
-            "normalise it or fix the annotation"
-        )
+        raise PoseError(f"{where}rotation quaternion has norm {norm:.6f}, expected 1; "
+                        "normalise it or fix the annotation")
     if abs(q[0]) > atol or abs(q[1]) > atol:
         raise PoseError(
             f"{where}rotation quaternion is not yaw-only (x={q[0]:.4f}, y={q[1]:.4f}); "
-            "SQA3D poses rotate about z only: fix the annotation or drop the item"
-        )
+            "SQA3D poses rotate about z only: fix the annotation or drop the item")
     return float(_rotation().from_quat(q / norm).as_euler("ZYX")[0])
 
 
@@ -225,36 +185,27 @@ class Pose:
 
     # --- SQA3D I/O -------------------------------------------------------------------
     @classmethod
-    def from_sqa3d(
-        cls,
-        position: Mapping[str, float],
-        rotation: Mapping[str, float],
-        origin: Sequence[float] = (0.0, 0.0, 0.0),
-        *,
-        item: str | None = None,
-    ) -> Pose:
+    def from_sqa3d(cls, position: Mapping[str, float], rotation: Mapping[str, float],
+                   origin: Sequence[float] = (0.0, 0.0, 0.0), *, item: str | None = None
+                   ) -> Pose:
         """Pose from SQA3D's ``position``/``rotation`` dicts; ``origin``: mesh box centre."""
         try:
             rel = [float(position["x"]), float(position["y"]), float(position["z"])]
         except (KeyError, TypeError, ValueError):
             where = f"{item}: " if item else ""
-            raise PoseError(
-                f"{where}position {position!r} is not SQA3D's {{'x', 'y', 'z'}} of numbers"
-            ) from None
+            raise PoseError(f"{where}position {position!r} is not SQA3D's {{'x', 'y', 'z'}} "
+                            "of numbers") from None
         _check_finite(rel, "position", item)
         yaw = yaw_from_quaternion(rotation, item=item)
         return cls(np.asarray(rel) + np.asarray(origin, dtype=float), yaw)
 
-    def to_sqa3d(
-        self, origin: Sequence[float] = (0.0, 0.0, 0.0)
-    ) -> tuple[dict[str, float], dict[str, float]]:
+    def to_sqa3d(self, origin: Sequence[float] = (0.0, 0.0, 0.0)
+                 ) -> tuple[dict[str, float], dict[str, float]]:
         """SQA3D's ``(position, rotation)`` dicts relative to ``origin``."""
         rel = self.position - np.asarray(origin, dtype=float)
         x, y, z, w = quaternion_from_yaw(self.yaw)
-        return (
-            {"x": float(rel[0]), "y": float(rel[1]), "z": float(rel[2])},
-            {"_x": float(x), "_y": float(y), "_z": float(z), "_w": float(w)},
-        )
+        return ({"x": float(rel[0]), "y": float(rel[1]), "z": float(rel[2])},
+                {"_x": float(x), "_y": float(y), "_z": float(z), "_w": float(w)})
 
     # --- frames ----------------------------------------------------------------------
     @property
@@ -365,7 +316,6 @@ def turn_direction(direction: str, degrees_clockwise: float, n: int = 4) -> str:
     if abs(steps - round(steps)) > 1e-9:
         raise ValueError(
             f"Turning by {degrees_clockwise} degrees does not map {n} bins onto each other; "
-            f"use a multiple of {w:g}"
-        )
+            f"use a multiple of {w:g}")
     after = bearing_after_turn(direction_bearing(direction, n), degrees_clockwise)
     return direction_names(n)[int(round(after / w)) % n]

@@ -37,19 +37,9 @@ from hf_real3d._io import FormatError, atomic_dir, atomic_path
 from hf_real3d.schema import FIELD_DOCS
 from hf_real3d.tables import markdown_table
 
-__all__ = [
-    "ConfigData",
-    "HubError",
-    "write_dataset_files",
-    "write_dataset_folder",
-    "push_folder",
-    "load_local",
-    "load_frame",
-    "verify_shards",
-    "card_header",
-    "card_configs",
-    "publish_metrics",
-]
+__all__ = ["ConfigData", "HubError", "write_dataset_files", "write_dataset_folder", "push_folder",
+           "load_local", "load_frame", "verify_shards", "card_header", "card_configs",
+           "publish_metrics"]
 
 
 @dataclass
@@ -407,4 +397,3 @@ def publish_metrics(namespace: str, *, private: bool = False, token: str | None 
                                   commit_message=f"Upload {name} metric with hf_real3d")
         urls.append(f"{api.endpoint}/spaces/{repo_id}")
     return urls
-

@@ -28,16 +28,8 @@ from hf_real3d._extras import require
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 from hf_real3d.geometry import Pose, bin_margin, direction_bin, direction_names
 
-__all__ = [
-    "COLORS",
-    "SceneObject",
-    "Scene",
-    "STRUCTURAL_LABELS",
-    "check_scene_id",
-    "scannet_paths",
-    "read_scannet",
-    "write_scannet",
-]
+__all__ = ["COLORS", "SceneObject", "Scene", "STRUCTURAL_LABELS", "check_scene_id", "scannet_paths",
+           "read_scannet", "write_scannet"]
 
 # the named colours of the procedural rooms; SceneLM's colour words name an object's points
 # by the nearest of them (rgb 0-255)
@@ -67,8 +59,7 @@ def check_scene_id(scene_id: object) -> str:
     if not isinstance(scene_id, str) or not _SCENE_ID_RE.fullmatch(scene_id):
         raise FormatError(
             f"unsafe or malformed scene id {scene_id!r}: expected letters + 4 digits + '_' + "
-            "2 digits such as 'scene0050_00' (no path separators or '..')"
-        )
+            "2 digits such as 'scene0050_00' (no path separators or '..')")
     return scene_id
 
 
@@ -163,11 +154,9 @@ class Scene:
     def by_label(self, label: str) -> list[SceneObject]:
         return [o for o in self.objects if o.label == label]
 
-    def counts(self, *, include_structural: bool = False) -> collections.Counter:
-        """Objects per label."""
-        return collections.Counter(
-            o.label for o in self.objects if include_structural or not o.is_structural
-        )
+    def counts(self) -> collections.Counter:
+        """Objects per label, structure (walls, floor, ceiling) left out."""
+        return collections.Counter(o.label for o in self.non_structural())
 
     def count(self, label: str) -> int:
         return sum(1 for o in self.objects if o.label == label)
@@ -186,14 +175,11 @@ class Scene:
         return lo, hi
 
     # --- egocentric queries ----------------------------------------------------------
-    def egocentric(
-        self, pose: Pose, objects: Sequence[SceneObject] | None = None, n: int = 4
-    ) -> dict[str, np.ndarray]:
+    def egocentric(self, pose: Pose, objects: Sequence[SceneObject] | None = None, n: int = 4
+                   ) -> dict[str, np.ndarray]:
         """Vectorised view of objects from ``pose``: angle, bin, bin margin, distance."""
         objs = list(self.non_structural() if objects is None else objects)
-        centers = (
-            np.stack([o.center for o in objs]) if objs else np.zeros((0, 3))
-        )
+        centers = np.stack([o.center for o in objs]) if objs else np.zeros((0, 3))
         angle = np.atleast_1d(pose.ego_angle(centers)) if objs else np.zeros(0)
         return {
             "angle": angle,
@@ -202,24 +188,14 @@ class Scene:
             "distance": np.atleast_1d(pose.distance(centers)) if objs else np.zeros(0),
         }
 
-    def in_direction(
-        self,
-        pose: Pose,
-        direction: str,
-        *,
-        n: int = 4,
-        label: str | None = None,
-        include_structural: bool = False,
-    ) -> list[tuple[SceneObject, float]]:
-        """Objects whose centre lies in ``direction`` from ``pose``, nearest first."""
+    def in_direction(self, pose: Pose, direction: str, *, n: int = 4, label: str | None = None
+                     ) -> list[tuple[SceneObject, float]]:
+        """Objects (structure left out) whose centre lies in ``direction`` from ``pose``,
+        nearest first."""
         names = direction_names(n)
         if direction not in names:
             raise ValueError(f"Expected a direction in {names} but got {direction!r}")
-        objs = [
-            o
-            for o in self.objects
-            if (include_structural or not o.is_structural) and (label is None or o.label == label)
-        ]
+        objs = [o for o in self.non_structural() if label is None or o.label == label]
         if not objs:
             return []
         ego = self.egocentric(pose, objs, n)
@@ -264,26 +240,23 @@ def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
         if obj.points is None or len(obj.points) == 0:
             raise FormatError(
                 f"{scene.scene_id}: object {obj.object_id} ({obj.label}) has no points; "
-                "ScanNet files store objects as mesh vertices"
-            )
+                "ScanNet files store objects as mesh vertices")
         n = len(obj.points)
         verts.append(obj.points[:, :3].astype(np.float64))
         colors.append(obj.points[:, 3:6].astype(np.float64))
         if obj.faces is not None and len(obj.faces):
             faces.append(np.asarray(obj.faces, dtype=np.int64) + offset)
         seg_idx.append(np.full(n, seg, dtype=np.int64))
-        groups.append(
-            {
-                "id": len(groups),
-                "objectId": int(obj.object_id),
-                "segments": [seg],
-                "label": obj.label,
-                "attributes": dict(obj.attributes),
-                "center": [float(v) for v in obj.center],
-                "size": [float(v) for v in obj.size],
-                "yaw": float(obj.yaw),
-            }
-        )
+        groups.append({
+            "id": len(groups),
+            "objectId": int(obj.object_id),
+            "segments": [seg],
+            "label": obj.label,
+            "attributes": dict(obj.attributes),
+            "center": [float(v) for v in obj.center],
+            "size": [float(v) for v in obj.size],
+            "yaw": float(obj.yaw),
+        })
         offset += n
     mesh = o3d.geometry.TriangleMesh()
     mesh.vertices = o3d.utility.Vector3dVector(np.concatenate(verts))
@@ -377,8 +350,7 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
         if not paths[key].is_file():
             raise FileNotFoundError(
                 f"{scene_id}: missing {paths[key].name} in {paths['folder']}; "
-                "expected ScanNet's *_vh_clean_2.ply, *.segs.json and *.aggregation.json"
-            )
+                "expected ScanNet's *_vh_clean_2.ply, *.segs.json and *.aggregation.json")
     require("open3d", what="reading a ScanNet scene (.ply)")
     # open3d (the [scenes] extra) takes ~1 s to import and needs libusb: loaded only when
     # ScanNet files are read or written
@@ -401,8 +373,7 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
         raise FormatError(
             f"{scene_id}: {paths['ply'].name} has {len(verts)} vertices but "
             f"{paths['segs'].name} has {len(seg_indices)} segIndices; the two files must come "
-            "from the same mesh"
-        )
+            "from the same mesh")
     if not isinstance(agg, dict) or not isinstance(agg.get("segGroups"), list):
         raise FormatError(f"{paths['aggregation']}: expected an object with a 'segGroups' list")
     pts_all = np.concatenate([verts, colors], axis=1).astype(np.float32)
@@ -412,9 +383,8 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
         try:
             oid, label, segments = int(g["objectId"]), str(g["label"]), g["segments"]
         except (KeyError, TypeError, ValueError):
-            raise FormatError(
-                f"{paths['aggregation']}: seg group {g!r} lacks objectId/label/segments"
-            ) from None
+            raise FormatError(f"{paths['aggregation']}: seg group {g!r} lacks "
+                              "objectId/label/segments") from None
         absent = sorted(set(int(s) for s in segments) - known_segments)
         if absent:
             raise FormatError(
@@ -436,11 +406,9 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
             lo, hi = pts[:, :3].min(0), pts[:, :3].max(0)
             center, size, yaw = (lo + hi) / 2, hi - lo, 0.0
         else:
-            raise FormatError(
-                f"{scene_id}: object {oid} ({label}) has no vertices in segments {segments[:5]}"
-            )
-        objects.append(
-            SceneObject(oid, label, center, size, yaw, dict(g.get("attributes", {})), pts, faces)
-        )
+            raise FormatError(f"{scene_id}: object {oid} ({label}) has no vertices in "
+                              f"segments {segments[:5]}")
+        objects.append(SceneObject(oid, label, center, size, yaw, dict(g.get("attributes", {})),
+                                   pts, faces))
     lo, hi = verts.min(0), verts.max(0)
     return Scene(scene_id, objects, origin=(lo + hi) / 2, extras=dict(agg.get("extras", {})))

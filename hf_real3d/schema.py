@@ -21,25 +21,15 @@ __all__ = ["question_features", "fill_rows", "record_row", "record_from_row",
 
 
 _POS = {k: datasets.Value("float64") for k in ("x", "y", "z")}
-
-
 _ROT = {k: datasets.Value("float64") for k in ("_x", "_y", "_z", "_w")}
-
-
 _EXTRA_COLUMNS = {
     "kind": "string", "guessable": "bool", "prior_kind": "string", "quality": ["string"],
     "reasons": ["string"], "dependency": "float64", "source_question_id": "int64",
-    "in_debiased": "bool",
-    "semantics": "string",
-    "source": "string",
-    "raw_reply": "string",
+    "in_debiased": "bool", "semantics": "string", "source": "string", "raw_reply": "string",
 }
-
-
 _EMPTY_DEFAULTS = {"alternative_situation": [], "quality": [], "reasons": [],
                    "question_type": "", "sqa3d_type": "", "kind": "", "prior_kind": "",
-                   "situation": "",
-                   "semantics": "", "source": "", "raw_reply": ""}
+                   "situation": "", "semantics": "", "source": "", "raw_reply": ""}
 
 
 def question_features(*extra: str) -> datasets.Features:

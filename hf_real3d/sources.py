@@ -34,19 +34,8 @@ from hf_real3d.errors import InputError
 if TYPE_CHECKING:  # for annotations only: a scene loads open3d when it is read
     from hf_real3d.scene import Scene
 
-__all__ = [
-    "DEBIASED_FILE",
-    "DatasetFolder",
-    "Release",
-    "RotationFiles",
-    "SQA3DFolder",
-    "SRBenchTSV",
-    "ScanQAFile",
-    "SceneRows",
-    "Source",
-    "resolve",
-    "scene_getter",
-]
+__all__ = ["DEBIASED_FILE", "DatasetFolder", "Release", "RotationFiles", "SQA3DFolder",
+           "SRBenchTSV", "ScanQAFile", "SceneRows", "Source", "resolve", "scene_getter"]
 
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"
 _KINDS_TEXT = {

@@ -31,19 +31,9 @@ from hf_real3d.geometry import (
 )
 from hf_real3d.scene import Scene, SceneObject
 
-__all__ = [
-    "View",
-    "Unanswerable",
-    "CATEGORY",
-    "number_word",
-    "facing_object",
-    "describe_situation",
-    "describe_pose",
-    "situation_template",
-    "SITUATION_TEMPLATES",
-    "nearest_in",
-    "answer_from_geometry",
-]
+__all__ = ["View", "Unanswerable", "CATEGORY", "number_word", "facing_object", "describe_situation",
+           "describe_pose", "situation_template", "SITUATION_TEMPLATES", "nearest_in",
+           "answer_from_geometry"]
 
 _NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                  "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
@@ -126,7 +116,7 @@ def describe_situation(
     return text, alts, facing.object_id if facing else None
 
 
-def describe_pose(scene: Scene, view: View) -> tuple[str, int | None]:
+def describe_pose(view: View) -> tuple[str, int | None]:
     """Situation text for a pose with no anchor object: what is ahead and beside."""
     facing = facing_object(view)
     side = [(view.dist[i], i) for i in range(len(view.objs))

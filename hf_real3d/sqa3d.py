@@ -31,20 +31,17 @@ from hf_real3d._io import FormatError, atomic_path, read_json
 from hf_real3d.geometry import Pose, PoseError, yaw_from_quaternion
 from hf_real3d.scene import check_scene_id
 
-__all__ = [
-    "QUESTION_TYPES",
-    "SQA3DRecord",
-    "question_type",
-    "read_sqa3d",
-    "read_split",
-    "write_sqa3d",
-    "write_split",
-    "split_paths",
-    "summarize",
-    "check_item",
-    "item_id",
-]
+__all__ = ["SQA3D_BIBTEX", "QUESTION_TYPES", "SQA3DRecord", "question_type", "read_sqa3d",
+           "read_split", "write_sqa3d", "write_split", "split_paths", "summarize", "check_item",
+           "item_id"]
 
+SQA3D_BIBTEX = """@inproceedings{ma2023sqa3d,
+  title={SQA3D: Situated Question Answering in 3D Scenes},
+  author={Ma, Xiaojian and Yong, Silong and Zheng, Zilong and Li, Qing and Liang, Yitao and
+          Zhu, Song-Chun and Huang, Siyuan},
+  booktitle={ICLR},
+  year={2023}
+}"""
 QUESTION_TYPES = ("what", "is", "how", "can", "which", "other")
 _WORD = re.compile(r"[a-z]+")
 _QUESTION_KEYS = ("scene_id", "situation", "question", "question_id")
@@ -116,10 +113,8 @@ class SQA3DRecord:
 def split_paths(folder: str | os.PathLike, split: str) -> tuple[Path, Path]:
     """SQA3D's file names for ``split`` (train/val/test) in ``folder``."""
     folder = Path(folder)
-    return (
-        folder / f"v1_balanced_questions_{split}_scannetv2.json",
-        folder / f"v1_balanced_sqa_annotations_{split}_scannetv2.json",
-    )
+    return (folder / f"v1_balanced_questions_{split}_scannetv2.json",
+            folder / f"v1_balanced_sqa_annotations_{split}_scannetv2.json")
 
 
 def _items(path: Path, key: str) -> list[dict]:
@@ -200,19 +195,8 @@ def check_item(item: Any, path: str | os.PathLike, index: int, keys: Sequence[st
     return qid
 
 
-def _check_yaw(ann: dict, qid: int, path: Path) -> None:
-    try:
-        yaw_from_quaternion(ann["rotation"], item=f"question_id {qid}")
-    except PoseError as err:
-        raise FormatError(f"{path}: {err}") from None
-
-
-def read_sqa3d(
-    questions_path: str | os.PathLike,
-    annotations_path: str | os.PathLike,
-    *,
-    validate_poses: bool = True,
-) -> list[SQA3DRecord]:
+def read_sqa3d(questions_path: str | os.PathLike, annotations_path: str | os.PathLike, *,
+               validate_poses: bool = True) -> list[SQA3DRecord]:
     """Read and join a questions file and an annotations file.
 
     Raises :class:`FormatError` naming the file and ``question_id`` for malformed JSON,
@@ -238,42 +222,38 @@ def read_sqa3d(
         seen.add(qid)
         ann = anns.get(qid)
         if ann is None:
-            raise FormatError(
-                f"{qpath}: question_id {qid} has no annotation in {apath.name}; "
-                "add it or remove the question"
-            )
+            raise FormatError(f"{qpath}: question_id {qid} has no annotation in {apath.name}; "
+                              "add it or remove the question")
         if ann["scene_id"] != q["scene_id"]:
-            raise FormatError(
-                f"question_id {qid}: scene_id {q['scene_id']!r} in {qpath.name} but "
-                f"{ann['scene_id']!r} in {apath.name}"
-            )
+            raise FormatError(f"question_id {qid}: scene_id {q['scene_id']!r} in {qpath.name} "
+                              f"but {ann['scene_id']!r} in {apath.name}")
         if validate_poses:
-            _check_yaw(ann, qid, apath)
+            try:
+                yaw_from_quaternion(ann["rotation"], item=f"question_id {qid}")
+            except PoseError as err:
+                raise FormatError(f"{apath}: {err}") from None
         answers = ann["answers"]
         extra = {k: v for k, v in ann.items() if k not in _ANNOTATION_KEYS
                  and k not in ("question_type", "answer_type")}
-        records.append(
-            SQA3DRecord(
-                question_id=qid,
-                scene_id=q["scene_id"],
-                situation=str(q["situation"]),
-                question=str(q["question"]),
-                answers=[a["answer"] for a in answers],
-                answer_confidence=[str(a.get("answer_confidence", "yes")) for a in answers],
-                position={k: float(ann["position"][k]) for k in "xyz"},
-                rotation={k: float(ann["rotation"][k]) for k in ("_x", "_y", "_z", "_w")},
-                alternative_situation=list(q.get("alternative_situation", [])),
-                question_type=str(ann.get("question_type", "N/A")),
-                answer_type=str(ann.get("answer_type", "other")),
-                extra=extra,
-            )
-        )
+        records.append(SQA3DRecord(
+            question_id=qid,
+            scene_id=q["scene_id"],
+            situation=str(q["situation"]),
+            question=str(q["question"]),
+            answers=[a["answer"] for a in answers],
+            answer_confidence=[str(a.get("answer_confidence", "yes")) for a in answers],
+            position={k: float(ann["position"][k]) for k in _POSITION},
+            rotation={k: float(ann["rotation"][k]) for k in _QUATERNION},
+            alternative_situation=list(q.get("alternative_situation", [])),
+            question_type=str(ann.get("question_type", "N/A")),
+            answer_type=str(ann.get("answer_type", "other")),
+            extra=extra,
+        ))
     orphans = sorted(set(anns) - seen)
     if orphans:
         raise FormatError(
             f"{apath}: {len(orphans)} annotation(s) without a question, e.g. question_id "
-            f"{orphans[0]}; the two files must hold the same ids"
-        )
+            f"{orphans[0]}; the two files must hold the same ids")
     return records
 
 
@@ -282,20 +262,14 @@ def read_split(folder: str | os.PathLike, split: str, **kwargs: Any) -> list[SQA
     return read_sqa3d(*split_paths(folder, split), **kwargs)
 
 
-def write_sqa3d(
-    records: Sequence[SQA3DRecord],
-    questions_path: str | os.PathLike,
-    annotations_path: str | os.PathLike,
-    *,
-    info: dict | None = None,
-) -> None:
+def write_sqa3d(records: Sequence[SQA3DRecord], questions_path: str | os.PathLike,
+                annotations_path: str | os.PathLike, *, info: dict | None = None) -> None:
     """Write the pair of files; both appear together or not at all."""
     ids = [r.question_id for r in records]
     if len(set(ids)) != len(ids):
         dup = next(i for i, c in collections.Counter(ids).items() if c > 1)
         raise FormatError(f"duplicate question_id {dup}; ids must be unique")
     head = {"info": info or {"description": "written by hf_real3d"}, "license": "see dataset card"}
-
     with atomic_path(questions_path) as qtmp, atomic_path(annotations_path) as atmp:
         with open(qtmp, "w", encoding="utf-8") as f:
             f.write(json.dumps({**head, "questions": [r.question_json() for r in records]},

@@ -169,4 +169,3 @@ def add_views_config(folder: str, *, configs: tuple[str, ...] = ("sqa3d", "rotat
         f"frame from the agent's pose ({EYE_HEIGHT} m eye height, 90 degree field of view), "
         "turned with each rotated viewpoint."))
     return dict(cfg.counts)
-

@@ -1,27 +1,11 @@
-"""``hf-real3d explore``: a local Gradio app to browse a benchmark before trusting a number.
-
-Tabs:
-
-- **Questions** (a Real-3DQA folder: built, imported or synthetic): filter by question type,
-  scene and subset; one question's viewpoints side by side (situation, question, answers and
-  each model's answer, right or wrong under the chosen matching rule, with the right-to-wrong
-  flips); an interactive 3D view of the scene and the top-down picture of ``hf-real3d draw``
-  when the folder has the ``scenes`` config.
-- **Models**: each model's P_k curve with the curve expected if its viewpoints were
-  independent.
-- **Leaderboard**: ``metrics.json`` folders of ``hf-real3d evaluate`` and
-  ``evaluate-3dsrbench`` in sortable tables, each row linking to its report, exported as CSV or
-  as a Markdown table.
-- **3DSRBench**: an item, its mirrored image, the options in every circular order, the right
-  letters and each model's answers.
+"""``hf-real3d explore``: a local Gradio app to browse a benchmark before trusting a number;
+its tabs (Questions, Models, Leaderboard, 3DSRBench) are described in ``docs/explore.md``,
+the Review tab (with a review folder: annotators judge rotated items) in ``docs/rotations.md``.
 
 The app reads only the folders it is given. It binds to 127.0.0.1 unless another host or a
 share link is asked for. Gradio may serve only the reports of the given results folders (its
 ``allowed_paths``) and its own cache, and it writes only under the system temporary folder.
 ``build_app(...)`` returns the ``gr.Blocks``, so a Space can serve the same app.
-
-- **Review** (with a review folder): annotators accept, correct or discard rotated items;
-  an unannounced second look renders exactly like a first look.
 
 Modules: :mod:`~hf_real3d.app.data` (what is loaded), :mod:`~hf_real3d.app.render` (HTML
 and figures), :mod:`~hf_real3d.app.review_page` and :mod:`~hf_real3d.app.review_tab` (the
@@ -64,7 +48,6 @@ from hf_real3d.app.render import (
 __all__ = ["build_app", "launch", "launch_kwargs", "load_questions", "load_predictions_for",
            "load_leaderboard", "load_srbench", "ExplorerData", "ExplorerInputError", "RULES",
            "SUBSETS", "PRUNED", "CHECK_SUBSETS", "MAX_POINTS", "question_html", "scene_figure",
-           "topdown_image",
-           "pk_figure", "leaderboard_html", "leaderboard_markdown", "srbench_item",
+           "topdown_image", "pk_figure", "leaderboard_html", "leaderboard_markdown", "srbench_item",
            "srbench_items", "export_csv", "filtered_ids", "scene_of", "QuestionData",
            "ModelAnswers", "Leaderboard", "SRBenchData", "CSS", "HEAD"]

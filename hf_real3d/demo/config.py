@@ -12,9 +12,8 @@ from hf_real3d.modeling.settings import SceneModelArguments
 from hf_real3d.synth import SynthConfig
 
 __all__ = ["DemoConfig", "MODELS", "CORE_MODELS", "OPTIONAL_ARMS", "DEFAULT_ARMS", "ROLES",
-           "ARM_CONTROLS", "FAMILY_ARMS", "ROTATION_ARMS", "ROTATION_CONTROLS",
-           "ROTATION_NEEDS", "ARM_SETS",
-           "COUNTER_PRIOR_SEED_OFFSET", "FILTER_SEED_OFFSET", "log"]
+           "ARM_CONTROLS", "FAMILY_ARMS", "ROTATION_ARMS", "ROTATION_CONTROLS", "ROTATION_NEEDS",
+           "ARM_SETS", "COUNTER_PRIOR_SEED_OFFSET", "FILTER_SEED_OFFSET", "log"]
 
 # every scored model, in report order; the filter's pair builds the filtered set and is
 # scored too (marked)

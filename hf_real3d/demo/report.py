@@ -42,7 +42,6 @@ __all__ = ["render_demo_report", "write_demo_report", "plot_weights", "gains_tab
            "srbench_model_section"]
 
 
-
 def plot_weights(weights: dict[str, Any], path: str | os.PathLike) -> bool:
     """Histograms of 3DR-FT's weights by question kind (a
     :func:`hf_real3d.training.diagnostics.weight_summary`): left the ``paper`` token weights

@@ -58,9 +58,8 @@ from .config import (
 from .pool import TrainingJob, TrainingPool
 
 __all__ = ["SeedRun", "FilteredSet", "Scores", "Diagnosis", "make_data", "first_models",
-           "filter_pair", "rotation_jobs", "viewpoint_study",
-           "scored_models", "score_models", "diagnose", "bias_pruning", "srbench_study",
-           "PRUNING_MODELS"]
+           "filter_pair", "rotation_jobs", "viewpoint_study", "scored_models", "score_models",
+           "diagnose", "bias_pruning", "srbench_study", "PRUNING_MODELS"]
 
 # the models scored on the pruned set: the control, its text-only twins, the equal-training
 # control and the paper's arm

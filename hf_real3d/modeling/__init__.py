@@ -19,20 +19,6 @@ from hf_real3d.modeling.scene_lm import (
     causal_lm_loss,
 )
 
-__all__ = [
-    "ABLATIONS",
-    "SPECIAL_TOKENS",
-    "SCENE_INPUT_NAMES",
-    "SceneBank",
-    "SceneInputs",
-    "SceneLM",
-    "SceneLMConfig",
-    "SceneLMOutput",
-    "SceneQACollator",
-    "attention_to_3d",
-    "causal_lm_loss",
-    "collator_for",
-    "predict_rows",
-    "qa_rows",
-    "train_tokenizer",
-]
+__all__ = ["ABLATIONS", "SPECIAL_TOKENS", "SCENE_INPUT_NAMES", "SceneBank", "SceneInputs",
+           "SceneLM", "SceneLMConfig", "SceneLMOutput", "SceneQACollator", "attention_to_3d",
+           "causal_lm_loss", "collator_for", "predict_rows", "qa_rows", "train_tokenizer"]

@@ -213,7 +213,7 @@ class SceneQACollator:
             if self.ablation == "shuffle_3d":
                 scene_ids = self._shuffled(scene_ids)
             ego = self.inputs.egocentric
-            pts, boxes, m = zip(*[self.bank.tensors(sid, self._pose(r, sid) if ego else None)
+            pts, boxes, m = zip(*[self.bank.tensors(sid, self._pose(r) if ego else None)
                                   for r, sid in zip(rows, scene_ids)])
             batch["object_points"] = torch.from_numpy(np.stack(pts))
             boxes = np.stack(boxes)
@@ -262,7 +262,7 @@ class SceneQACollator:
         out = self._direction_ids[direction_bin(ang, 4)]
         return np.where(mask.astype(bool), out, -1)
 
-    def _pose(self, row: Mapping[str, Any], scene_id: str) -> Pose:
+    def _pose(self, row: Mapping[str, Any]) -> Pose:
         return Pose.from_sqa3d(row["position"], row["rotation"], self.bank.origin[row["scene_id"]],
                                item=f"question_id {row.get('question_id', '?')}")
 

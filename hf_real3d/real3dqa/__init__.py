@@ -38,25 +38,10 @@ _LAZY = {
     "viewpoint_angles": "hf_real3d.real3dqa.rotation",
 }
 
-__all__ = [
-    "CITATION",
-    "DEBIASED_FILE",
-    "RELEASE_VIEWPOINTS",
-    "FilterResult",
-    "ModelScores",
-    "ReleaseData",
-    "RotationResult",
-    "build_real3dqa",
-    "filter_questions",
-    "import_release",
-    "load_folder_references",
-    "load_references",
-    "read_release",
-    "rotate_record",
-    "rotate_records",
-    "score_predictions",
-    "viewpoint_angles",
-]
+__all__ = ["CITATION", "DEBIASED_FILE", "RELEASE_VIEWPOINTS", "FilterResult", "ModelScores",
+           "ReleaseData", "RotationResult", "build_real3dqa", "filter_questions", "import_release",
+           "load_folder_references", "load_references", "read_release", "rotate_record",
+           "rotate_records", "score_predictions", "viewpoint_angles"]
 
 # build and filtering load datasets and the Hub client: only on use, so that scoring
 # (``hf-real3d evaluate``) imports what it needs and no more

@@ -42,19 +42,9 @@ from hf_real3d.real3dqa.mentions import (
 )
 from hf_real3d.scene import Scene
 
-__all__ = [
-    "HEADING_FREE",
-    "answer_direction",
-    "answer_names",
-    "answer_thing",
-    "parse_question",
-    "question_kind",
-    "question_template",
-    "said_at_pose",
-    "thing_asked_at",
-    "same_answer",
-    "turned_answer",
-]
+__all__ = ["HEADING_FREE", "answer_direction", "answer_names", "answer_thing", "parse_question",
+           "question_kind", "question_template", "said_at_pose", "thing_asked_at", "same_answer",
+           "turned_answer"]
 
 _ANSWER_DIRECTIONS: tuple[tuple[str, float], ...] = (
     (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|keep\s+)?(?:straight(?:\s+ahead)?|forwards?|"

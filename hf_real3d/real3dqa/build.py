@@ -25,18 +25,12 @@ from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import RotationResult, rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
-from hf_real3d.sqa3d import read_split
+from hf_real3d.sqa3d import SQA3D_BIBTEX, read_split
 from hf_real3d.tables import markdown_table
 
 __all__ = ["CITATION", "import_release", "build_real3dqa"]
 
-CITATION = REAL3DQA_BIBTEX + """@inproceedings{ma2023sqa3d,
-  title={SQA3D: Situated Question Answering in 3D Scenes},
-  author={Ma, Xiaojian and Yong, Silong and Zheng, Zilong and Li, Qing and Liang, Yitao and
-          Zhu, Song-Chun and Huang, Siyuan},
-  booktitle={ICLR},
-  year={2023}
-}
+CITATION = REAL3DQA_BIBTEX + SQA3D_BIBTEX + """
 @inproceedings{dai2017scannet,
   title={ScanNet: Richly-annotated 3D Reconstructions of Indoor Scenes},
   author={Dai, Angela and Chang, Angel X. and Savva, Manolis and Halber, Maciej and

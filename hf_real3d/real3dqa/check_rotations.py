@@ -59,9 +59,8 @@ from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ItemCheck", "CheckResult", "check_set", "check_rows", "pose_questions",
-           "pose_questions_for", "sqa3d_beside",
-           "check_rotations", "flagged_groups", "repairs", "report_section", "CHECKS_CONFIG",
-           "CHECKED_CONFIG"]
+           "pose_questions_for", "sqa3d_beside", "check_rotations", "flagged_groups", "repairs",
+           "report_section", "CHECKS_CONFIG", "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"

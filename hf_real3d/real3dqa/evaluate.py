@@ -275,14 +275,9 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
     return metrics, al, em, ref
 
 
-def score_predictions(
-    refs: pd.DataFrame | ReferenceColumns,
-    preds: pd.DataFrame | PredictionColumns,
-    *,
-    name: str | None = None,
-    leo_compatible: bool = False,
-    allow_missing: bool = False,
-) -> ModelScores:
+def score_predictions(refs: pd.DataFrame | ReferenceColumns,
+                      preds: pd.DataFrame | PredictionColumns, *, name: str | None = None,
+                      leo_compatible: bool = False, allow_missing: bool = False) -> ModelScores:
     """EM / EM_R on the whole reference set and its subsets, P_k and VRS on rotations.
 
     ``refs`` as :func:`load_references` (or :func:`reference_columns`) returns it; ``preds``

@@ -24,11 +24,7 @@ from hf_real3d.scanqa import read_scanqa
 from hf_real3d.scoring import MetricInputError, answer_correctness
 from hf_real3d.tables import markdown_table
 
-__all__ = [
-    "FilterResult",
-    "filter_questions",
-    "read_scanqa",
-]
+__all__ = ["FilterResult", "filter_questions", "read_scanqa"]
 
 
 @dataclass
@@ -92,13 +88,10 @@ def _check_cover(ids: pd.Index, preds: pd.DataFrame, what: str) -> pd.DataFrame:
     return p.loc[ids]
 
 
-def filter_questions(
-    references: pd.DataFrame,
-    pairs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]],
-    judges: Sequence[tuple[str, pd.DataFrame]] = (),
-    *,
-    leo_compatible: bool = False,
-) -> FilterResult:
+def filter_questions(references: pd.DataFrame,
+                     pairs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]],
+                     judges: Sequence[tuple[str, pd.DataFrame]] = (), *,
+                     leo_compatible: bool = False) -> FilterResult:
     """Filter ``references`` (question_id, answers) with (name, full, blind) prediction pairs
     and (name, predictions) judges. Prediction frames: question_id, prediction[, log_prob]."""
     if not pairs and not judges:

@@ -33,25 +33,10 @@ from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import check_item, question_type
 
-__all__ = [
-    "REAL3DQA_BIBTEX",
-    "RELEASE_VIEWPOINTS",
-    "question_row",
-    "DEBIASED_FILE",
-    "RELEASE_HEADERS_FILE",
-    "ReleaseData",
-    "file_question_id",
-    "release_item",
-    "write_release",
-    "release_headers",
-    "plain_text",
-    "read_release",
-    "read_rotation_files",
-    "rotation_files",
-    "resolve_base_ids",
-    "same_text",
-    "suffixed_ids",
-]
+__all__ = ["REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
+           "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id", "release_item",
+           "write_release", "release_headers", "plain_text", "read_release", "read_rotation_files",
+           "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids"]
 
 # the paper's entry: every card of a benchmark it defines cites it first
 REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,
@@ -94,7 +79,7 @@ def _load_items(path: Path, required: tuple[str, ...] = _REQUIRED,
     return items
 
 
-def _row(it: dict, path: Path) -> dict[str, Any]:
+def _row(it: dict) -> dict[str, Any]:
     answers = it["answers"]
     return {
         "source_question_id": int(it["question_id"]),
@@ -111,7 +96,7 @@ def _row(it: dict, path: Path) -> dict[str, Any]:
 
 def _rows(items: list[dict], path: Path) -> tuple[list[dict[str, Any]], np.ndarray]:
     """Flat rows of one file and the yaw of each (checked in one vectorised pass)."""
-    rows = [_row(it, path) for it in items]
+    rows = [_row(it) for it in items]
     quats = np.array([[r["rotation"][k] for k in ("_x", "_y", "_z", "_w")] for r in rows],
                      dtype=float).reshape(-1, 4)
     try:
@@ -287,7 +272,6 @@ def read_rotation_files(folder: str | os.PathLike, *,
     incomplete = {q: [k for k in views if q not in per_view[k]] for q in all_ids}
     incomplete = {q: m for q, m in incomplete.items() if m}
     flags = collections.Counter()
-    not_turned = collections.Counter()
     rows_out = []
     for q in all_ids:
         r0 = per_view[0][q]
@@ -296,19 +280,9 @@ def read_rotation_files(folder: str | os.PathLike, *,
             if r is None:
                 continue
             _check_in_place(r, r0, rot_paths[k].name)
-            quality = []
-            if q in incomplete:
-                quality.append("incomplete_group")
+            quality = ["incomplete_group"] if q in incomplete else []
             if k:
-                turn = wrap_degrees(math.degrees(yaw_of[0][q] - yaw_of[k][q]))
-                if abs(wrap_degrees(turn - k)) > 1.0:
-                    quality.append("quaternion_not_turned")
-                    not_turned[k] += 1
-                if r["question"] != r0["question"]:
-                    quality.append("question_edited")
-                if same_text(r["situation"], r0["situation"]) and \
-                        sorted(r["answers"]) != sorted(r0["answers"]):
-                    quality.append("situation_unchanged_answer_changed")
+                quality += _turn_flags(r, r0, k, yaw_of[0][q] - yaw_of[k][q])
             for fl in quality:
                 flags[(k, fl)] += 1
             row = dict(r)
@@ -321,10 +295,25 @@ def read_rotation_files(folder: str | os.PathLike, *,
         "complete_groups": len(all_ids) - len(incomplete),
         "incomplete_groups": {str(q): {"missing_viewpoints": m} for q, m in incomplete.items()},
         "groups_in_debiased": sum(q in debiased_types for q in all_ids),
-        "quaternion_not_turned": {str(k): not_turned[k] for k in views[1:]},
+        "quaternion_not_turned": {str(k): flags[(k, "quaternion_not_turned")]
+                                  for k in views[1:]},
         "flags": {f"rotation_{k}:{fl}": n for (k, fl), n in sorted(flags.items())},
     }
     return rows_out, report
+
+
+def _turn_flags(r: dict[str, Any], r0: dict[str, Any], k: int, turn: float) -> list[str]:
+    """The quality flags of viewpoint ``k``'s item against viewpoint 0's (``turn``: the
+    yaw difference, radians)."""
+    out = []
+    if abs(wrap_degrees(wrap_degrees(math.degrees(turn)) - k)) > 1.0:
+        out.append("quaternion_not_turned")
+    if r["question"] != r0["question"]:
+        out.append("question_edited")
+    if same_text(r["situation"], r0["situation"]) and \
+            sorted(r["answers"]) != sorted(r0["answers"]):
+        out.append("situation_unchanged_answer_changed")
+    return out
 
 
 def _check_in_place(r: dict[str, Any], r0: dict[str, Any], file_name: str) -> None:

@@ -26,25 +26,9 @@ from dataclasses import dataclass, field
 
 from hf_real3d.geometry import direction_names
 
-__all__ = [
-    "ALWAYS_SEVERAL",
-    "heading_cue",
-    "GENERIC",
-    "HOUR_PATTERN",
-    "HOUR_WORDS",
-    "Mention",
-    "Reading",
-    "Relation",
-    "bearing_name",
-    "directions_in",
-    "hour_bearing",
-    "normal_text",
-    "plural",
-    "read",
-    "mentions",
-    "singular",
-    "tokens",
-]
+__all__ = ["ALWAYS_SEVERAL", "heading_cue", "GENERIC", "HOUR_PATTERN", "HOUR_WORDS", "Mention",
+           "Reading", "Relation", "bearing_name", "directions_in", "hour_bearing", "normal_text",
+           "plural", "read", "mentions", "singular", "tokens"]
 
 #: clock hours as words, 12 o'clock first
 HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",

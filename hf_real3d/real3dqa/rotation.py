@@ -37,12 +37,7 @@ from hf_real3d.spatial import (
 )
 from hf_real3d.sqa3d import SQA3DRecord
 
-__all__ = [
-    "viewpoint_angles",
-    "RotationResult",
-    "rotate_record",
-    "rotate_records",
-]
+__all__ = ["viewpoint_angles", "RotationResult", "rotate_record", "rotate_records"]
 
 def viewpoint_angles(n: int = 4) -> list[int]:
     """``[0, 360/n, ...]``; ``n`` must divide 360 into whole degrees."""
@@ -67,13 +62,8 @@ class RotationResult:
                 "reasons": dict(reasons.most_common())}
 
 
-def rotate_record(
-    rec: SQA3DRecord,
-    scene: Scene,
-    angles: Sequence[int],
-    *,
-    margin_deg: float = MARGIN_DEG,
-) -> list[dict[str, Any]]:
+def rotate_record(rec: SQA3DRecord, scene: Scene, angles: Sequence[int], *,
+                  margin_deg: float = MARGIN_DEG) -> list[dict[str, Any]]:
     """All viewpoints of one question, or :class:`Unanswerable` with the reason."""
     pose0 = rec.pose(scene.origin)
     meta = rec.extra.get("synth")
@@ -91,7 +81,7 @@ def rotate_record(
         view = View(scene, pose, margin_deg)
         if k % 360 == 0:
             situation = rec.situation
-            facing = meta["facing"] if meta else describe_pose(scene, view)[1]
+            facing = meta["facing"] if meta else describe_pose(view)[1]
         elif anchor is not None:
             if not view.clear[view.index(anchor)]:
                 raise Unanswerable(f"viewpoint {k}: the {anchor.label} the situation names is "
@@ -99,7 +89,7 @@ def rotate_record(
             situation, _, facing = describe_situation(scene, pose, anchor,
                                                       template=situation_template(rec.situation))
         else:
-            situation, facing = describe_pose(scene, view)
+            situation, facing = describe_pose(view)
         try:
             answer = answer_from_geometry(view, kind, params, facing)
         except Unanswerable as err:
@@ -117,14 +107,10 @@ def rotate_record(
     return rows
 
 
-def rotate_records(
-    records: Sequence[SQA3DRecord],
-    scenes: Mapping[str, Scene] | Callable[[str], Scene],
-    *,
-    n_viewpoints: int = 4,
-    margin_deg: float = MARGIN_DEG,
-    progress: bool = False,
-) -> RotationResult:
+def rotate_records(records: Sequence[SQA3DRecord],
+                   scenes: Mapping[str, Scene] | Callable[[str], Scene], *,
+                   n_viewpoints: int = 4, margin_deg: float = MARGIN_DEG,
+                   progress: bool = False) -> RotationResult:
     """Rotate many questions; scenes by id (a mapping or a loader)."""
     angles = viewpoint_angles(n_viewpoints)
     get = scenes.__getitem__ if isinstance(scenes, Mapping) else scenes
@@ -143,4 +129,3 @@ def rotate_records(
         except Unanswerable as err:
             out.excluded.append({"question_id": rec.question_id, "reason": str(err)})
     return out
-

@@ -54,4 +54,3 @@ def main(a: PredictArguments) -> dict:
     return predict_dataset(a.model, a.dataset_name, a.out, config=a.dataset_config,
                            split=a.split, viewpoints=a.viewpoints, ablations=a.ablations,
                            attention=a.attention, batch_size=a.batch_size)
-

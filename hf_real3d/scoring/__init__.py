@@ -35,25 +35,8 @@ from hf_real3d.scoring.vrs import (
     vrs_from_counts,
 )
 
-__all__ = [
-    "MetricInputError",
-    "answer_correctness",
-    "em_scores",
-    "degenerate_predictions",
-    "degenerate_counts",
-    "ViewpointGroups",
-    "viewpoint_groups",
-    "vrs_from_counts",
-    "expected_p_at_least",
-    "vrs",
-    "group_all_correct",
-    "check_circular_groups",
-    "check_flip_groups",
-    "circular_eval",
-    "flip_eval",
-    "flip_circular_eval",
-    "chance_accuracy",
-    "bootstrap_ci",
-    "factorize",
-    "first_rows",
-]
+__all__ = ["MetricInputError", "answer_correctness", "em_scores", "degenerate_predictions",
+           "degenerate_counts", "ViewpointGroups", "viewpoint_groups", "vrs_from_counts",
+           "expected_p_at_least", "vrs", "group_all_correct", "check_circular_groups",
+           "check_flip_groups", "circular_eval", "flip_eval", "flip_circular_eval",
+           "chance_accuracy", "bootstrap_ci", "factorize", "first_rows"]

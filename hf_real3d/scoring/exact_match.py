@@ -60,13 +60,9 @@ def _flatten(values: Sequence, what: str) -> tuple[np.ndarray, np.ndarray, list[
     return item, pos, flat
 
 
-def answer_correctness(
-    predictions: Sequence[str | Sequence[str]],
-    references: Sequence[str | Sequence[str]],
-    *,
-    leo_compatible: bool = False,
-    normalize: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
+def answer_correctness(predictions: Sequence[str | Sequence[str]],
+                       references: Sequence[str | Sequence[str]], *,
+                       leo_compatible: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-item (EM, refined EM) boolean arrays; same rules as :func:`hf_real3d.answers.match`.
 
     A prediction may be a string or a list of candidate strings (best candidate counts);
@@ -81,7 +77,7 @@ def answer_correctness(
     p_item, _, p_text = _flatten(predictions, "predictions")
     r_item, r_pos, r_text = _flatten(references, "references")
     codes, uniques = pd.factorize(np.asarray(p_text + r_text, dtype=object))
-    norm = [normalize_answer(u) if normalize else u for u in uniques]
+    norm = [normalize_answer(u) for u in uniques]
     ncodes, nuniq = pd.factorize(np.asarray(norm, dtype=object))
     squashed = ["".join(s.split()) for s in nuniq]
     codes = ncodes[codes]
@@ -92,23 +88,16 @@ def answer_correctness(
     else:
         pairs = pd.merge(
             pd.DataFrame({"item": p_item, "cand": np.arange(len(p_text)), "pc": p_code}),
-            pd.DataFrame({"item": r_item, "pos": r_pos, "rc": r_code}),
-            on="item",
-            how="inner",
+            pd.DataFrame({"item": r_item, "pos": r_pos, "rc": r_code}), on="item", how="inner",
         ).sort_values(["item", "cand", "pos"], kind="stable")
         item, cand = pairs["item"].to_numpy(), pairs["cand"].to_numpy()
         pc, rc = pairs["pc"].to_numpy(), pairs["rc"].to_numpy()
     key = pc.astype(np.int64) * (len(nuniq) + 1) + rc
     ukey, inv = np.unique(key, return_inverse=True)
     u_pc, u_rc = ukey // (len(nuniq) + 1), ukey % (len(nuniq) + 1)
-    u_sub = np.fromiter(
-        (
-            (squashed[a] in squashed[b]) or (squashed[b] in squashed[a])
-            for a, b in zip(u_pc.tolist(), u_rc.tolist())
-        ),
-        dtype=bool,
-        count=len(ukey),
-    )
+    u_sub = np.fromiter(((squashed[a] in squashed[b]) or (squashed[b] in squashed[a])
+                         for a, b in zip(u_pc.tolist(), u_rc.tolist())),
+                        dtype=bool, count=len(ukey))
     exact = pc == rc
     sub = u_sub[inv]
     em = np.zeros(n, dtype=bool)
@@ -133,13 +122,10 @@ def answer_correctness(
     return em, refined
 
 
-def em_scores(
-    predictions: Sequence[str | Sequence[str]],
-    references: Sequence[str | Sequence[str]],
-    *,
-    question_types: Sequence[str] | None = None,
-    leo_compatible: bool = False,
-) -> dict[str, Any]:
+def em_scores(predictions: Sequence[str | Sequence[str]],
+              references: Sequence[str | Sequence[str]], *,
+              question_types: Sequence[str] | None = None,
+              leo_compatible: bool = False) -> dict[str, Any]:
     """``em`` and ``em_refined`` (%), overall and per question type.
 
     >>> em_scores(["chair", "2"], [["chair"], ["3"]])
@@ -154,12 +140,10 @@ def em_scores(
     }
     if question_types is not None:
         df = pd.DataFrame({"t": list(question_types), "em": em, "ref": ref})
-        g = df.groupby("t", sort=True)
         out["per_type"] = {
             str(t): {"em": float(r.em.mean() * 100), "em_refined": float(r.ref.mean() * 100),
                      "n": int(len(r))}
-            for t, r in g
-        }
+            for t, r in df.groupby("t", sort=True)}
     return out
 
 

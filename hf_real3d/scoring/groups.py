@@ -62,14 +62,10 @@ def check_flip_groups(codes: np.ndarray, keys: Sequence, flipped: Sequence[bool]
             "(an unpaired flip item: add its partner or drop it)")
 
 
-def circular_eval(
-    correct: Sequence[bool],
-    group_ids: Sequence,
-    *,
-    options: Sequence[Sequence[str]] | None = None,
-    shifts: Sequence[int] | None = None,
-    categories: Sequence[str] | None = None,
-) -> dict[str, Any]:
+def circular_eval(correct: Sequence[bool], group_ids: Sequence, *,
+                  options: Sequence[Sequence[str]] | None = None,
+                  shifts: Sequence[int] | None = None,
+                  categories: Sequence[str] | None = None) -> dict[str, Any]:
     """CircularEval: a question asked once per circular shift of its options counts only
     if every shift is answered correctly.
 
@@ -109,14 +105,9 @@ def circular_eval(
     return out
 
 
-def flip_eval(
-    correct: Sequence[bool],
-    group_ids: Sequence,
-    flipped: Sequence[bool],
-    *,
-    categories: Sequence[str] | None = None,
-    circular: bool = False,
-) -> dict[str, Any]:
+def flip_eval(correct: Sequence[bool], group_ids: Sequence, flipped: Sequence[bool], *,
+              categories: Sequence[str] | None = None, circular: bool = False
+              ) -> dict[str, Any]:
     """FlipEval: an (original, horizontally flipped) pair counts only if both are right.
 
     With ``circular=False`` every group must be exactly one original and one flipped row;
@@ -149,9 +140,8 @@ def flip_circular_eval(correct, group_ids, flipped, *, categories=None) -> dict[
     return flip_eval(correct, group_ids, flipped, categories=categories, circular=True)
 
 
-def chance_accuracy(
-    n_options: Sequence[int], *, passes: Sequence[int] | None = None, consistent: bool = False
-) -> float:
+def chance_accuracy(n_options: Sequence[int], *, passes: Sequence[int] | None = None,
+                    consistent: bool = False) -> float:
     """Expected accuracy (%) of random guessing over groups with ``n_options`` choices each.
 
     A group of ``passes`` questions (default: ``n`` circular shifts) is right only if all

@@ -9,14 +9,10 @@ import numpy as np
 __all__ = ["bootstrap_ci"]
 
 
-def bootstrap_ci(
-    group_values: np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray] | None = None,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float]:
+def bootstrap_ci(group_values: np.ndarray,
+                 statistic: Callable[[np.ndarray], np.ndarray] | None = None, *,
+                 n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+                 ) -> tuple[float, float]:
     """Percentile bootstrap interval, resampling groups (rows of ``group_values``).
 
     ``statistic`` maps an array of shape (B, G, ...) to (B,); default: mean x 100.

@@ -31,13 +31,9 @@ class ViewpointGroups:
         return len(self.keys)
 
 
-def viewpoint_groups(
-    group_ids: Sequence,
-    rotations: Sequence[int],
-    *,
-    viewpoints: Sequence[int] | None = None,
-    incomplete: str = "error",
-) -> ViewpointGroups:
+def viewpoint_groups(group_ids: Sequence, rotations: Sequence[int], *,
+                     viewpoints: Sequence[int] | None = None, incomplete: str = "error"
+                     ) -> ViewpointGroups:
     """Validate and index rotation groups.
 
     Every group must hold each of ``viewpoints`` (default: all rotations seen) exactly once.
@@ -144,17 +140,9 @@ def _pattern_stats(weights: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarra
     return {"pk": pk, "vrs": pk.mean(-1), "consistency": consistency}
 
 
-def vrs(
-    correct: Sequence[bool],
-    group_ids: Sequence,
-    rotations: Sequence[int],
-    *,
-    viewpoints: Sequence[int] | None = None,
-    incomplete: str = "error",
-    ci: bool = False,
-    n_resamples: int = 1000,
-    seed: int = 0,
-) -> dict[str, Any]:
+def vrs(correct: Sequence[bool], group_ids: Sequence, rotations: Sequence[int], *,
+        viewpoints: Sequence[int] | None = None, incomplete: str = "error", ci: bool = False,
+        n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Viewpoint Rotation Score: P_k = % of groups correct in at least k viewpoints.
 
     ``correct`` is per row (refined EM by default upstream). Returns ``p_at_least_k``,

@@ -22,27 +22,10 @@ from hf_real3d.srbench.format import (
     write_tsv,
 )
 
-__all__ = [
-    "CATEGORIES",
-    "CITATION",
-    "GROUPS",
-    "TSV_COLUMNS",
-    "baselines",
-    "build_srbench",
-    "circular_expand",
-    "complementary",
-    "expand",
-    "flip_expand",
-    "load_rows",
-    "model_predictions",
-    "parse_qid",
-    "prompt_for",
-    "read_tsv",
-    "rows_to_dataset",
-    "score_rows",
-    "write_tsv",
-    "evaluate_dataset",
-]
+__all__ = ["CATEGORIES", "CITATION", "GROUPS", "TSV_COLUMNS", "baselines", "build_srbench",
+           "circular_expand", "complementary", "expand", "flip_expand", "load_rows",
+           "model_predictions", "parse_qid", "prompt_for", "read_tsv", "rows_to_dataset",
+           "score_rows", "write_tsv", "evaluate_dataset"]
 
 _LAZY = {
     'CITATION': 'hf_real3d.srbench.build',

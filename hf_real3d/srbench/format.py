@@ -32,21 +32,9 @@ from hf_real3d._io import FormatError, atomic_path, first_repeat
 from hf_real3d.choices import LETTERS, circular_shifts, swap_left_right
 from hf_real3d.scoring import MetricInputError, check_circular_groups
 
-__all__ = [
-    "CATEGORIES",
-    "GROUPS",
-    "TSV_COLUMNS",
-    "QID_FORM",
-    "parse_qid",
-    "qid_base",
-    "read_tsv",
-    "write_tsv",
-    "circular_expand",
-    "flip_expand",
-    "mirrored_answer",
-    "complementary",
-    "rows_to_dataset",
-]
+__all__ = ["CATEGORIES", "GROUPS", "TSV_COLUMNS", "QID_FORM", "parse_qid", "qid_base", "read_tsv",
+           "write_tsv", "circular_expand", "flip_expand", "mirrored_answer", "complementary",
+           "rows_to_dataset"]
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "height": ("height_higher",),

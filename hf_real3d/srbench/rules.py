@@ -55,25 +55,10 @@ import pandas as pd
 from hf_real3d.scoring import MetricInputError, first_rows
 from hf_real3d.srbench.format import CATEGORIES, GROUPS, QID_FORM
 
-__all__ = [
-    "RULES",
-    "DEFAULT_RULE",
-    "SETTINGS",
-    "QID_FORM",
-    "check_rule",
-    "check_qids",
-    "vlmevalkit_choice",
-    "lmms_eval_choice",
-    "rule_hits",
-    "setting_keys",
-    "setting_codes",
-    "settings_table",
-    "vlmevalkit_settings",
-    "lmms_eval_metrics",
-    "authors_results",
-    "authors_random",
-    "official_figures",
-]
+__all__ = ["RULES", "DEFAULT_RULE", "SETTINGS", "QID_FORM", "check_rule", "check_qids",
+           "vlmevalkit_choice", "lmms_eval_choice", "rule_hits", "setting_keys", "setting_codes",
+           "settings_table", "vlmevalkit_settings", "lmms_eval_metrics", "authors_results",
+           "authors_random", "official_figures"]
 
 RULES = ("vlmevalkit", "authors", "lmms_eval")
 DEFAULT_RULE = "vlmevalkit"

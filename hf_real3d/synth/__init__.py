@@ -4,16 +4,8 @@ outside ``synth/``, the demo, the CLI and the recipes imports it."""
 
 from hf_real3d._lazy import lazy_exports
 
-__all__ = [
-    "SynthConfig",
-    "build_benchmark",
-    "ensure_benchmark",
-    "generate_scene_records",
-    "generate_split",
-    "generate_room",
-    "generate_questions",
-    "sample_situation",
-]
+__all__ = ["SynthConfig", "build_benchmark", "ensure_benchmark", "generate_scene_records",
+           "generate_split", "generate_room", "generate_questions", "sample_situation"]
 
 _LAZY = {"SynthConfig": "hf_real3d.synth.config",
          "generate_room": "hf_real3d.synth.rooms",

@@ -65,16 +65,9 @@ def cylinder_mesh(size: np.ndarray, spacing: float) -> tuple[np.ndarray, np.ndar
     return np.concatenate(verts), np.concatenate(tris)
 
 
-def object_mesh(
-    center: np.ndarray,
-    size: np.ndarray,
-    yaw: float,
-    rgb: tuple[int, int, int],
-    rng: np.random.Generator,
-    *,
-    round_shape: bool = False,
-    spacing: float = 0.1,
-) -> tuple[np.ndarray, np.ndarray]:
+def object_mesh(center: np.ndarray, size: np.ndarray, yaw: float, rgb: tuple[int, int, int],
+                rng: np.random.Generator, *, round_shape: bool = False, spacing: float = 0.1
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Points (N, 6) float32 (xyz + rgb in [0, 1], colours quantised to 8 bits) and faces."""
     verts, tris = (cylinder_mesh if round_shape else box_mesh)(np.asarray(size), spacing)
     c, s = np.cos(yaw), np.sin(yaw)

@@ -47,15 +47,8 @@ from hf_real3d.spatial import (
 )
 from hf_real3d.synth.catalog import CATALOG
 
-__all__ = [
-    "Situation",
-    "QuestionSpec",
-    "sample_situation",
-    "generate_questions",
-    "GUESSABLE_KINDS",
-    "COUNTER_PRIOR_KINDS",
-    "SCENE_KINDS",
-]
+__all__ = ["Situation", "QuestionSpec", "sample_situation", "generate_questions", "GUESSABLE_KINDS",
+           "COUNTER_PRIOR_KINDS", "SCENE_KINDS"]
 
 
 @dataclass
@@ -421,15 +414,11 @@ GUESSABLE_KINDS: dict[str, tuple[QFn, float]] = {
     "prior_function": (q_prior_function, 1.5),
     "prior_situation": (q_prior_situation, 1.0),
 }
-def generate_questions(
-    scene: Scene,
-    sit: Situation,
-    rng: np.random.Generator,
-    n: int,
-    guessable_fraction: float,
-    margin_deg: float = MARGIN_DEG,
-    counter_prior_fraction: float = 0.0,
-) -> list[QuestionSpec]:
+
+
+def generate_questions(scene: Scene, sit: Situation, rng: np.random.Generator, n: int,
+                       guessable_fraction: float, margin_deg: float = MARGIN_DEG,
+                       counter_prior_fraction: float = 0.0) -> list[QuestionSpec]:
     """Up to ``n`` distinct questions for one situation; each slot is guessable with
     probability ``guessable_fraction``, counter-prior with ``counter_prior_fraction`` (when
     the room has such an object), else scene-dependent."""

@@ -129,16 +129,9 @@ def _place_on(room: _Room, cat: Category, size: np.ndarray) -> tuple | None:
     return None
 
 
-def generate_room(
-    scene_id: str,
-    rng: np.random.Generator,
-    *,
-    n_objects: tuple[int, int] = (10, 30),
-    spacing: float = 0.1,
-    structure_spacing: float = 0.3,
-    counter_prior_rate: float = 0.0,
-    label_cap: int | None = None,
-) -> Scene:
+def generate_room(scene_id: str, rng: np.random.Generator, *,
+                  n_objects: tuple[int, int] = (10, 30), spacing: float = 0.1,
+                  counter_prior_rate: float = 0.0, label_cap: int | None = None) -> Scene:
     """A random furnished room with ScanNet labels, attributes and coloured surface points.
 
     Coordinates: the floor is ``z = 0`` and the room spans ``[0, W] x [0, D]``; objects get
@@ -155,7 +148,7 @@ def generate_room(
     width, depth = float(rng.uniform(4.0, 8.0)), float(rng.uniform(3.5, 7.0))
     height = float(rng.uniform(2.5, 3.0))
     room = _Room(rng, width, depth, height)
-    _build_shell(room, structure_spacing)
+    _build_shell(room)
     _furnish(room, ROOM_TYPES[room_type], n_objects, spacing=spacing,
              counter_prior_rate=counter_prior_rate, label_cap=label_cap)
     for o in room.objects:
@@ -167,8 +160,9 @@ def generate_room(
     return scene
 
 
-def _build_shell(room: _Room, spacing: float) -> None:
-    """The floor and the four walls, each of one colour drawn for the room."""
+def _build_shell(room: _Room, spacing: float = 0.3) -> None:
+    """The floor and the four walls, each of one colour drawn for the room, their points
+    ``spacing`` metres apart."""
     rng = room.rng
     floor_color = str(rng.choice(["brown", "gray", "beige"]))
     wall_color = str(rng.choice(["white", "beige", "gray"]))

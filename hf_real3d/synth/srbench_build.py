@@ -30,5 +30,3 @@ def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str
     if synthetic:
         summary["stats"] = synthetic["stats"]
     return summary
-
-

@@ -35,6 +35,7 @@ logger = logging.getLogger("hf_real3d.training")
 # all: every viewpoint of every rotated question; one: one seeded viewpoint per question
 AUGMENT_CHOICES = ("all", "one")
 _ROTATED = ("situation", "answers", "position", "rotation", "rotation_deg")
+_GROUP = "viewpoint_group"  # the column a question's rows share (the trainer's default)
 
 
 def rotation_set_rows(source: str | os.PathLike | Sequence[dict[str, Any]], *,
@@ -83,7 +84,6 @@ def rotation_augment(dataset: datasets.Dataset,
                      choose: str = "all", viewpoints: int = 4, seed: int = 0,
                      exclude_scenes: Iterable[str] = (), exclude_ids: Iterable[Any] = (),
                      kinds: Iterable[str] | None = None, kind_column: str = "kind",
-                     keep_unrotated: bool = True, group_column: str = "viewpoint_group",
                      progress: bool = False) -> datasets.Dataset:
     """``dataset`` (question rows of this library's schema) with each question expanded into
     its ``viewpoints`` turned viewpoints (``choose="all"``) or one of them, seeded
@@ -94,18 +94,18 @@ def rotation_augment(dataset: datasets.Dataset,
     id, a mapping or a ``scenes`` config), rewritten from geometry. ``kinds``: only questions
     whose ``kind_column`` is one of these are turned (the rest keep their row alone: the
     transfer test's split of kinds). A question that cannot be turned keeps its original row
-    alone (``keep_unrotated``) or is left out. ``exclude_scenes``: the evaluation split's
-    rooms; a training question in one of them is an error naming them (augmentation never
-    touches test rooms); ``exclude_ids``: the evaluation split's question ids, refused in a
-    rotation set. Every row gets ``group_column``, the id its question's rows share."""
+    alone. ``exclude_scenes``: the evaluation split's rooms; a training question in one of
+    them is an error naming them (augmentation never touches test rooms); ``exclude_ids``:
+    the evaluation split's question ids, refused in a rotation set. Every row gets
+    ``viewpoint_group``, the id its question's rows share."""
     if choose not in AUGMENT_CHOICES:
         raise InputError(f"rotation_augment: expected choose in {AUGMENT_CHOICES} but got "
                          f"{choose!r}")
     if viewpoints < 2:
         raise InputError(f"rotation_augment: viewpoints={viewpoints}; expected at least 2 "
                          "(the unturned one and a turn)")
-    if group_column in dataset.column_names:
-        raise InputError(f"rotation_augment: the dataset already has a {group_column!r} column "
+    if _GROUP in dataset.column_names:
+        raise InputError(f"rotation_augment: the dataset already has a {_GROUP!r} column "
                          "(is it augmented already?)")
     if scenes is None and rotations is None:
         raise InputError("rotation_augment: no geometry and no rotation set to turn questions "
@@ -139,35 +139,40 @@ def rotation_augment(dataset: datasets.Dataset,
                              "give the rotation set of this training split")
         source = "the rotation set"
     else:
-        rooms = scenes if isinstance(scenes, Mapping) else SceneRows(scenes)
-        result = rotate_records([record_from_row(r) for r in turnable], rooms,
-                                n_viewpoints=viewpoints, progress=progress)
-        by_q = collections.defaultdict(list)
-        for r in result.rows:
-            by_q[int(r["question_id"])].append(r)
-        if not by_q:
-            reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
-            raise InputError(f"rotation_augment: no question could be turned from its scene's "
-                             f"geometry (most common reasons: {reasons}); give a rotation set "
-                             "instead (`rotation_set`)")
+        by_q = _turned_by_geometry(turnable, scenes, viewpoints, progress)
         source = "geometry"
     rng = np.random.default_rng(seed)
     out = []
     for row in rows:
         turned = by_q.get(int(row["question_id"]))
         if not turned:
-            if keep_unrotated:
-                out.append({**row, group_column: str(row["question_id"])})
+            out.append({**row, _GROUP: str(row["question_id"])})
             continue
         if choose == "one":
             turned = [turned[int(rng.integers(len(turned)))]]
         for t in turned:
             out.append({**row, **{k: t[k] for k in _ROTATED if k in t},
-                        "rotation_deg": int(t["rotation_deg"]),
-                        group_column: str(row["question_id"])})
+                        "rotation_deg": int(t["rotation_deg"]), _GROUP: str(row["question_id"])})
     logger.info("rotation_augment: %d of %d questions turned into %d viewpoints from %s (%d "
                 "rows); %d kept unrotated", len(by_q), len(rows), viewpoints, source, len(out),
-                len(rows) - len(by_q) if keep_unrotated else 0)
+                len(rows) - len(by_q))
     features = dataset.features.copy()
-    features[group_column] = datasets.Value("string")
+    features[_GROUP] = datasets.Value("string")
     return datasets.Dataset.from_list(out, features=features)
+
+
+def _turned_by_geometry(rows: list[dict[str, Any]], scenes: Mapping[str, Scene] | datasets.Dataset,
+                        viewpoints: int, progress: bool) -> dict[int, list[dict[str, Any]]]:
+    """The turned rows of ``rows`` by question id, rewritten from their rooms' geometry."""
+    rooms = scenes if isinstance(scenes, Mapping) else SceneRows(scenes)
+    result = rotate_records([record_from_row(r) for r in rows], rooms, n_viewpoints=viewpoints,
+                            progress=progress)
+    by_q = collections.defaultdict(list)
+    for r in result.rows:
+        by_q[int(r["question_id"])].append(r)
+    if not by_q:
+        reasons = collections.Counter(e["reason"] for e in result.excluded).most_common(3)
+        raise InputError(f"rotation_augment: no question could be turned from its scene's "
+                         f"geometry (most common reasons: {reasons}); give a rotation set "
+                         "instead (`rotation_set`)")
+    return by_q

@@ -74,8 +74,7 @@ def precompute_blind_logprobs(dataset, blind_model, collator, *, column: str = "
                        desc="blind log-probs")
 
 
-def pad_logprobs(values: list[Any], *, what: str = "blind log-probs"
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_logprobs(values: list[Any]) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-row lists of log-probs -> ``(values (B, L), mask (B, L))``, zero-padded."""
     rows = [[] if v is None else list(v) for v in values]
     width = max((len(r) for r in rows), default=0)

@@ -137,8 +137,7 @@ def _augment(args: ScriptArguments, train, ev):
     return rotation_augment(
         train, scenes, rotations=args.rotation_set, choose=args.rotation_augment,
         viewpoints=args.rotation_viewpoints, exclude_scenes=rooms, exclude_ids=ids,
-        kinds=_kinds(args) or None, kind_column=args.rotation_kind_column,
-        keep_unrotated=True)
+        kinds=_kinds(args) or None, kind_column=args.rotation_kind_column)
 
 
 def _held_out(args: ScriptArguments, ev) -> tuple[set[str], set[int]]:

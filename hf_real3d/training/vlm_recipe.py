@@ -132,7 +132,6 @@ def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = 
     return datasets.Dataset.from_dict(out)
 
 
-
 def build_small_llava(train: datasets.Dataset, hidden: int, layers: int, image_size: int):
     """A LLaVA (CLIP vision tower + Llama) from config, with a word-level tokenizer trained
     on the prompts and answers, and its processor."""
@@ -206,5 +205,3 @@ def parse_vlm_args(argv=None, defaults: dict | None = None
     """``(VLMScriptArguments, ReweightedConfig)`` from ``--config`` and flags, as
     :func:`~hf_real3d.training.args.parse_recipe_args` reads them."""
     return parse_recipe_args(argv, defaults, classes=(VLMScriptArguments, ReweightedConfig))
-
-
