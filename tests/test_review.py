@@ -882,7 +882,7 @@ _STATUS_DONE = ("(t) => { const s = document.querySelector('#rv-status'); "
 
 def _saved(page, n):
     """Wait for the status line of the annotator's n-th decision, its event done."""
-    _status(page, f"(decision {n} in your file)")
+    _status(page, f"(decision {n} in your file")  # then ")" or ", replacing decision m)"
 
 
 def _status(page, text):
@@ -1038,7 +1038,8 @@ def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
     """One browser session, several of issue 55's points: the buttons in view with the
     drawings shown; bad lines of the folder named on the tab; a leftover reason not saved
     with an accept; a long pasted reason refused with a message, not cut; after Ctrl+Enter
-    the focus leaves the box; a reopened correction accepted without retyping; a decision
+    the focus leaves the box; a clicked button gives the focus back to the page; a reopened
+    correction accepted without retyping, its status naming the decision it replaces; a decision
     file that cannot be written, and a server that does not answer, say not saved."""
     from playwright.sync_api import sync_playwright
 
@@ -1088,6 +1089,10 @@ def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
             assert _field(pg, "rv-answers").input_value() == "zzz"
             pg.locator("#rv-accept").click()
             _saved(pg, 3)
+            assert "(decision 3 in your file, replacing decision 2)" in pg.locator(
+                "#rv-status").inner_text()
+            # the clicked button does not keep the focus (Enter would press it again)
+            pg.wait_for_function("() => document.activeElement.tagName !== 'BUTTON'")
             assert lines()[2]["decision"] == "accept" and lines()[2]["revises"] == 2
             assert "situation" not in lines()[2]
             # an edit beyond the correction: the refusal names the buttons the tab has

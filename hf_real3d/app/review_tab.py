@@ -160,8 +160,8 @@ class ReviewHandlers:
             except Exception as e:  # noqa: BLE001 - whatever failed, the page says not saved
                 return self.fail(str(e) or type(e).__name__, who)
             note = (f"saved: {decision} of {entry.question_id} at {entry.rotation_deg}°"
-                    + (f" (replaces decision {revising['n']})" if revising else "")
-                    + f" (decision {line['n']} in your file)"
+                    + f" (decision {line['n']} in your file"
+                    + (f", replacing decision {revising['n']})" if revising else ")")
                     + ("; an accept keeps no reason, so the reason typed was not saved"
                        if dropped else ""))
             return self.show(who, note=note, saved=k)
@@ -414,6 +414,12 @@ REVIEW_JS = """<script>
   new MutationObserver(() => { resume(); restore(); answered(); }).observe(
     document.documentElement, {childList: true, subtree: true, attributes: true,
                                attributeFilter: ['data-key', 'data-t']});
+  // a clicked button gives the focus back to the page: Enter or Space would otherwise press
+  // it again, on the next item
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('#tab-review button');
+    if (b) setTimeout(() => b.blur(), 0);
+  });
   const click = (id) => { const b = document.querySelector('#' + id);
                           if (b && !b.disabled && b.offsetParent !== null) b.click(); };
   document.addEventListener('keydown', (ev) => {
