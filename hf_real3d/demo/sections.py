@@ -48,54 +48,66 @@ def diagnosis_section(results: Any) -> list[str]:
     md = ["", "## Diagnosis: what 3DR-FT's weights lean on, and which questions moved", ""]
     w = [s.weights for s in seeds if s.weights]
     if w:
-        kinds = [k for k in w[0]["groups"]]
+        md += _weights_lines(w)
+    return md + _moved_lines(results)
 
-        def col(key: str, scale: float = 1.0) -> dict[str, str]:
-            return {k: mean_std([None if x["groups"].get(k, {}).get(key) is None
-                                 else x["groups"][k][key] * scale for x in w]) for k in kinds}
 
-        rows = {"tokens": {k: mean_std([x["groups"].get(k, {}).get("tokens") for x in w], 0)
-                           for k in kinds}, "paper mean weight": col("paper_mean"),
-                "tokens weighted > 1 (%)": col("up_share", 100),
-                "tokens at the clip (%)": col("clipped_share", 100),
-                "share of tokens = SFT's loss share (%)": col("token_share", 100),
-                "share of paper loss weight (%)": col("paper_loss_share", 100),
-                "official mean factor": col("official_mean"),
-                "share of official loss weight (%)": col("official_loss_share", 100)}
-        shown = [m for m in family() if f"{m}_loss_share" in w[0]["groups"].get("all", {})]
-        rows.update({f"share of {m} loss weight (%)": col(f"{m}_loss_share", 100)
-                     for m in shown})
-        md += ["Weights 3DR-FT gives the trained control (`sft`, against `blind`) on the train "
-               "split, before fine-tuning, by prior kind of the question (answer content "
-               "tokens; the end-of-answer token keeps weight 1). `paper`: blind log-prob / "
-               "the control's text-only log-prob; `official`: 1 / the control's text-only "
-               "answer loss. A kind whose share of the loss weight exceeds its share of tokens "
-               "is emphasised relative to SFT.", "",
-               markdown_table(["", *kinds], [[name, *(v[k] for k in kinds)]
-                                             for name, v in rows.items()])]
+def _weights_lines(w: list[dict[str, Any]]) -> list[str]:
+    """The weights table by prior kind and the emphasis against SFT, over the seeds' weights."""
+    kinds = [k for k in w[0]["groups"]]
 
-        def share(x: dict, k: str, unit: str) -> float | None:
-            n = x["groups"].get(k, {}).get(unit)
-            return n / x["groups"]["all"][unit] if n else None
+    def col(key: str, scale: float = 1.0) -> dict[str, str]:
+        return {k: mean_std([None if x["groups"].get(k, {}).get(key) is None
+                             else x["groups"][k][key] * scale for x in w]) for k in kinds}
 
-        def emphasis(key: str, unit: str) -> str:  # loss-weight share over its unit share
-            parts = []
-            for k in kinds[1:]:
-                r = [x["groups"][k][key] / share(x, k, unit) for x in w
-                     if x["groups"].get(k, {}).get(key) is not None and share(x, k, unit)]
-                parts.append(f"{k} x{mean_std(r, 2)}")
-            return ", ".join(parts)
+    rows = {"tokens": {k: mean_std([x["groups"].get(k, {}).get("tokens") for x in w], 0)
+                       for k in kinds}, "paper mean weight": col("paper_mean"),
+            "tokens weighted > 1 (%)": col("up_share", 100),
+            "tokens at the clip (%)": col("clipped_share", 100),
+            "share of tokens = SFT's loss share (%)": col("token_share", 100),
+            "share of paper loss weight (%)": col("paper_loss_share", 100),
+            "official mean factor": col("official_mean"),
+            "share of official loss weight (%)": col("official_loss_share", 100)}
+    shown = [m for m in family() if f"{m}_loss_share" in w[0]["groups"].get("all", {})]
+    rows.update({f"share of {m} loss weight (%)": col(f"{m}_loss_share", 100)
+                 for m in shown})
+    md = ["Weights 3DR-FT gives the trained control (`sft`, against `blind`) on the train "
+          "split, before fine-tuning, by prior kind of the question (answer content "
+          "tokens; the end-of-answer token keeps weight 1). `paper`: blind log-prob / "
+          "the control's text-only log-prob; `official`: 1 / the control's text-only "
+          "answer loss. A kind whose share of the loss weight exceeds its share of tokens "
+          "is emphasised relative to SFT.", "",
+          markdown_table(["", *kinds], [[name, *(v[k] for k in kinds)]
+                                        for name, v in rows.items()])]
 
-        md += ["", "Emphasis against SFT (share of the loss weight / share of answer tokens, "
-               "for `official` of questions; 1 = as SFT): `paper` "
-               + emphasis("paper_loss_share", "tokens") + "; `official` "
-               + emphasis("official_loss_share", "questions")
-               + "".join(f"; `{m}` " + emphasis(f"{m}_loss_share", "tokens") for m in shown)
-               + ". The paper weight is a "
-               "ratio of two surprises, so it is near 1 where the control's text-only pass is "
-               "as surprised as the blind model, and large only where the control guesses from "
-               "text what the blind model does not.", "",
-               "![3DR-FT weights by question kind](weights.png)", ""]
+    def share(x: dict, k: str, unit: str) -> float | None:
+        n = x["groups"].get(k, {}).get(unit)
+        return n / x["groups"]["all"][unit] if n else None
+
+    def emphasis(key: str, unit: str) -> str:  # loss-weight share over its unit share
+        parts = []
+        for k in kinds[1:]:
+            r = [x["groups"][k][key] / share(x, k, unit) for x in w
+                 if x["groups"].get(k, {}).get(key) is not None and share(x, k, unit)]
+            parts.append(f"{k} x{mean_std(r, 2)}")
+        return ", ".join(parts)
+
+    return md + ["", "Emphasis against SFT (share of the loss weight / share of answer tokens, "
+                 "for `official` of questions; 1 = as SFT): `paper` "
+                 + emphasis("paper_loss_share", "tokens") + "; `official` "
+                 + emphasis("official_loss_share", "questions")
+                 + "".join(f"; `{m}` " + emphasis(f"{m}_loss_share", "tokens") for m in shown)
+                 + ". The paper weight is a "
+                 "ratio of two surprises, so it is near 1 where the control's text-only pass is "
+                 "as surprised as the blind model, and large only where the control guesses "
+                 "from text what the blind model does not.", "",
+                 "![3DR-FT weights by question kind](weights.png)", ""]
+
+
+def _moved_lines(results: Any) -> list[str]:
+    """Refined EM by prior kind per subset, and the change against the control by question
+    type on the filtered set."""
+    seeds, md = results.seeds, []
     names = [n for n in ("sft", "sft_more", "3drft_paper", "3drft_official", *FAMILY_ARMS,
                          "blind") if n in seeds[0].by_kind]
     for subset, title in (("original", "original test set"), ("filtered", "filtered set")):
