@@ -117,18 +117,7 @@ def rotation_augment(dataset: datasets.Dataset,
                          f"room(s) with the evaluation split ({', '.join(shared[:5])}); "
                          "augment a training split whose rooms are not evaluated on")
     rows = dataset.to_list()
-    turnable = rows
-    if kinds is not None:
-        kinds = set(kinds)
-        if kind_column not in dataset.column_names:
-            raise InputError(f"rotation_augment: kinds= given but the dataset has no "
-                             f"{kind_column!r} column (it has {dataset.column_names}); set "
-                             "kind_column to the column naming each question's kind")
-        unknown = sorted(kinds - set(dataset[kind_column]))
-        if unknown:
-            raise InputError(f"rotation_augment: no question of kind {unknown} in column "
-                             f"{kind_column!r} (its kinds: {sorted(set(dataset[kind_column]))})")
-        turnable = [r for r in rows if r[kind_column] in kinds]
+    turnable = rows if kinds is None else _of_kinds(dataset, rows, set(kinds), kind_column)
     if rotations is not None:
         from_set = rotation_set_rows(rotations, viewpoints=viewpoints, exclude_ids=exclude_ids)
         wanted = {int(r["question_id"]) for r in turnable}
@@ -159,6 +148,21 @@ def rotation_augment(dataset: datasets.Dataset,
     features = dataset.features.copy()
     features[_GROUP] = datasets.Value("string")
     return datasets.Dataset.from_list(out, features=features)
+
+
+def _of_kinds(dataset: datasets.Dataset, rows: list[dict[str, Any]], kinds: set[str],
+              kind_column: str) -> list[dict[str, Any]]:
+    """The rows whose ``kind_column`` is one of ``kinds``; a missing column or a kind no row
+    has is an error naming the column and the kinds there are."""
+    if kind_column not in dataset.column_names:
+        raise InputError(f"rotation_augment: kinds= given but the dataset has no "
+                         f"{kind_column!r} column (it has {dataset.column_names}); set "
+                         "kind_column to the column naming each question's kind")
+    unknown = sorted(kinds - set(dataset[kind_column]))
+    if unknown:
+        raise InputError(f"rotation_augment: no question of kind {unknown} in column "
+                         f"{kind_column!r} (its kinds: {sorted(set(dataset[kind_column]))})")
+    return [r for r in rows if r[kind_column] in kinds]
 
 
 def _turned_by_geometry(rows: list[dict[str, Any]], scenes: Mapping[str, Scene] | datasets.Dataset,
