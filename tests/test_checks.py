@@ -156,10 +156,15 @@ def test_what_the_pose_questions_say():
     ones it rests on."""
     v0 = "I am sitting on a chair."
     ask = "What is on my left?"
-    pose = [(7, "What is on my right?", ["door"]), (8, "How many lamps are behind me?", ["two"])]
+    pose = [(7, "What is on my right?", ["door"]), (8, "How many lamps are behind me?", ["two"]),
+            (9, "What color is the desk in front of me?", ["brown"])]
+    v = verdict_for(item(v0, "I am standing up with the desk behind me.", ask, "window", "door",
+                         180, pose_questions=pose))
+    assert v.verdict == "pass" and any("question 7" in e for e in v.evidence)
+    # round 5: a situation that places nothing the pose places confirms nothing of the turn
     v = verdict_for(item(v0, "I am standing up.", ask, "window", "door", 180,
                          pose_questions=pose))
-    assert v.verdict == "pass" and any("question 7" in e for e in v.evidence)
+    assert v.verdict == "needs_scene" and "confirms the turn" in v.why
     v = verdict_for(item(v0, "I am standing up.", ask, "window", "bed", 180,
                          pose_questions=pose))
     assert v.verdict == "defect" and v.rules == ["answer_pose"]
@@ -265,8 +270,8 @@ def test_round_three_rules_on_made_up_texts():
     assert v.verdict == "defect" and v.rules == ["answer_placed"]
     # a question at the pose puts it where the turn brings the asked direction: supported
     pose = [(7, "What is on the floor to my right?", ["lamp"])]
-    v = verdict_for(item(v0, "I am standing up.", ask, "window", "lamp", 180,
-                         pose_questions=pose))
+    v = verdict_for(item(v0, "I am standing up with the desk behind me.", ask, "window", "lamp",
+                         180, pose_questions=pose))
     assert v.verdict == "pass" and any("question 7" in e for e in v.evidence)
     # ... and where it does not: contradicted, the question named in the hit
     v = verdict_for(item(v0, "I am standing up.", ask, "window", "lamp", 180,
@@ -283,8 +288,9 @@ def test_round_three_rules_on_made_up_texts():
     v = verdict_for(item(v0, "I am standing with the lamp on my left.", there, "yes", "no", 90))
     assert v.verdict == "defect" and v.rules == ["answer_there"]
     # "yes" where viewpoint 0's texts put the lamp where the turn brings the left: supported
-    v = verdict_for(item("I am sitting on a chair with a lamp on my right.", "I am standing up.",
-                         there, "no", "yes", 180))
+    v = verdict_for(item("I am sitting on a chair with a lamp on my right and the desk in front "
+                         "of me.", "I am standing up with the desk behind me.", there, "no",
+                         "yes", 180))
     assert v.verdict == "pass"
     # a lamp placed elsewhere says nothing either way: "a lamp" may be one of several
     for answers in (("yes", "yes"), ("yes", "no")):
@@ -300,6 +306,75 @@ def test_round_three_rules_on_made_up_texts():
                 "of the room?"):
         v = verdict_for(item(V0, RIGHT, ask, "odd", "even", 90))
         assert v.verdict == "defect" and v.rules == ["answer_invariant"], ask
+
+
+def test_round_five_rules_on_made_up_texts():
+    """Issue 55's fifth round: what is asked of one named object does not turn; the agent
+    cannot face what it puts behind it; a thing placed in the asked direction is not on the
+    object asked about; a pass needs a situation that confirms the turn."""
+    v0 = "I am sitting on a chair facing the desk with the bed behind me."
+    turned = "I am sitting on a chair with the desk behind me and the bed in front of me."
+    ask = "What color is the lamp on my left?"
+    v = verdict_for(item(v0, turned, ask, "white", "black", 180))
+    assert v.verdict == "defect" and v.rules == ["answer_of_object"]
+    assert v.hits[0].repair == ("white",) and "lamp" in v.hits[0].detail
+    # the scene's texts name several lamps, or the question names several: not decided
+    assert verdict_for(item(v0, turned, ask, "white", "black", 180,
+                            scene_several=frozenset({"lamp"}))).verdict == "needs_scene"
+    for q in ("What color are the lamps on my left?", "What is on my left?",
+              "What is next to the lamp on my left?"):
+        assert "answer_of_object" not in verdict_for(item(v0, turned, q, "white", "black",
+                                                          180)).rules, q
+    # which of two named objects is nearer does not turn either
+    v = verdict_for(item(v0, turned, "What is closer to me between the sofa and the lamp on my left?",
+                         "lamp", "sofa", 180))
+    assert v.verdict == "defect" and v.rules == ["answer_of_object"]
+    # a kept answer is left to the other rules (which cannot confirm it from the texts)
+    v = verdict_for(item(v0, turned, ask, "white", "white", 180))
+    assert v.verdict == "needs_scene" and not v.hits
+    # facing what the same clause puts behind: a defect; a back to it, or a door closed
+    # behind on the way in, is not
+    v = verdict_for(item(v0, "I am facing the desk behind me.", "What color is the chair?",
+                         "red", "red", 180))
+    assert v.verdict == "defect" and "faces_behind" in v.rules
+    for sit in ("I am sitting with my back facing the desk behind me.",
+                "I closed the door behind me and the desk is behind me.",
+                "I was looking at the desk behind me, then sat down."):
+        assert "faces_behind" not in verdict_for(item(v0, sit, "What color is the chair?",
+                                                      "red", "red", 180)).rules, sit
+    # "what is on the shelf behind me?" (of several shelves): a book placed behind me need not
+    # be on the shelf; one placed on my left cannot be
+    on_shelf, shelves = "What is on top of the shelf behind me?", frozenset({"shelf"})
+    v = verdict_for(item(v0, turned + " A book is behind me.", on_shelf, "lamp", "book", 180,
+                         scene_several=shelves))
+    assert v.verdict == "needs_scene"
+    v = verdict_for(item(v0, turned + " A book is on my left.", on_shelf, "lamp", "book", 180,
+                         scene_several=shelves))
+    assert v.verdict == "defect" and v.rules == ["answer_placed"]
+
+
+def test_the_names_a_scene_holds_several_of():
+    """Round 5: any SQA3D text of a scene that names several of a thing (a plural, "another",
+    a count of two or more) makes its name one of several for every question of the scene."""
+    from hf_real3d.real3dqa.check_rotations import PoseEvidence, scene_several
+    from hf_real3d.real3dqa.mentions import names_several
+    from hf_real3d.sqa3d import SQA3DRecord
+
+    assert names_several(["I sit between the chairs.", "Another lamp is on."]) >= {"chair", "lamp"}
+    assert "desk" not in names_several(["The desk is in front of me."])
+
+    def rec(qid, scene, situation, question, answer):
+        return SQA3DRecord(qid, scene, situation, question, [answer],
+                           {"x": 0.0, "y": 0.0, "z": float(qid)},
+                           {"_x": 0.0, "_y": 0.0, "_z": 0.0, "_w": 1.0})
+
+    records = [rec(1, "scene0000_00", "I face the desk.", "How many beds are there?", "two"),
+               rec(2, "scene0000_00", "I face the sofa.", "What color is the lamp?", "red"),
+               rec(3, "scene0001_00", "I face the bed.", "Is the bed made?", "yes")]
+    several = scene_several(records)
+    assert "bed" in several[1] and several[1] == several[2] and "bed" not in several[3]
+    evidence = PoseEvidence({}, several)
+    assert evidence.several[2] is several[2]
 
 
 def test_up_and_down_do_not_turn():
@@ -349,7 +424,8 @@ def test_release_verdicts(real_dir, tmp_path):
     assert by[(220602000035, 90)]["verdict"] == "defect"
     # still facing the dispenser; the chair's move from six to nine o'clock is a turn to the
     # left, so it is the faced object alone that makes it a defect
-    assert by[(220602000182, 90)]["rules"] == ["same_object_faced"]
+    assert [r for r in by[(220602000182, 90)]["rules"] if not r.startswith("answer")] == \
+        ["same_object_faced"]
     assert by[(220602000182, 90)]["verdict"] == "defect"
     flags = [json.loads(x) for x in (tmp_path / "chk/flags.jsonl").read_text().splitlines()]
     assert len(flags) == s["items_with_a_rule"]
@@ -732,8 +808,11 @@ def test_evaluate_leaves_out_groups_by_verdict_on_the_release(real_dir, tmp_path
         out = tmp_path / ("ev" + "".join(flag))
         r = evaluate_files(real_dir / "real3dqa", [f"gold={preds}"], out, allow_missing=True,
                            **flag).results[0]
-        assert r["rotation"]["groups"] == groups and r["rotation"]["vrs"] == 100.0
         note = " ".join((out / "report.md").read_text().split())
+        if not groups:  # no complete group is left: said, not scored
+            assert "rotation" not in r and "leaves no complete rotation group" in note
+            continue
+        assert r["rotation"]["groups"] == groups and r["rotation"]["vrs"] == 100.0
         assert f"VRS rests on {rests} groups (of {rec['groups']} in all, " \
                f"{rec['groups'] - g['defect']} hold no defect and {g['pass']} neither" in note
 

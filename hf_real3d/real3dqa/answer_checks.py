@@ -20,6 +20,7 @@ from hf_real3d.real3dqa.asks import (
     answer_direction,
     answer_names,
     answer_thing,
+    named_object_question,
     question_kind,
     question_template,
     said_at_pose,
@@ -112,14 +113,18 @@ def _answer_placed(item: TurnedItem, turns: Sequence[float], r0: list[Reading], 
     """Round 3: a question asking which thing is in a direction, whose answer names a thing
     (of which there is one) that the texts place: the turned situation where it stands, or
     viewpoint 0's texts and the questions at its pose where the turn sends it. In the asked
-    direction it supports the answer, clearly elsewhere (a quarter turn or more away)
-    everywhere it is placed, it contradicts it."""
+    direction it supports the answer (where the question asks just the direction), clearly
+    elsewhere (a quarter turn or more away) everywhere it is placed, it contradicts it."""
     question = item.question or item.question_0
     at = thing_asked_at(question)
     thing = answer_thing(item.answers[0]) if item.answers else None
     if at is None or thing is None or thing[-1] in many or _BESIDE.search(question.lower()):
         return
     bearing, width, phrase = at
+    # round 5: "what is on top of the shelf behind me?": the thing placed behind me need not
+    # be on the shelf, so placing it there supports nothing; placing it elsewhere still
+    # contradicts
+    on_object = question_kind(question)[0] != "at"
     here = [(m, m.bearing) for m in rk.mentions if m.head == thing[-1]]
     for t in turns:
         placed = here + [(m, bearing_after_turn(m.bearing, t)) for r in r0
@@ -127,7 +132,7 @@ def _answer_placed(item: TurnedItem, turns: Sequence[float], r0: list[Reading], 
         if not placed:
             continue
         fits = [m for m, b in placed if angle_gap(b, bearing) < max(width, m.width) / 2]
-        if fits:
+        if fits and not on_object:
             out.by_sense[t] = "supports"
             out.evidence[t] = [m.phrase for m in fits]
         elif all(angle_gap(b, bearing) >= 90 - 1e-6 for _, b in placed):
@@ -203,6 +208,23 @@ def _at_answer(item: TurnedItem, turns: Sequence[float], what: tuple, r0: list[R
             out.evidence[t] = [m.phrase for m in said]
 
 
+def _of_one_object(item: TurnedItem, many: set[str], out: AnswerFindings) -> bool:
+    """Round 5: a heading-free question about objects an egocentric phrase points at ("what
+    color is the desk in front of me?"), each of a name no text of the group or the scene
+    names several of, whose answer changed (``answer_of_object``). Whether it fired. A kept
+    answer is left to the other rules: they judge what the egocentric phrase says."""
+    got = named_object_question(item.question or item.question_0)
+    if got is None or set(got[1]) & (many | item.scene_several) or \
+            same_answer(item.answers_0, item.answers):
+        return False
+    out.hits.append(Hit("answer_of_object", (item.question, ", ".join(item.answers)),
+                        f"{got[0].replace('_', ' ')}: of the {' and the '.join(got[1])}, of "
+                        f"which the scene's texts name one, so the turn cannot change the answer "
+                        f"{', '.join(item.answers_0)!r} -> {', '.join(item.answers)!r}",
+                        repair=tuple(item.answers_0)))
+    return True
+
+
 def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
                  rk: Reading, many: set[str]) -> AnswerFindings:
     """What the answer rules say of ``item`` under each of ``turns`` (its senses), given
@@ -210,6 +232,8 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
     ``rk`` and the names there may be several of."""
     kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
     out = AnswerFindings({t: None for t in turns})
+    if kind != "heading_free" and _of_one_object(item, many, out):
+        return out
     if kind == "heading_free":
         if same_answer(item.answers_0, item.answers):
             out.free = True

@@ -42,9 +42,9 @@ from hf_real3d.real3dqa.mentions import (
 )
 from hf_real3d.scene import Scene
 
-__all__ = ["HEADING_FREE", "answer_direction", "answer_names", "answer_thing", "parse_question",
-           "question_kind", "question_template", "said_at_pose", "thing_asked_at", "same_answer",
-           "turned_answer"]
+__all__ = ["HEADING_FREE", "answer_count", "answer_direction", "answer_names", "answer_thing",
+           "named_object_question", "parse_question", "question_kind", "question_template",
+           "said_at_pose", "thing_asked_at", "same_answer", "turned_answer"]
 
 _ANSWER_DIRECTIONS: tuple[tuple[str, float], ...] = (
     (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|keep\s+)?(?:straight(?:\s+ahead)?|forwards?|"
@@ -182,6 +182,52 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
         if len(asked) == 1 and all(m.head in GENERIC for m in read(low).mentions):
             return "at", asked[0]
     return "other", None
+
+
+# round 5 (issue 55): what a question asks of a named object does not depend on the heading,
+# even where an egocentric phrase says which object it is ("what color is the desk in front
+# of me?"), when the object is one: the phrase only points at it
+_OF_OBJECT = ("nearer", "colour", "count_on_named", "material", "shape", "state", "reach",
+              "on_or_in_named", "between_named", "on_which_named", "at_named")
+
+
+# several things may stand beside one object: which one the answer names is not settled
+_BESIDE = re.compile(r"\b(?:next\s+to|beside|near|by|behind|in\s+front\s+of)\s+(?:the|my)\b")
+
+
+@functools.lru_cache(maxsize=65536)
+def named_object_question(question: str) -> tuple[str, tuple[str, ...]] | None:
+    """(what is asked, the heads of the objects it is asked of) for a question that asks
+    something heading-free (:data:`HEADING_FREE`: colour, state, what is on it, which of two
+    is nearer, ...) of objects it names with "the" or "my" and places with egocentric
+    phrases ("what is above the toilet on my left?" -> ("on_or_in_named", ("toilet",)));
+    None when any direction in it is not such a pointer, or an object is named as one of
+    several. Whether the scene holds one of each name is the caller's to check."""
+    low = normal_text(question)
+    reading = read(low)
+    asked = directions_in(low)
+    if not asked or reading.unresolved or not reading.mentions:
+        return None
+    heads = []
+    for m in reading.mentions:
+        if m.number or m.facing or m.head in GENERIC or m.head in ALWAYS_SEVERAL or \
+                not re.search(rf"\b(?:the|my)\s+(?:[a-z-]+\s+){{0,3}}?{re.escape(m.words[-1])}",
+                              low):
+            return None
+        heads.append(m.head)
+    rest = low
+    for _, _, phrase in asked:
+        rest = rest.replace(phrase, " ")
+    rest = re.sub(r"\b(?:that|which)\s+(?:is|are)\s*(?=[?,.]|$)", " ", rest)
+    if _HEADING_CUES.search(_ROOM_SIDE.sub(" ", rest)) or _BESIDE.search(rest):
+        return None
+    for name in _OF_OBJECT:
+        if _HEADING_FREE_RE[name].search(rest):
+            if name == "nearer":  # both objects compared, placed or not
+                heads += [singular(w) for w in re.findall(r"\bthe\s+(?:[a-z]+\s+)?([a-z]+)\b"
+                                                          r"(?=\s+(?:or|and)\b)", rest)]
+            return name, tuple(dict.fromkeys(heads))
+    return None
 
 
 # ---- answers that mean the same ---------------------------------------------------------
@@ -357,7 +403,8 @@ def answer_thing(answer: str) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=65536)
-def _count(answer: str) -> int | None:
+def answer_count(answer: str) -> int | None:
+    """An answer read as a count from zero to ten ("two" -> 2), else None."""
     words = normalize_answer(answer).split()
     return _COUNT_WORDS.get(words[0]) if len(words) == 1 else None
 
@@ -395,7 +442,7 @@ def said_at_pose(question: str, answers: tuple[str, ...], where: str) -> tuple[M
             if w is not None:
                 out.append(Mention(w[-1], w, got[0], got[1], where))
     denied = normalize_answer(answers[0]) in ("no", "zero", "none", "nothing") or \
-        _count(answers[0]) == 0
+        answer_count(answers[0]) == 0
     if at is None and not denied:
         out += [Mention(m.head, m.words, m.bearing, m.width, where, number=m.number)
                 for m in read(question).mentions if m.head not in GENERIC

@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,9 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, plain_value, write_json
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
+from hf_real3d.real3dqa.asks import answer_count
 from hf_real3d.real3dqa.checks import turn_of, verdict_for
+from hf_real3d.real3dqa.mentions import names_several, normal_text, singular
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.real3dqa.rules import (
     ANSWER_RULES,
@@ -58,8 +61,8 @@ from hf_real3d.sources import SQA3DFolder, resolve
 from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
-__all__ = ["ItemCheck", "CheckResult", "check_set", "check_rows", "pose_questions",
-           "pose_questions_for", "sqa3d_beside", "check_rotations", "flagged_groups", "repairs",
+__all__ = ["ItemCheck", "CheckResult", "PoseEvidence", "check_set", "check_rows",
+           "pose_questions", "pose_questions_for", "scene_several", "sqa3d_beside", "check_rotations", "flagged_groups", "repairs",
            "report_section", "CHECKS_CONFIG", "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
@@ -223,20 +226,53 @@ def sqa3d_beside(dataset: str | os.PathLike) -> Path | None:
     return near if "test" in found.splits() else None
 
 
+@dataclass
+class PoseEvidence:
+    """What SQA3D's own texts say beside a rotated item: the other questions at its pose, and
+    the names its scene's texts name several of (round 5)."""
+
+    questions: PoseQuestions
+    several: dict[Any, frozenset[str]]  # by question id
+
+
+_HOW_MANY = re.compile(r"^\s*how\s+many\s+([a-z]+)")
+
+
+def scene_several(records: Iterable[SQA3DRecord]) -> dict[Any, frozenset[str]]:
+    """For each question, the names that any SQA3D text of its scene (about 50: situations,
+    alternatives, questions and answers) names as several, or counts as two or more."""
+    texts: dict[str, list[str]] = {}
+    counted: dict[str, set[str]] = {}
+    ids: dict[str, list[Any]] = {}
+    for r in records:
+        texts.setdefault(r.scene_id, []).extend([r.situation, *r.alternative_situation,
+                                                 r.question, *r.answers])
+        ids.setdefault(r.scene_id, []).append(r.question_id)
+        m = _HOW_MANY.match(normal_text(r.question))
+        if m and any((n := answer_count(a)) is not None and n >= 2 for a in r.answers):
+            counted.setdefault(r.scene_id, set()).add(singular(m.group(1)))
+    out = {}
+    for sid, qs in ids.items():
+        names = names_several(texts[sid]) | counted.get(sid, set())
+        out.update({q: names for q in qs})
+    return out
+
+
 def pose_questions_for(dataset: str | os.PathLike, sqa3d: str | os.PathLike | None = None
-                       ) -> tuple[PoseQuestions | None, Path | None]:
-    """The other questions at each pose, read from SQA3D's test files in ``sqa3d`` (by
-    default, :func:`sqa3d_beside` ``dataset``), and the folder read; (None, None) without
-    them."""
+                       ) -> tuple[PoseEvidence | None, Path | None]:
+    """The other questions at each pose and the names each scene holds several of, read from
+    SQA3D's test files in ``sqa3d`` (by default, :func:`sqa3d_beside` ``dataset``), and the
+    folder read; (None, None) without them."""
     folder = Path(sqa3d) if sqa3d is not None else sqa3d_beside(dataset)
     if folder is None:
         return None, None
     split = resolve(folder, SQA3DFolder, what="`sqa3d`").check_split("test")
-    return pose_questions(read_split(folder, split, validate_poses=False)), folder
+    records = read_split(folder, split, validate_poses=False)
+    return PoseEvidence(pose_questions(records), scene_several(records)), folder
 
 
 def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool = False,
-              at_pose: PoseQuestions | None = None) -> CheckResult:
+              at_pose: PoseEvidence | PoseQuestions | None = None) -> CheckResult:
     """A verdict for every rotated item of ``rs`` (text and answer rules always, scene rules
     when ``rs.scenes`` is set; ``at_pose``: :func:`pose_questions`, the evidence of the other
     questions at each item's pose)."""
@@ -246,6 +282,10 @@ def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool
         qid = r.get("source_question_id", r["question_id"])
         return f"{file + ': ' if file else ''}question_id {qid} at viewpoint {r['rotation_deg']}"
 
+    if isinstance(at_pose, PoseEvidence):
+        at_pose, several_by = at_pose.questions, at_pose.several
+    else:
+        several_by = {}
     yaws = _yaw_table(rs.rows, where)
     yaw = {(r["question_id"], int(r["rotation_deg"])): y for r, y in zip(rs.rows, yaws)}
     groups = rs.groups()
@@ -287,7 +327,7 @@ def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool
                 r0["situation"], r["situation"], r["question"], list(r0["answers"]),
                 list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
                 {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"],
-                (at_pose or {}).get(q, []))
+                (at_pose or {}).get(q, []), several_by.get(q, frozenset()))
             verdict = verdict_for(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))

@@ -45,6 +45,7 @@ from hf_real3d.real3dqa.mentions import (
     Mention,
     Reading,
     bearing_name,
+    faces_behind,
     plain_words,
     read,
 )
@@ -212,6 +213,15 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
                needs_scene=True)
 
 
+def _faces_behind(item: TurnedItem) -> Hit | None:
+    """Round 5: the turned situation faces (looks at, watches, reads) a thing it puts behind
+    the agent, where viewpoint 0's texts never speak so."""
+    said = faces_behind(item.situation)
+    if said is None or any(faces_behind(t) for t in (item.situation_0, *item.alternatives_0)):
+        return None
+    return Hit("faces_behind", (said,), f"{said!r}: the agent cannot face what is behind it")
+
+
 def _place(r0: Sequence[Reading], rk: Reading) -> Hit | None:
     """The agent at another part of a thing viewpoint 0's texts place it at."""
     before: dict[str, set[str]] = {}
@@ -334,7 +344,8 @@ def _read_item(item: TurnedItem, turns: Sequence[float], several: frozenset[str]
     hits = [_faced_hit(kept, sure, turns[0], many)] if kept else []
     pairs = [] if copied else _situation_pairs(r0, rk, kept)
     sides = {t: _directions(pairs, t, many) for t in turns}
-    for found in ([] if copied else [_allocentric(r0, rk), _place(r0, rk)]):
+    for found in ([] if copied else [_allocentric(r0, rk), _place(r0, rk),
+                                     _faces_behind(item)]):
         if found is not None:
             hits.append(found)
     flipped = [] if copied else _vertical(r0, rk)
@@ -438,6 +449,10 @@ def verdict_for(item: TurnedItem, *, several: frozenset[str] = frozenset(),
     if torn:
         return Verdict("needs_scene", sense, hits, f"viewpoint 0's texts place the "
                        f"{' '.join(torn[0].words)} in directions that disagree")
+    if not any(rd.sides[t].agree for t in viable):
+        # round 5: an answer confirmed by a situation that confirms nothing of the turn
+        return Verdict("needs_scene", sense, hits, "the turned situation places nothing that "
+                       "viewpoint 0's texts place too, so nothing in it confirms the turn")
     return Verdict("pass", sense, hits, evidence=_evidence(item, viable, rd, answer))
 
 

@@ -354,6 +354,8 @@ def _say_what_a_subset_rests_on(refs: ReferenceColumns, results: list[dict[str, 
     for r in results:
         rot = r.get("rotation")
         if not rot:
+            r["warnings"].append(f"{flags} leaves no complete rotation group: P_k and VRS are "
+                                 "not computed")
             continue
         n = rot["groups"]
         ci = rot.get("vrs_ci")

@@ -34,6 +34,9 @@ TEXT_RULES: dict[str, str] = {
     "place_changed": "the agent is at another part of a named thing (\"at the foot of the bed\" "
                      "-> \"at the head of the bed\"): a turn in place does not move the agent, "
                      "unless both name one place (needs the scene)",
+    "faces_behind": "the turned situation has the agent face, look at, watch or read a thing it "
+                    "puts behind the agent in the same clause (\"facing the desk behind me\"): "
+                    "no pose does both (round 5)",
     "allocentric_changed": "a relation to a named thing changed side (\"left of the bed\" -> "
                            "\"right of the bed\"); a turn moves nothing in the room, but the "
                            "text's left may be the viewer's (needs the scene)",
@@ -54,6 +57,11 @@ ANSWER_RULES: dict[str, str] = {
                      "answer's thing (one of its name) clearly elsewhere after the turn: the "
                      "turned situation, or viewpoint 0's texts and the questions at its pose "
                      "(round 3)",
+    "answer_of_object": "the question asks something heading-free (colour, state, what is on "
+                        "it, which of two is nearer) of objects it names with \"the\" and points "
+                        "at with an egocentric phrase (\"the desk in front of me\"); no SQA3D "
+                        "text of the scene names several of them, so the turn cannot change the "
+                        "answer (round 5)",
     "answer_there": "the question asks whether a thing is in a direction, the answer is no, and "
                     "the texts put the thing (one of its name) there after the turn (round 3)",
 }
@@ -107,6 +115,8 @@ class TurnedItem:
     #: the other questions asked at viewpoint 0's pose (SQA3D asks about five at each), as
     #: (question_id, question, answers): evidence of where things are there
     pose_questions: Sequence[tuple[Any, str, Sequence[str]]] = ()
+    #: names the SQA3D texts of the item's scene name several of (plurals, "another X")
+    scene_several: frozenset[str] = frozenset()
 
 
 @dataclass
