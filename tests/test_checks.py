@@ -219,10 +219,20 @@ def test_what_the_text_cannot_settle_is_left_to_the_scene():
     v = verdict_for(item(v0, "I sit on a chair with another chair on my right.",
                          "What color is the bed?", "red", "red", 90))
     assert v.verdict == "needs_scene" and v.hits[0].needs_scene
-    # an allocentric relation that changed side
-    v = verdict_for(item("I sit on the chair to the left of the bed.", "I sit on the chair to the "
-                   "right of the bed.", "What color is the bed?", "red", "red", 180))
+    # an allocentric relation that changed from in front of a thing to behind it ("in front
+    # of" may be said from the viewer); left and right swapped is a defect (round 5)
+    v = verdict_for(item("I sit on the chair in front of the bed.", "I sit on the chair "
+                         "behind the bed.", "What color is the bed?", "red", "red", 180))
     assert v.verdict == "needs_scene" and v.rules == ["allocentric_changed"]
+    v = verdict_for(item("I sit on the chair to the left of the bed.", "I sit on the chair to the "
+                         "right of the bed.", "What color is the bed?", "red", "red", 180))
+    assert v.verdict == "defect" and v.rules == ["allocentric_changed"]
+    # the agent at the opposite part of a thing is a defect; at another part, the scene's
+    for sit, verdict in (("I sit at the head of the bed.", "defect"),
+                         ("I sit at the end of the bed.", "needs_scene")):
+        v = verdict_for(item("I sit at the foot of the bed.", sit, "What color is the bed?",
+                             "red", "red", 180))
+        assert v.verdict == verdict and v.rules == ["place_changed"], sit
     # the scene confirms: the text's open question is closed
     assert verdict_for(item(V0, RIGHT, "What is behind me?", "door", "lamp", 90),
                  scene_confirms=True).verdict == "pass"
@@ -337,9 +347,14 @@ def test_round_five_rules_on_made_up_texts():
     v = verdict_for(item(v0, "I am facing the desk behind me.", "What color is the chair?",
                          "red", "red", 180))
     assert v.verdict == "defect" and "faces_behind" in v.rules
+    v = verdict_for(item(v0, "I am erasing the writing on the whiteboard behind me.",
+                         "What color is the chair?", "red", "red", 180))
+    assert v.verdict == "defect" and "faces_behind" in v.rules
     for sit in ("I am sitting with my back facing the desk behind me.",
                 "I closed the door behind me and the desk is behind me.",
-                "I was looking at the desk behind me, then sat down."):
+                "I was looking at the desk behind me, then sat down.",
+                "I wipe some dirt off my hands using the towel behind me.",
+                "I retrieve paper work from the file cabinet behind me."):
         assert "faces_behind" not in verdict_for(item(v0, sit, "What color is the chair?",
                                                       "red", "red", 180)).rules, sit
     # "what is on the shelf behind me?" (of several shelves): a book placed behind me need not

@@ -37,6 +37,7 @@ from hf_real3d.real3dqa.mentions import (
     directions_in,
     hour_bearing,
     normal_text,
+    plural,
     read,
     singular,
 )
@@ -189,6 +190,17 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
 # of me?"), when the object is one: the phrase only points at it
 _OF_OBJECT = ("nearer", "colour", "count_on_named", "material", "shape", "state", "reach",
               "on_or_in_named", "between_named", "on_which_named", "at_named")
+# more of what is asked of a named object, read only where a phrase points at the object
+_OF_OBJECT_MORE = {k: re.compile(v) for k, v in {
+    "size": r"\b(?:bigger|smaller|larger|taller|shorter|longer|wider)\b[^?]*\bor\b",
+    "count_on_named": r"\b(?:amount|number)\s+of\s+\w+(?:\s+\w+)?\s+(?:on|in|inside|under|"
+                      r"above|on\s+top\s+of)\s+(?:the|my)\b",
+    "on_or_in_named": r"\bwhat\s+(?:is|are)\s+(?:mounted|hanging|placed|sitting|lying|"
+                      r"resting|kept|stored|hung)\s+(?:on|in|inside|under|above|on\s+top\s+of)"
+                      r"\s+(?:the|my)\b",
+    "choice": r"^\s*(?:is|are)\s+(?:the|my)\s+[a-z ]+?\s+(?:an?\s+)?(?P<a>[a-z]+)\s+or\s+"
+              r"(?:an?\s+)?(?P<b>[a-z]+)(?:\s+\w+)?\s*\?\s*$",
+}.items()}
 
 
 # several things may stand beside one object: which one the answer names is not settled
@@ -215,6 +227,7 @@ def named_object_question(question: str) -> tuple[str, tuple[str, ...]] | None:
                               low):
             return None
         heads.append(m.head)
+    located = [w for m in reading.mentions for w in (m.words[-1], plural(m.words[-1]))]
     rest = low
     for _, _, phrase in asked:
         rest = rest.replace(phrase, " ")
@@ -223,11 +236,35 @@ def named_object_question(question: str) -> tuple[str, tuple[str, ...]] | None:
         return None
     for name in _OF_OBJECT:
         if _HEADING_FREE_RE[name].search(rest):
-            if name == "nearer":  # both objects compared, placed or not
-                heads += [singular(w) for w in re.findall(r"\bthe\s+(?:[a-z]+\s+)?([a-z]+)\b"
-                                                          r"(?=\s+(?:or|and)\b)", rest)]
-            return name, tuple(dict.fromkeys(heads))
+            return name, _compared(name, heads, rest)
+    for name, pat in _OF_OBJECT_MORE.items():
+        m = pat.search(rest)
+        if m is None:
+            continue
+        if name == "choice":
+            if answer_direction(m["a"]) or answer_direction(m["b"]) or \
+                    {m["a"], m["b"]} & _NOT_A_CHOICE or re.search(r"\b(?:amount|number)\b", rest):
+                continue
+        elif not re.match(r"(?:[a-z-]+\s+){0,2}?(?:" + "|".join(map(re.escape, located))
+                          + r")\b", rest[m.end():].lstrip()):
+            continue  # on or in another thing than the one the phrase points at
+        return name, _compared(name, heads, rest)
     return None
+
+
+def _compared(name: str, heads: list[str], rest: str) -> tuple[str, ...]:
+    """The heads asked about: for a comparison ("nearer", "size"), both objects compared,
+    placed or not."""
+    if name in ("nearer", "size"):
+        heads = heads + [singular(w) for w in re.findall(r"\bthe\s+(?:[a-z]+\s+)?([a-z]+)\b"
+                                                         r"(?=\s+(?:or|and)\b)", rest)]
+    return tuple(dict.fromkeys(heads))
+
+
+# "is the lamp on or off?" is a state; "is the chair here or there?", "yes or no" are not
+# properties of the object
+_NOT_A_CHOICE = frozenset("here there yes no close closer far farther further near nearer "
+                          "me it odd even".split())
 
 
 # ---- answers that mean the same ---------------------------------------------------------

@@ -207,10 +207,13 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
              and (a, opposite[s]) not in after]
     if not moved:
         return None
+    # round 5: left and right of a named thing swapped is a defect (the reading rules:
+    # allocentric phrases do not move); "in front of the X" may be said from the viewer, so
+    # front and behind swapped still needs the scene
     return Hit("allocentric_changed", tuple(p for a, b in moved for p in (a.phrase, b.phrase)),
                "; ".join(f"{a.side} of the {a.anchor} -> {b.side} of the {b.anchor}"
                          for a, b in moved) + " (a turn in place moves nothing in the room)",
-               needs_scene=True)
+               needs_scene=not all({a.side, b.side} == {"left", "right"} for a, b in moved))
 
 
 def _faces_behind(item: TurnedItem) -> Hit | None:
@@ -230,13 +233,29 @@ def _place(r0: Sequence[Reading], rk: Reading) -> Hit | None:
         for anchor, part, said in r.places:
             before.setdefault(anchor, set()).add(part)
             phrase.setdefault(anchor, said)
-    moved = [(phrase[a], said) for a, part, said in rk.places
+    moved = [(phrase[a], said, before[a], part) for a, part, said in rk.places
              if a in before and part not in before[a]]
     if not moved:
         return None
-    return Hit("place_changed", tuple(p for pair in moved for p in pair),
-               "; ".join(f"{a!r} -> {b!r}" for a, b in moved)
-               + " (a turn in place does not move the agent)", needs_scene=True)
+    # round 5: the opposite part ("the left side" -> "the right side", "the foot" -> "the
+    # head") is another place; two names of parts may be one place (needs the scene)
+    return Hit("place_changed", tuple(p for pair in moved for p in pair[:2]),
+               "; ".join(f"{a!r} -> {b!r}" for a, b, _, _ in moved)
+               + " (a turn in place does not move the agent)",
+               needs_scene=not all(any(_opposite_part(x, part) for x in parts)
+                                   for _, _, parts, part in moved))
+
+
+_OPPOSITE_WORDS = {"left": "right", "right": "left", "leftmost": "rightmost",
+                   "rightmost": "leftmost", "head": "foot", "foot": "head", "front": "back",
+                   "back": "front", "near": "far", "far": "near"}
+
+
+def _opposite_part(a: str, b: str) -> bool:
+    """Whether two parts of a thing are opposite ones ("left side", "right side")."""
+    wa, wb = a.split(), b.split()
+    return len(wa) == len(wb) and bool(wa) and _OPPOSITE_WORDS.get(wa[0]) == wb[0] \
+        and wa[1:] == wb[1:]
 
 
 def check_text(original: str, rotated: str, turn: float, *,
@@ -312,9 +331,12 @@ def _shared_hit(item: TurnedItem, turns: Sequence[float], rd: _Reading) -> Hit |
     said = "the same text as " + " and ".join(f"viewpoint {k}'s situation" for k in views)
     if mine == "fits" and "fits" not in theirs:
         return None  # the text follows this viewpoint's turn: the other is the copy
-    if mine == "wrong":
+    if mine == "wrong" or (mine is None and "fits" in theirs):
+        # round 5: a text that follows the other viewpoint's turn and not clearly this one's
+        # is the copy too
         return Hit("duplicate_view", (item.situation,), said + "; it does not follow this "
-                   "viewpoint's turn: this is the copy")
+                   "viewpoint's turn" + ("" if mine == "wrong" else " (it follows the other's)")
+                   + ": this is the copy")
     return Hit("duplicate_view", (item.situation,), said + "; the texts cannot tell which "
                "viewpoint it belongs to", needs_scene=True)
 

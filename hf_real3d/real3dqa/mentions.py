@@ -604,16 +604,21 @@ def heading_cue(situation: str) -> bool:
 # round 5 (issue 55): facing, looking at, watching or reading a thing, in one clause with
 # "behind me": one pose cannot do both ("I am facing the desk behind me")
 _FACES_BEHIND = re.compile(
-    r"\b(?:fac(?:e|es|ing)|look(?:s|ing)?\s+(?:at|out|into)|star(?:e|es|ing)\s+at|"
+    r"\b(?:(?:fac(?:e|es|ing)|look(?:s|ing)?\s+(?:at|out|into)|star(?:e|es|ing)\s+at|"
     r"watch(?:es|ing)?|read(?:s|ing)?|typ(?:e|es|ing)|programm(?:e|es|ing))\b(?!\s+away)"
-    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so)\b)[^,.;!?]){0,40}?"
-    r"\bbehind\s+me\b")
+    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so)\b)[^,.;!?]){0,40}?|"
+    # acting on the thing itself: its object follows, with no other verb or tool between
+    r"(?:eras(?:e|es|ing)|wip(?:e|es|ing)|filing|writ(?:e|es|ing)\s+on|draw(?:s|ing)?\s+on|"
+    r"paint(?:s|ing)?|(?:picture|photo)\s+of)\b"
+    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so|using|off|from|to)\b)"
+    r"[^,.;!?]){0,40}?)\bbehind\s+me\b")
 _NOT_NOW = re.compile(r"\b(?:back|backside|finished|done|after|was|were|had|been)\s+(?:\w+\s+)?$")
 
 
 def faces_behind(text: str) -> str | None:
-    """The phrase where a text has the agent face, look at, watch or read something it puts
-    behind the agent in the same clause ("facing the desk behind me"), or None. "My back
+    """The phrase where a text has the agent face, look at, watch, read, write or draw on,
+    wipe, erase, file into or take a picture of something it puts behind the agent in the
+    same clause ("facing the desk behind me"), or None. "My back
     facing the wall behind me", "facing away from ..." and past actions ("finished looking at
     ...") do not count."""
     low = normal_text(text)
