@@ -219,11 +219,15 @@ def test_what_the_text_cannot_settle_is_left_to_the_scene():
     v = verdict_for(item(v0, "I sit on a chair with another chair on my right.",
                          "What color is the bed?", "red", "red", 90))
     assert v.verdict == "needs_scene" and v.hits[0].needs_scene
-    # an allocentric relation that changed from in front of a thing to behind it ("in front
-    # of" may be said from the viewer); left and right swapped is a defect (round 5)
+    # the agent moved from in front of a thing to behind it (which some texts mean as the
+    # thing in front of me): the scene's; a thing moved so, or left and right swapped, is a
+    # defect (round 5)
+    v = verdict_for(item("I am standing in front of the bed.", "I am standing behind the bed.",
+                         "What color is the bed?", "red", "red", 180))
+    assert v.verdict == "needs_scene" and v.rules == ["allocentric_changed"]
     v = verdict_for(item("I sit on the chair in front of the bed.", "I sit on the chair "
                          "behind the bed.", "What color is the bed?", "red", "red", 180))
-    assert v.verdict == "needs_scene" and v.rules == ["allocentric_changed"]
+    assert v.verdict == "defect" and v.rules == ["allocentric_changed"]
     v = verdict_for(item("I sit on the chair to the left of the bed.", "I sit on the chair to the "
                          "right of the bed.", "What color is the bed?", "red", "red", 180))
     assert v.verdict == "defect" and v.rules == ["allocentric_changed"]

@@ -207,13 +207,14 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
              and (a, opposite[s]) not in after]
     if not moved:
         return None
-    # round 5: left and right of a named thing swapped is a defect (the reading rules:
-    # allocentric phrases do not move); "in front of the X" may be said from the viewer, so
-    # front and behind swapped still needs the scene
+    # round 5: a swapped relation is a defect (the reading rules: allocentric phrases do not
+    # move), except front and behind of the agent itself ("I am standing in front of the
+    # desk"), which some texts mean as the desk in front of me: the scene's to say
     return Hit("allocentric_changed", tuple(p for a, b in moved for p in (a.phrase, b.phrase)),
                "; ".join(f"{a.side} of the {a.anchor} -> {b.side} of the {b.anchor}"
                          for a, b in moved) + " (a turn in place moves nothing in the room)",
-               needs_scene=not all({a.side, b.side} == {"left", "right"} for a, b in moved))
+               needs_scene=not all({a.side, b.side} == {"left", "right"}
+                                   or not (a.agent or b.agent) for a, b in moved))
 
 
 def _faces_behind(item: TurnedItem) -> Hit | None:

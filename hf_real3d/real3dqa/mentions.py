@@ -233,6 +233,9 @@ class Relation:
     side: str  # "left", "right", "front" or "behind"
     anchor: str | None  # the head noun it is the side of ("door"), or None
     phrase: str
+    #: the agent is placed so ("I am standing in front of the desk"), which some texts mean
+    #: egocentrically (the desk in front of me); a thing otherwise ("the chair in front of it")
+    agent: bool = False
 
 
 @dataclass
@@ -419,8 +422,14 @@ def _relations(low: str, toks: list[tuple[str, int, int]]) -> list[Relation]:
         anchor = _np_forward(toks, _first_token_at(toks, m.end()))
         if m.group("side2"):
             anchor = None
-        out.append(Relation(side, anchor[0][-1] if anchor else None, said))
+        out.append(Relation(side, anchor[0][-1] if anchor else None, said,
+                            bool(_AGENT_BEFORE.search(low[:m.start()]))))
     return out
+
+
+# what ends the text before a relation that places the agent itself
+_AGENT_BEFORE = re.compile(r"(?:\bi(?:\s+am|\s+was)?|\bme|\bmyself|\b\w+ing|\bseated|\bam|"
+                           r"\bwas|\bstand|\bsit|\bkneel)\s*(?:right\s+|just\s+|directly\s+)?$")
 
 
 def _placed(found: list[tuple[tuple[str, ...], str]], bearing: float, width: float,

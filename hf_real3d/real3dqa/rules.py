@@ -32,14 +32,17 @@ TEXT_RULES: dict[str, str] = {
     "sense_mismatch": "the situation follows one sense of the quarter turn and the answer the "
                       "other",
     "place_changed": "the agent is at another part of a named thing (\"at the foot of the bed\" "
-                     "-> \"at the head of the bed\"): a turn in place does not move the agent, "
-                     "unless both name one place (needs the scene)",
-    "faces_behind": "the turned situation has the agent face, look at, watch or read a thing it "
-                    "puts behind the agent in the same clause (\"facing the desk behind me\"): "
-                    "no pose does both (round 5)",
+                     "-> \"at the head of the bed\"): a turn in place does not move the agent; "
+                     "the opposite part is a defect, another part may name one place (needs the "
+                     "scene)",
+    "faces_behind": "the turned situation has the agent face, look at, watch, read, write on or "
+                    "wipe a thing it puts behind the agent in the same clause (\"facing the desk "
+                    "behind me\"): no pose does both (round 5)",
     "allocentric_changed": "a relation to a named thing changed side (\"left of the bed\" -> "
-                           "\"right of the bed\"); a turn moves nothing in the room, but the "
-                           "text's left may be the viewer's (needs the scene)",
+                           "\"right of the bed\", \"the chair in front of the fireplace\" -> "
+                           "\"behind the fireplace\"): a turn moves nothing in the room; the agent "
+                           "moved from in front of a thing to behind it needs the scene (some "
+                           "texts mean the thing in front of me)",
 }
 ANSWER_RULES: dict[str, str] = {
     "answer_direction": "the answer is a direction and is not viewpoint 0's answer turned (in "
