@@ -329,8 +329,11 @@ def test_round_five_rules_on_made_up_texts():
     v0 = "I am sitting on a chair facing the desk with the bed behind me."
     turned = "I am sitting on a chair with the desk behind me and the bed in front of me."
     ask = "What color is the lamp on my left?"
-    v = verdict_for(item(v0, turned, ask, "white", "black", 180))
+    one = frozenset()  # the scene's texts read, naming several of nothing
+    v = verdict_for(item(v0, turned, ask, "white", "black", 180, scene_several=one))
     assert v.verdict == "defect" and v.rules == ["answer_of_object"]
+    # without the scene's texts, "the lamp" may be one of several: not decided
+    assert verdict_for(item(v0, turned, ask, "white", "black", 180)).verdict == "needs_scene"
     assert v.hits[0].repair == ("white",) and "lamp" in v.hits[0].detail
     # the scene's texts name several lamps, or the question names several: not decided
     assert verdict_for(item(v0, turned, ask, "white", "black", 180,
@@ -338,13 +341,13 @@ def test_round_five_rules_on_made_up_texts():
     for q in ("What color are the lamps on my left?", "What is on my left?",
               "What is next to the lamp on my left?"):
         assert "answer_of_object" not in verdict_for(item(v0, turned, q, "white", "black",
-                                                          180)).rules, q
+                                                          180, scene_several=one)).rules, q
     # which of two named objects is nearer does not turn either
-    v = verdict_for(item(v0, turned, "What is closer to me between the sofa and the lamp on my left?",
-                         "lamp", "sofa", 180))
+    v = verdict_for(item(v0, turned, "What is closer to me between the sofa and the lamp on my "
+                         "left?", "lamp", "sofa", 180, scene_several=one))
     assert v.verdict == "defect" and v.rules == ["answer_of_object"]
     # a kept answer is left to the other rules (which cannot confirm it from the texts)
-    v = verdict_for(item(v0, turned, ask, "white", "white", 180))
+    v = verdict_for(item(v0, turned, ask, "white", "white", 180, scene_several=one))
     assert v.verdict == "needs_scene" and not v.hits
     # facing what the same clause puts behind: a defect; a back to it, or a door closed
     # behind on the way in, is not

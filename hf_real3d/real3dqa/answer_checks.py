@@ -212,7 +212,10 @@ def _of_one_object(item: TurnedItem, many: set[str], out: AnswerFindings) -> boo
     """Round 5: a heading-free question about objects an egocentric phrase points at ("what
     color is the desk in front of me?"), each of a name no text of the group or the scene
     names several of, whose answer changed (``answer_of_object``). Whether it fired. A kept
-    answer is left to the other rules: they judge what the egocentric phrase says."""
+    answer is left to the other rules: they judge what the egocentric phrase says. Without
+    the scene's SQA3D texts (``item.scene_several`` None) it does not fire."""
+    if item.scene_several is None:  # without the scene's texts, one name may be several
+        return False
     got = named_object_question(item.question or item.question_0)
     if got is None or set(got[1]) & (many | item.scene_several) or \
             same_answer(item.answers_0, item.answers):

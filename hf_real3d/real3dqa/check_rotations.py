@@ -285,7 +285,7 @@ def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool
     if isinstance(at_pose, PoseEvidence):
         at_pose, several_by = at_pose.questions, at_pose.several
     else:
-        several_by = {}
+        several_by = None
     yaws = _yaw_table(rs.rows, where)
     yaw = {(r["question_id"], int(r["rotation_deg"])): y for r, y in zip(rs.rows, yaws)}
     groups = rs.groups()
@@ -327,7 +327,8 @@ def check_set(rs: RotationSet, *, margin_deg: float = MARGIN_DEG, progress: bool
                 r0["situation"], r["situation"], r["question"], list(r0["answers"]),
                 list(r["answers"]), turn, list(r0.get("alternative_situation") or []),
                 {j: x["situation"] for j, x in g.items() if j not in (0, k)}, r0["question"],
-                (at_pose or {}).get(q, []), several_by.get(q, frozenset()))
+                (at_pose or {}).get(q, []),
+                None if several_by is None else several_by.get(q, frozenset()))
             verdict = verdict_for(item, several=several, scene_hits=scene_hits,
                             scene_confirms=confirms)
             items.append(ItemCheck(q, k, turn, source, verdict, r.get("source_question_id")))

@@ -118,8 +118,9 @@ class TurnedItem:
     #: the other questions asked at viewpoint 0's pose (SQA3D asks about five at each), as
     #: (question_id, question, answers): evidence of where things are there
     pose_questions: Sequence[tuple[Any, str, Sequence[str]]] = ()
-    #: names the SQA3D texts of the item's scene name several of (plurals, "another X")
-    scene_several: frozenset[str] = frozenset()
+    #: names the SQA3D texts of the item's scene name several of (plurals, "another X"); None
+    #: where the scene's texts were not read
+    scene_several: frozenset[str] | None = None
 
 
 @dataclass
