@@ -378,8 +378,7 @@ def test_round_five_rules_on_made_up_texts():
 def test_the_names_a_scene_holds_several_of():
     """Round 5: any SQA3D text of a scene that names several of a thing (a plural, "another",
     a count of two or more) makes its name one of several for every question of the scene."""
-    from hf_real3d.real3dqa.check_rotations import PoseEvidence, scene_several
-    from hf_real3d.real3dqa.mentions import names_several
+    from hf_real3d.real3dqa.check_rotations import PoseEvidence, names_several, scene_several
     from hf_real3d.sqa3d import SQA3DRecord
 
     assert names_several(["I sit between the chairs.", "Another lamp is on."]) >= {"chair", "lamp"}

@@ -43,7 +43,7 @@ from hf_real3d._io import FormatError, atomic_dir, plain_value, write_json
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
 from hf_real3d.real3dqa.asks import answer_count
 from hf_real3d.real3dqa.checks import turn_of, verdict_for
-from hf_real3d.real3dqa.mentions import names_several, normal_text, singular
+from hf_real3d.real3dqa.mentions import normal_text, singular, tokens
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.real3dqa.rules import (
     ANSWER_RULES,
@@ -62,8 +62,9 @@ from hf_real3d.sqa3d import SQA3DRecord, read_split
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ItemCheck", "CheckResult", "PoseEvidence", "check_set", "check_rows",
-           "pose_questions", "pose_questions_for", "scene_several", "sqa3d_beside", "check_rotations", "flagged_groups", "repairs",
-           "report_section", "CHECKS_CONFIG", "CHECKED_CONFIG"]
+           "names_several", "pose_questions", "pose_questions_for", "scene_several",
+           "sqa3d_beside", "check_rotations", "flagged_groups", "repairs", "report_section",
+           "CHECKS_CONFIG", "CHECKED_CONFIG"]
 
 CHECKS_CONFIG = "rotation_checks"
 CHECKED_CONFIG = "rotations_checked"
@@ -236,6 +237,26 @@ class PoseEvidence:
 
 
 _HOW_MANY = re.compile(r"^\s*how\s+many\s+([a-z]+)")
+
+
+# "another chair", "two chairs", "both beds": several
+_MANY_WORDS = frozenset("another other second third both two three four five six seven eight "
+                        "nine ten several many multiple some all".split())
+
+
+def names_several(texts: Iterable[str]) -> frozenset[str]:
+    """The heads any of ``texts`` names as several: a plural ("the chairs"), or after
+    "another", "two", "both", "several" and the like. Read over every SQA3D text of a scene,
+    it tells which names the scene holds more than one of; where it errs, it errs towards
+    several."""
+    out: set[str] = set()
+    for text in texts:
+        words = [t[0] for t in tokens(normal_text(text))]
+        for i, w in enumerate(words):
+            sing = singular(w)
+            if (sing != w and len(w) > 3) or (i and words[i - 1] in _MANY_WORDS):
+                out.add(sing)
+    return frozenset(out)
 
 
 def scene_several(records: Iterable[SQA3DRecord]) -> dict[Any, frozenset[str]]:

@@ -26,6 +26,7 @@ pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -45,7 +46,7 @@ from hf_real3d.real3dqa.mentions import (
     Mention,
     Reading,
     bearing_name,
-    faces_behind,
+    normal_text,
     plain_words,
     read,
 )
@@ -59,7 +60,7 @@ from hf_real3d.real3dqa.rules import (
 )
 from hf_real3d.scene import STRUCTURAL_LABELS
 
-__all__ = ["RULES", "check_text", "placed_once", "turn_of", "verdict_for"]
+__all__ = ["RULES", "check_text", "faces_behind", "placed_once", "turn_of", "verdict_for"]
 
 RULES: dict[str, str] = {**TEXT_RULES, **ANSWER_RULES, **SCENE_RULES}
 
@@ -215,6 +216,33 @@ def _allocentric(r0: Sequence[Reading], rk: Reading) -> Hit | None:
                          for a, b in moved) + " (a turn in place moves nothing in the room)",
                needs_scene=not all({a.side, b.side} == {"left", "right"}
                                    or not (a.agent or b.agent) for a, b in moved))
+
+
+# round 5 (issue 55): facing, looking at, watching or reading a thing, in one clause with
+# "behind me": one pose cannot do both ("I am facing the desk behind me")
+_FACES_BEHIND = re.compile(
+    r"\b(?:(?:fac(?:e|es|ing)|look(?:s|ing)?\s+(?:at|out|into)|star(?:e|es|ing)\s+at|"
+    r"watch(?:es|ing)?|read(?:s|ing)?|typ(?:e|es|ing)|programm(?:e|es|ing))\b(?!\s+away)"
+    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so)\b)[^,.;!?]){0,40}?|"
+    # acting on the thing itself: its object follows, with no other verb or tool between
+    r"(?:eras(?:e|es|ing)|wip(?:e|es|ing)|filing|writ(?:e|es|ing)\s+on|draw(?:s|ing)?\s+on|"
+    r"paint(?:s|ing)?|(?:picture|photo)\s+of)\b"
+    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so|using|off|from|to)\b)"
+    r"[^,.;!?]){0,40}?)\bbehind\s+me\b")
+_NOT_NOW = re.compile(r"\b(?:back|backside|finished|done|after|was|were|had|been)\s+(?:\w+\s+)?$")
+
+
+def faces_behind(text: str) -> str | None:
+    """The phrase where a text has the agent face, look at, watch, read, write or draw on,
+    wipe, erase, file into or take a picture of something it puts behind the agent in the
+    same clause ("facing the desk behind me"), or None. "My back
+    facing the wall behind me", "facing away from ..." and past actions ("finished looking at
+    ...") do not count."""
+    low = normal_text(text)
+    for m in _FACES_BEHIND.finditer(low):
+        if not _NOT_NOW.search(low[:m.start()]):
+            return text[m.start():m.end()] if len(text) == len(low) else m.group(0)
+    return None
 
 
 def _faces_behind(item: TurnedItem) -> Hit | None:

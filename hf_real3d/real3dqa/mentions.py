@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hf_real3d.geometry import direction_names
 
 __all__ = ["ALWAYS_SEVERAL", "heading_cue", "GENERIC", "HOUR_PATTERN", "HOUR_WORDS", "Mention",
-           "Reading", "Relation", "bearing_name", "directions_in", "faces_behind", "hour_bearing",
-           "names_several",
-           "normal_text", "plural", "read", "mentions", "singular", "tokens"]
+           "Reading", "Relation", "bearing_name", "directions_in", "hour_bearing", "normal_text",
+           "plural", "read", "mentions", "singular", "tokens"]
 
 #: clock hours as words, 12 o'clock first
 HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
@@ -505,25 +503,6 @@ def _egocentric(scan: str, toks: list[tuple[str, int, int]], out: Reading) -> No
         out.vertical += [(w[-1], way, scan[m.start():m.end()]) for w, _ in found]
 
 
-_MANY_WORDS = _OTHER_WORDS | frozenset("both two three four five six seven eight nine ten several "
-                                       "many multiple some all".split())
-
-
-def names_several(texts: Iterable[str]) -> frozenset[str]:
-    """The heads any of ``texts`` names as several: a plural ("the chairs"), or after
-    "another", "two", "both", "several" and the like. Read over every SQA3D text of a scene
-    (round 5, issue 55), it tells which names the scene holds more than one of; where it
-    errs it errs towards several."""
-    out: set[str] = set()
-    for text in texts:
-        words = [t[0] for t in tokens(normal_text(text))]
-        for i, w in enumerate(words):
-            sing = _singular(w)
-            if (sing != w and len(w) > 3) or (i and words[i - 1] in _MANY_WORDS):
-                out.add(sing)
-    return frozenset(out)
-
-
 def _several_named(toks: list[tuple[str, int, int]]) -> set[str]:
     """Heads a text names as one and as several, or as "another": there are several."""
     heads: dict[str, set[str]] = {}
@@ -608,31 +587,3 @@ def heading_cue(situation: str) -> bool:
     reading = read(situation)
     return bool(reading.mentions or reading.unresolved
                 or _HEADING_WORDS.search(normal_text(situation)))
-
-
-# round 5 (issue 55): facing, looking at, watching or reading a thing, in one clause with
-# "behind me": one pose cannot do both ("I am facing the desk behind me")
-_FACES_BEHIND = re.compile(
-    r"\b(?:(?:fac(?:e|es|ing)|look(?:s|ing)?\s+(?:at|out|into)|star(?:e|es|ing)\s+at|"
-    r"watch(?:es|ing)?|read(?:s|ing)?|typ(?:e|es|ing)|programm(?:e|es|ing))\b(?!\s+away)"
-    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so)\b)[^,.;!?]){0,40}?|"
-    # acting on the thing itself: its object follows, with no other verb or tool between
-    r"(?:eras(?:e|es|ing)|wip(?:e|es|ing)|filing|writ(?:e|es|ing)\s+on|draw(?:s|ing)?\s+on|"
-    r"paint(?:s|ing)?|(?:picture|photo)\s+of)\b"
-    r"(?:(?![,.;!?]|\b(?:and|while|with|but|then|before|after|so|using|off|from|to)\b)"
-    r"[^,.;!?]){0,40}?)\bbehind\s+me\b")
-_NOT_NOW = re.compile(r"\b(?:back|backside|finished|done|after|was|were|had|been)\s+(?:\w+\s+)?$")
-
-
-def faces_behind(text: str) -> str | None:
-    """The phrase where a text has the agent face, look at, watch, read, write or draw on,
-    wipe, erase, file into or take a picture of something it puts behind the agent in the
-    same clause ("facing the desk behind me"), or None. "My back
-    facing the wall behind me", "facing away from ..." and past actions ("finished looking at
-    ...") do not count."""
-    low = normal_text(text)
-    for m in _FACES_BEHIND.finditer(low):
-        if not _NOT_NOW.search(low[:m.start()]):
-            return text[m.start():m.end()] if len(text) == len(low) else m.group(0)
-    return None
-
