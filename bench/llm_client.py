@@ -187,8 +187,15 @@ def main() -> None:
             dry.append(_judge(sqa3d, url, tmp, a.concurrency, dry=True, tag=r))
             live.append(_judge(sqa3d, url, tmp, a.concurrency, dry=False, tag=r))
         t_bare, t_client = min(bare), min(lv - d for lv, d in zip(live, dry))
-        if t_client <= 0:
-            raise RuntimeError(f"the live run ({live}) was not slower than the dry run ({dry})")
+        if t_client <= 0:  # the client's time is lost in the start-up's noise: say so
+            print(f"{n} prompts: the live runs ({', '.join(f'{x:.2f}' for x in live)} s) were "
+                  f"not slower than the dry runs ({', '.join(f'{x:.2f}' for x in dry)} s); "
+                  "too few prompts to separate the client from the start-up (use more "
+                  "--questions, or run it alone)")
+            report("judge client / bare openai loop, prompts/s", float("nan"), "1/s",
+                   baseline=n / t_bare, target=">= 0.8 x", ok=False, prompts=n,
+                   concurrency=a.concurrency, separated=False)
+            return
         bare_rate, client_rate = n / t_bare, n / t_client
         ratio = client_rate / bare_rate
         print(f"{n} prompts, {a.concurrency} threads/requests in flight, instant loopback "

@@ -818,8 +818,13 @@ def test_the_throughput_bench_runs(tmp_path):
                        timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     row = json.loads(next(x for x in p.stdout.splitlines() if x.startswith("BENCH "))[6:])
-    assert row["prompts"] == 300 and row["value"] > 0 and row["baseline"] > 0
-    assert "ms per prompt" in p.stdout and "ratio" in p.stdout
+    assert row["prompts"] == 300 and row["baseline"] > 0
+    # the client's time (live minus dry run) is a figure, or, where a busy machine (the
+    # suite's other worker) hides it in the start-up's noise, said to be unseparated
+    if row.get("separated", True):
+        assert row["value"] > 0 and "ms per prompt" in p.stdout and "ratio" in p.stdout
+    else:
+        assert row["ok"] is False and "too few prompts to separate" in p.stdout
 
 
 @pytest.fixture(scope="module")
