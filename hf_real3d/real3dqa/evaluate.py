@@ -355,7 +355,8 @@ def _say_what_a_subset_rests_on(refs: ReferenceColumns, results: list[dict[str, 
         rot = r.get("rotation")
         if not rot:
             r["warnings"].append(f"{flags} leaves no complete rotation group: P_k and VRS are "
-                                 "not computed")
+                                 "not computed" + ("; --exclude-flagged alone keeps the groups "
+                                                   "with no defect" if "needs" in flags else ""))
             continue
         n = rot["groups"]
         ci = rot.get("vrs_ci")
