@@ -43,7 +43,7 @@ from hf_real3d.real3dqa.mentions import (
 )
 from hf_real3d.scene import Scene
 
-__all__ = ["HEADING_FREE", "answer_count", "answer_direction", "answer_names", "answer_thing",
+__all__ = ["HEADING_FREE", "answer_direction", "answer_names", "answer_thing",
            "named_object_question", "parse_question", "question_kind", "question_template",
            "said_at_pose", "thing_asked_at", "same_answer", "turned_answer"]
 
@@ -204,7 +204,14 @@ _OF_OBJECT_MORE = {k: re.compile(v) for k, v in {
 
 
 # several things may stand beside one object: which one the answer names is not settled
-_BESIDE = re.compile(r"\b(?:next\s+to|beside|near|by|behind|in\s+front\s+of)\s+(?:the|my)\b")
+_NEXT_TO_NAMED = re.compile(r"\b(?:next\s+to|beside|near|by|behind|in\s+front\s+of)\s+"
+                            r"(?:the|my)\b")
+
+
+# "is the lamp on or off?" is a state; "is the chair here or there?", "yes or no" are not
+# properties of the object
+_NOT_A_CHOICE = frozenset("here there yes no close closer far farther further near nearer "
+                          "me it odd even".split())
 
 
 @functools.lru_cache(maxsize=65536)
@@ -232,7 +239,7 @@ def named_object_question(question: str) -> tuple[str, tuple[str, ...]] | None:
     for _, _, phrase in asked:
         rest = rest.replace(phrase, " ")
     rest = re.sub(r"\b(?:that|which)\s+(?:is|are)\s*(?=[?,.]|$)", " ", rest)
-    if _HEADING_CUES.search(_ROOM_SIDE.sub(" ", rest)) or _BESIDE.search(rest):
+    if _HEADING_CUES.search(_ROOM_SIDE.sub(" ", rest)) or _NEXT_TO_NAMED.search(rest):
         return None
     for name in _OF_OBJECT:
         if _HEADING_FREE_RE[name].search(rest):
@@ -260,11 +267,6 @@ def _compared(name: str, heads: list[str], rest: str) -> tuple[str, ...]:
                                                          r"(?=\s+(?:or|and)\b)", rest)]
     return tuple(dict.fromkeys(heads))
 
-
-# "is the lamp on or off?" is a state; "is the chair here or there?", "yes or no" are not
-# properties of the object
-_NOT_A_CHOICE = frozenset("here there yes no close closer far farther further near nearer "
-                          "me it odd even".split())
 
 
 # ---- answers that mean the same ---------------------------------------------------------
@@ -440,8 +442,7 @@ def answer_thing(answer: str) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=65536)
-def answer_count(answer: str) -> int | None:
-    """An answer read as a count from zero to ten ("two" -> 2), else None."""
+def _count(answer: str) -> int | None:
     words = normalize_answer(answer).split()
     return _COUNT_WORDS.get(words[0]) if len(words) == 1 else None
 
@@ -479,7 +480,7 @@ def said_at_pose(question: str, answers: tuple[str, ...], where: str) -> tuple[M
             if w is not None:
                 out.append(Mention(w[-1], w, got[0], got[1], where))
     denied = normalize_answer(answers[0]) in ("no", "zero", "none", "nothing") or \
-        answer_count(answers[0]) == 0
+        _count(answers[0]) == 0
     if at is None and not denied:
         out += [Mention(m.head, m.words, m.bearing, m.width, where, number=m.number)
                 for m in read(question).mentions if m.head not in GENERIC

@@ -30,7 +30,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +40,6 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, plain_value, write_json
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
-from hf_real3d.real3dqa.asks import answer_count
 from hf_real3d.real3dqa.checks import turn_of, verdict_for
 from hf_real3d.real3dqa.mentions import normal_text, singular, tokens
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
@@ -236,9 +234,6 @@ class PoseEvidence:
     several: dict[Any, frozenset[str]]  # by question id
 
 
-_HOW_MANY = re.compile(r"^\s*how\s+many\s+([a-z]+)")
-
-
 # "another chair", "two chairs", "both beds": several
 _MANY_WORDS = frozenset("another other second third both two three four five six seven eight "
                         "nine ten several many multiple some all".split())
@@ -254,27 +249,23 @@ def names_several(texts: Iterable[str]) -> frozenset[str]:
         words = [t[0] for t in tokens(normal_text(text))]
         for i, w in enumerate(words):
             sing = singular(w)
-            if (sing != w and len(w) > 3) or (i and words[i - 1] in _MANY_WORDS):
+            if sing != w or (i and words[i - 1] in _MANY_WORDS):
                 out.add(sing)
     return frozenset(out)
 
 
 def scene_several(records: Iterable[SQA3DRecord]) -> dict[Any, frozenset[str]]:
     """For each question, the names that any SQA3D text of its scene (about 50: situations,
-    alternatives, questions and answers) names as several, or counts as two or more."""
+    alternatives, questions and answers) names as several (:func:`names_several`)."""
     texts: dict[str, list[str]] = {}
-    counted: dict[str, set[str]] = {}
     ids: dict[str, list[Any]] = {}
     for r in records:
         texts.setdefault(r.scene_id, []).extend([r.situation, *r.alternative_situation,
                                                  r.question, *r.answers])
         ids.setdefault(r.scene_id, []).append(r.question_id)
-        m = _HOW_MANY.match(normal_text(r.question))
-        if m and any((n := answer_count(a)) is not None and n >= 2 for a in r.answers):
-            counted.setdefault(r.scene_id, set()).add(singular(m.group(1)))
     out = {}
     for sid, qs in ids.items():
-        names = names_several(texts[sid]) | counted.get(sid, set())
+        names = names_several(texts[sid])
         out.update({q: names for q in qs})
     return out
 

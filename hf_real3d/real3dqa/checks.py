@@ -60,7 +60,7 @@ from hf_real3d.real3dqa.rules import (
 )
 from hf_real3d.scene import STRUCTURAL_LABELS
 
-__all__ = ["RULES", "check_text", "faces_behind", "placed_once", "turn_of", "verdict_for"]
+__all__ = ["RULES", "check_text", "placed_once", "turn_of", "verdict_for"]
 
 RULES: dict[str, str] = {**TEXT_RULES, **ANSWER_RULES, **SCENE_RULES}
 
@@ -232,26 +232,25 @@ _FACES_BEHIND = re.compile(
 _NOT_NOW = re.compile(r"\b(?:back|backside|finished|done|after|was|were|had|been)\s+(?:\w+\s+)?$")
 
 
-def faces_behind(text: str) -> str | None:
-    """The phrase where a text has the agent face, look at, watch, read, write or draw on,
-    wipe, erase, file into or take a picture of something it puts behind the agent in the
-    same clause ("facing the desk behind me"), or None. "My back
-    facing the wall behind me", "facing away from ..." and past actions ("finished looking at
-    ...") do not count."""
-    low = normal_text(text)
-    for m in _FACES_BEHIND.finditer(low):
-        if not _NOT_NOW.search(low[:m.start()]):
-            return text[m.start():m.end()] if len(text) == len(low) else m.group(0)
-    return None
-
-
 def _faces_behind(item: TurnedItem) -> Hit | None:
-    """Round 5: the turned situation faces (looks at, watches, reads) a thing it puts behind
-    the agent, where viewpoint 0's texts never speak so."""
-    said = faces_behind(item.situation)
-    if said is None or any(faces_behind(t) for t in (item.situation_0, *item.alternatives_0)):
+    """Round 5: the turned situation has the agent face, look at, watch, read, write or draw
+    on, wipe, erase, file into or take a picture of something it puts behind the agent in the
+    same clause ("facing the desk behind me"), where viewpoint 0's texts never speak so. "My
+    back facing the wall behind me", "facing away from ..." and past actions ("finished
+    looking at ...") do not count."""
+
+    def said(text: str) -> str | None:
+        low = normal_text(text)
+        m = next((m for m in _FACES_BEHIND.finditer(low)
+                  if not _NOT_NOW.search(low[:m.start()])), None)
+        # the text's own words where normalising kept its length
+        return None if m is None else text[m.start():m.end()] if len(text) == len(low) \
+            else m.group(0)
+
+    phrase = said(item.situation)
+    if phrase is None or any(said(t) for t in (item.situation_0, *item.alternatives_0)):
         return None
-    return Hit("faces_behind", (said,), f"{said!r}: the agent cannot face what is behind it")
+    return Hit("faces_behind", (phrase,), f"{phrase!r}: the agent cannot face what is behind it")
 
 
 def _place(r0: Sequence[Reading], rk: Reading) -> Hit | None:

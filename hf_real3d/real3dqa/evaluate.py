@@ -351,12 +351,13 @@ def _say_what_a_subset_rests_on(refs: ReferenceColumns, results: list[dict[str, 
     """Each model's P_k / VRS on a subset, said loudly: a notice of the complete groups they
     rest on and VRS's bootstrap interval, and a warning under :data:`FEW_GROUPS` groups."""
     flags = _subset_flags(refs)
+    needs_scene_too = ((refs.report or {}).get("excluded_flagged") or {}).get("needs_scene_too")
     for r in results:
         rot = r.get("rotation")
         if not rot:
             r["warnings"].append(f"{flags} leaves no complete rotation group: P_k and VRS are "
                                  "not computed" + ("; --exclude-flagged alone keeps the groups "
-                                                   "with no defect" if "needs" in flags else ""))
+                                                   "with no defect" if needs_scene_too else ""))
             continue
         n = rot["groups"]
         ci = rot.get("vrs_ci")
