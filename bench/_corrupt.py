@@ -4,7 +4,7 @@ Each kind is a mistake a person or a language model makes when rewriting a situa
 turned viewpoint; :func:`corrupt` applies one kind to a share of the rotated items it
 applies to and returns which items it changed, so recall per kind is
 ``flagged changed items / changed items`` (``bench/study_check_recall.py`` and
-``tests/test_checks.py`` measure it on synthetic rooms rotated from geometry). Given the
+``tests/test_checker.py`` measure it on synthetic rooms rotated from geometry). Given the
 scenes, a text corruption is applied only where the names it involves pick out one object of
 the room: "still facing the chair" is no mistake when the room has a second chair ahead.
 
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from hf_real3d.english.mentions import HOUR_WORDS, mentions
 from hf_real3d.geometry import bearing_after_turn
-from hf_real3d.real3dqa.mentions import HOUR_WORDS, mentions
-from hf_real3d.real3dqa.scene_checks import several_named
+from hf_real3d.real3dqa.checker.scene import several_named
 from hf_real3d.scene import STRUCTURAL_LABELS
 
 __all__ = ["KINDS", "corrupt"]

@@ -133,7 +133,7 @@ def main() -> None:
     if not (sample / "consensus.jsonl").is_file():
         print(f"{sample}/consensus.jsonl: not labelled yet; nothing to measure")
         return
-    from hf_real3d.real3dqa.check_rotations import check_set, pose_questions_for
+    from hf_real3d.real3dqa.checker.run import check_set, pose_questions_for
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     at_pose, folder = pose_questions_for(args.release)

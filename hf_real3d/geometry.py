@@ -292,7 +292,7 @@ def bearing_after_turn(bearing_deg: float, degrees_clockwise: float) -> float:
     in place: ``(bearing - turn) mod 360``. A 90-degree turn to the right sends front to left,
     right to front, behind to right and left to behind; clock hours move ``turn / 30`` hours
     back (12 o'clock to 9 o'clock). The one statement of that rule: the geometry route
-    (:func:`turn_direction`) and the rotation checker (:mod:`hf_real3d.real3dqa.checks`)
+    (:func:`turn_direction`) and the rotation checker (:mod:`hf_real3d.real3dqa.checker.text`)
     both use it."""
     return float((float(bearing_deg) - float(degrees_clockwise)) % 360.0)
 

@@ -130,7 +130,7 @@ def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
                 ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
         if have is not None and "rotations_checked" in have:  # what check-rotations passes
             # the checks must have judged this folder's rotations (their set's fingerprint)
-            from hf_real3d.real3dqa.check_folder import read_checks_config
+            from hf_real3d.real3dqa.checker.folder import read_checks_config
             from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
             read_checks_config(read_rotation_set(real3dqa))

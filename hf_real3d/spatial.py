@@ -7,7 +7,7 @@ distance, whether an object sits clearly inside its bin), which object it faces,
 situation is described, the question kinds (nearest in a direction, navigation, counting,
 existence, relations, attributes, distances, ...) and their answers computed from geometry
 (:func:`answer_from_geometry`). Reading a real SQA3D question into those kinds is the English
-reader's (:func:`hf_real3d.real3dqa.asks.parse_question`).
+reader's (:func:`hf_real3d.english.asks.parse_question`).
 
 Direction words follow :mod:`hf_real3d.geometry`; objects within ``margin_deg`` of a bin
 boundary never decide a direction-dependent answer (:class:`Unanswerable` says why).

@@ -28,6 +28,7 @@ from helpers.llm_servers import (
     serve_once,
 )
 
+from hf_real3d.english.mentions import heading_cue
 from hf_real3d.llm import (
     LLMClient,
     LLMConfig,
@@ -36,10 +37,9 @@ from hf_real3d.llm import (
     first_json_object,
     llm_cache_dir,
 )
-from hf_real3d.real3dqa.checks import check_text
+from hf_real3d.real3dqa.checker.text import check_text
 from hf_real3d.real3dqa.judge import run_judge
-from hf_real3d.real3dqa.mentions import heading_cue
-from hf_real3d.real3dqa.rewrite import (
+from hf_real3d.real3dqa.rotate import (
     HEADING_CUE_NOTE,
     ROTATE_TEMPLATE,
     parse_rotation,
@@ -268,7 +268,7 @@ def test_first_json_object_of_a_reply():
 
 
 def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
-    from hf_real3d.real3dqa.rewrite import ROTATION_SCHEMA
+    from hf_real3d.real3dqa.rotate import ROTATION_SCHEMA
 
     with StubLLM(lambda m: json.dumps(GOOD), refuse_formats={"json_schema"}) as srv:
         c = client(srv.url, tmp_path, llm_concurrency=1)

@@ -1,4 +1,4 @@
-"""The English reader (hf_real3d.real3dqa.mentions): egocentric and allocentric phrases,
+"""The English reader (hf_real3d.english.mentions): egocentric and allocentric phrases,
 answers as directions and what a question asks. The misreadings issue 46 found are quoted from
 the release's own texts."""
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from hf_real3d.real3dqa.asks import HEADING_FREE, answer_direction, question_kind
-from hf_real3d.real3dqa.mentions import mentions, normal_text, plain_words, read
+from hf_real3d.english.asks import HEADING_FREE, answer_direction, question_kind
+from hf_real3d.english.mentions import mentions, normal_text, plain_words, read
 
 
 def placed(text):
@@ -192,7 +192,7 @@ def test_the_agent_faces_past_a_part_of_a_thing():
 
 
 def test_what_a_question_at_the_pose_says():
-    from hf_real3d.real3dqa.asks import question_template, said_at_pose
+    from hf_real3d.english.asks import question_template, said_at_pose
 
     def said(q, a):
         return {(m.head, m.bearing) for m in said_at_pose(q, (a,), "q")}

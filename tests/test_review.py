@@ -490,7 +490,7 @@ def test_a_killed_writer_loses_no_decision(flagged_folder, tmp_path):
 
 def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
         flagged_folder, tmp_path, monkeypatch, capsys):
-    from hf_real3d.real3dqa import check_rotations
+    from hf_real3d.real3dqa.checker import run as check_rotations
 
     assert main(["check-rotations", "--dataset", str(flagged_folder), "--out",
                  str(tmp_path / "checks"), "--no_configs"]) == 0
@@ -899,7 +899,7 @@ def test_review_tab_drawings_turn_in_words_keys_undo_and_refusals(flagged_folder
     of the queue the buttons are off."""
     from playwright.sync_api import sync_playwright
 
-    from hf_real3d.real3dqa.checks import RULES
+    from hf_real3d.real3dqa.checker.text import RULES
     from hf_real3d.real3dqa.draw import turn_words
 
     review = tmp_path / "rv"

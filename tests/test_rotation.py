@@ -2,8 +2,8 @@ import collections
 
 import pytest
 
+from hf_real3d.english.asks import parse_question
 from hf_real3d.geometry import turn_direction
-from hf_real3d.real3dqa.asks import parse_question
 from hf_real3d.real3dqa.rotation import rotate_record, rotate_records, viewpoint_angles
 from hf_real3d.spatial import View
 from hf_real3d.sqa3d import read_split

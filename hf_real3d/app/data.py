@@ -129,7 +129,7 @@ def load_questions(folder: str | os.PathLike) -> QuestionData:
     checks = frame("rotation_checks")
     if checks is not None:
         # the checks shown must have judged these rotations (their verdicts and fingerprint)
-        from hf_real3d.real3dqa.check_folder import read_checks_config
+        from hf_real3d.real3dqa.checker.folder import read_checks_config
         from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
         read_checks_config(read_rotation_set(folder))

@@ -91,7 +91,7 @@ def decision_choices(visible: dict[tuple[Any, int], dict[str, Any]]
 
 def _rule_span(rule: str, needs_scene: bool = False) -> str:
     # the rule names' meanings, for the tooltips and the legend
-    from hf_real3d.real3dqa.checks import RULES
+    from hf_real3d.real3dqa.checker.text import RULES
 
     cls = "rv-rule needs-scene" if needs_scene else "rv-rule wrong"
     return (f"<span class='{cls}' data-rule='{e(rule)}' title='{e(RULES.get(rule, rule))}'>"
@@ -101,7 +101,7 @@ def _rule_span(rule: str, needs_scene: bool = False) -> str:
 def rules_legend() -> str:
     """Every checker rule and what it means (the Review tab's legend)."""
     # the checker's rule texts only for the Review tab
-    from hf_real3d.real3dqa.checks import RULES
+    from hf_real3d.real3dqa.checker.text import RULES
 
     items = "".join(f"<dt><code>{e(r)}</code></dt><dd>{e(t)}</dd>" for r, t in RULES.items())
     return (f"<details class='rv-legend'><summary>What the checker's rules mean</summary>"

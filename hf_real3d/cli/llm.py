@@ -120,7 +120,7 @@ def cmd_judge(o: JudgeOptions) -> None:
 
 def cmd_rotate(o: RotateOptions) -> None:
     """``hf-real3d rotate``."""
-    from hf_real3d.real3dqa.rewrite import rotate_dataset
+    from hf_real3d.real3dqa.rotate import rotate_dataset
 
     client = o.client()
     s = rotate_dataset(o.dataset, o.out, client, scenes=o.scenes, template=o.prompt,

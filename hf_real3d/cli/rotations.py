@@ -41,7 +41,7 @@ class CheckRotationsOptions:
 
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     """``hf-real3d check-rotations``."""
-    from hf_real3d.real3dqa.check_rotations import check_rotations
+    from hf_real3d.real3dqa.checker.run import check_rotations
 
     if not 0 <= o.margin < 45:
         raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")

@@ -14,7 +14,7 @@ from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
 from hf_real3d.real3dqa.filtering import FilterResult, filter_questions
 from hf_real3d.real3dqa.format import (
-    REAL3DQA_BIBTEX,
+    CITATION,
     RELEASE_HEADERS_FILE,
     question_row,
     read_release,
@@ -25,19 +25,11 @@ from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import RotationResult, rotate_records, viewpoint_angles
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
-from hf_real3d.sqa3d import SQA3D_BIBTEX, read_split
+from hf_real3d.sqa3d import read_split
 from hf_real3d.tables import markdown_table
 
-__all__ = ["CITATION", "import_release", "build_real3dqa"]
+__all__ = ["import_release", "build_real3dqa"]
 
-CITATION = REAL3DQA_BIBTEX + SQA3D_BIBTEX + """
-@inproceedings{dai2017scannet,
-  title={ScanNet: Richly-annotated 3D Reconstructions of Indoor Scenes},
-  author={Dai, Angela and Chang, Angel X. and Savva, Manolis and Halber, Maciej and
-          Funkhouser, Thomas and Nie{\\ss}ner, Matthias},
-  booktitle={CVPR},
-  year={2017}
-}"""
 _CC = {"creativecommons.org/licenses/by/4.0": "cc-by-4.0",
        "creativecommons.org/licenses/by-sa/4.0": "cc-by-sa-4.0"}
 

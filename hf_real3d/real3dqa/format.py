@@ -31,9 +31,9 @@ from hf_real3d._io import FormatError, check_link, read_json, write_json
 from hf_real3d.geometry import PoseError, wrap_degrees, yaws_from_quaternions
 from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
-from hf_real3d.sqa3d import check_item, question_type
+from hf_real3d.sqa3d import SQA3D_BIBTEX, check_item, question_type
 
-__all__ = ["REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
+__all__ = ["CITATION", "REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
            "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id", "release_item",
            "write_release", "release_headers", "plain_text", "read_release", "read_rotation_files",
            "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids"]
@@ -46,6 +46,14 @@ REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,
   year={2026}
 }
 """
+CITATION = REAL3DQA_BIBTEX + SQA3D_BIBTEX + """
+@inproceedings{dai2017scannet,
+  title={ScanNet: Richly-annotated 3D Reconstructions of Indoor Scenes},
+  author={Dai, Angela and Chang, Angel X. and Savva, Manolis and Halber, Maciej and
+          Funkhouser, Thomas and Nie{\\ss}ner, Matthias},
+  booktitle={CVPR},
+  year={2017}
+}"""
 
 RELEASE_VIEWPOINTS = (0, 90, 180, 270)
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"

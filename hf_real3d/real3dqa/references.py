@@ -237,8 +237,8 @@ def _group_verdicts(src: Path) -> dict[str, set[Any]]:
     questions at each pose when SQA3D's files lie beside it, as the command reads them; a
     dataset folder: its ``rotation_checks`` config, which must have judged its rotations)."""
     # the checker only when groups are left out by its verdicts
-    from hf_real3d.real3dqa.check_folder import read_checks_config
-    from hf_real3d.real3dqa.check_rotations import check_set, flagged_groups, pose_questions_for
+    from hf_real3d.real3dqa.checker.folder import read_checks_config
+    from hf_real3d.real3dqa.checker.run import check_set, flagged_groups, pose_questions_for
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     rs = read_rotation_set(src)

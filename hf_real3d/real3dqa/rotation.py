@@ -10,7 +10,7 @@ otherwise it is excluded with the reason, never guessed.
 
 * Synthetic questions carry their semantics (``annotation["synth"]``): every kind rotates.
 * Real SQA3D questions are parsed against common directional templates
-  (:func:`hf_real3d.real3dqa.asks.parse_question`); anything else is excluded as
+  (:func:`hf_real3d.english.asks.parse_question`); anything else is excluded as
   ``template not recognised``.
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from hf_real3d.english.asks import parse_question
 from hf_real3d.geometry import MARGIN_DEG
-from hf_real3d.real3dqa.asks import parse_question
 from hf_real3d.scene import Scene
 from hf_real3d.spatial import (
     Unanswerable,

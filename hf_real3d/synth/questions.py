@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hf_real3d.english.mentions import plural
 from hf_real3d.geometry import (
     CLEARLY_NEARER,
     DIRECTION_PHRASES,
@@ -36,7 +37,6 @@ from hf_real3d.geometry import (
     Pose,
     yaw_from_facing,
 )
-from hf_real3d.real3dqa.mentions import plural
 from hf_real3d.scene import Scene, SceneObject
 from hf_real3d.spatial import (
     Unanswerable,

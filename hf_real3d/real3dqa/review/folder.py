@@ -86,7 +86,7 @@ class StoredChecks:
         judged it (its fingerprint). Given the set's ``rows`` and rotated ``keys``, lines that
         checked another text or do not cover the set are a :class:`FormatError`."""
         # the check-folder reader (verdicts, repairs, fingerprint) imports the checker
-        from hf_real3d.real3dqa.check_folder import read_check_folder
+        from hf_real3d.real3dqa.checker.folder import read_check_folder
 
         lines, proposed = read_check_folder(folder, rotation_set)
         path = folder / "verdicts.jsonl"
@@ -134,7 +134,7 @@ def _same_text(path: Path, n: int, key: Key, d: dict[str, Any], row: dict | None
 def run_checker(rotation_set) -> StoredChecks:
     """The checker's suggestions computed now (a folder without stored ones)."""
     # the checker itself only when no stored checks are there
-    from hf_real3d.real3dqa.check_rotations import check_set, repairs
+    from hf_real3d.real3dqa.checker.run import check_set, repairs
 
     result = check_set(rotation_set)
     verdicts = {(it.question_id, it.rotation_deg): _verdict_line(it.to_dict())

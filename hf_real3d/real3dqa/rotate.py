@@ -17,12 +17,12 @@ that does not parse, is cut at ``max_tokens``, leaves a field empty, repeats the
 situation or names no direction is excluded with its reason, never repaired; a question keeps
 its rotation group only when every turned viewpoint has one, and the replies of its other
 viewpoints are then excluded too, with that reason. A situation that names no direction
-(:func:`hf_real3d.real3dqa.mentions.heading_cue`) is asked with a request for a heading cue
+(:func:`hf_real3d.english.mentions.heading_cue`) is asked with a request for a heading cue
 when a scene is given, and not asked without one (``no heading cue without a scene``).
 The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
 and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
 structured output, finish reason, tokens), and ``scenes`` when given), its rows checked in
-memory before the write (:func:`~hf_real3d.real3dqa.check_rotations.check_rows`: ``OUT/checks/``,
+memory before the write (:func:`~hf_real3d.real3dqa.checker.run.check_rows`: ``OUT/checks/``,
 configs ``rotation_checks`` / ``rotations_checked``), so the Review tab opens on what it flags.
 """
 
@@ -40,6 +40,7 @@ from typing import Any
 import datasets
 
 from hf_real3d._io import FormatError, atomic_dir, check_out
+from hf_real3d.english.mentions import HOUR_WORDS, heading_cue
 from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
 from hf_real3d.hub import ConfigData, load_local, write_dataset_files
@@ -55,10 +56,8 @@ from hf_real3d.llm import (
     seeded_subset,
     usage_totals,
 )
-from hf_real3d.real3dqa.build import CITATION
-from hf_real3d.real3dqa.check_rotations import check_rows
-from hf_real3d.real3dqa.format import question_row, same_text
-from hf_real3d.real3dqa.mentions import HOUR_WORDS, heading_cue
+from hf_real3d.real3dqa.checker.run import check_rows
+from hf_real3d.real3dqa.format import CITATION, question_row, same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import Scene
 from hf_real3d.schema import (

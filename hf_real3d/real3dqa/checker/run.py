@@ -3,7 +3,7 @@
 Reads a rotation set (:func:`hf_real3d.real3dqa.rotation_set.read_rotation_set`): the
 official release folder, any folder of ``rotation_{k}.json`` files in its format, or a
 dataset folder this library built or imported (its ``rotations`` config). Applies the rules
-of :mod:`hf_real3d.real3dqa.checks` (the text and answer rules always; the scene rules with
+of :mod:`hf_real3d.real3dqa.checker.text` (the text and answer rules always; the scene rules with
 ScanNet-format scenes, or with the folder's own ``scenes`` config). With SQA3D's test files
 (``sqa3d``, or an ``sqa3d`` folder beside the release, as ``../shared/real`` holds them), the
 other questions asked at each item's pose are evidence of where things are there
@@ -22,7 +22,7 @@ other questions asked at each item's pose are evidence of where things are there
   with no defect), which ``hf-real3d evaluate --exclude-flagged``, the lmms-eval tasks and
   the explorer read.
 
-:mod:`hf_real3d.real3dqa.check_folder` reads these outputs back.
+:mod:`hf_real3d.real3dqa.checker.folder` reads these outputs back.
 """
 
 from __future__ import annotations
@@ -39,11 +39,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from hf_real3d._io import FormatError, atomic_dir, plain_value, write_json
+from hf_real3d.english.mentions import normal_text, singular, tokens
 from hf_real3d.geometry import MARGIN_DEG, Pose, PoseError, yaws_from_quaternions
-from hf_real3d.real3dqa.checks import turn_of, verdict_for
-from hf_real3d.real3dqa.mentions import normal_text, singular, tokens
-from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
-from hf_real3d.real3dqa.rules import (
+from hf_real3d.real3dqa.checker.rules import (
     ANSWER_RULES,
     SCENE_RULES,
     SENSES,
@@ -53,7 +51,9 @@ from hf_real3d.real3dqa.rules import (
     TurnedItem,
     Verdict,
 )
-from hf_real3d.real3dqa.scene_checks import SceneCheck, check_scene, several_named
+from hf_real3d.real3dqa.checker.scene import SceneCheck, check_scene, several_named
+from hf_real3d.real3dqa.checker.text import turn_of, verdict_for
+from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.scene import Scene
 from hf_real3d.sources import SQA3DFolder, resolve
 from hf_real3d.sqa3d import SQA3DRecord, read_split

@@ -12,7 +12,7 @@ what a text says. It reads
   left end of the couch``, ``in front of the desk``;
 * **words**: a text made uniform (:func:`normal_text`), singular and plural nouns.
 
-Its other half, :mod:`hf_real3d.real3dqa.asks`, reads questions and answers.
+Its other half, :mod:`hf_real3d.english.asks`, reads questions and answers.
 
 Where the reader cannot tell, it says so (:attr:`Reading.unresolved`, ``several``) instead of
 guessing: the checker then leaves the item to the scene.

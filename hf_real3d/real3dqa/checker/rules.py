@@ -1,8 +1,8 @@
 """The checker's vocabulary: the rules by name with what each means (:data:`TEXT_RULES`,
 :data:`ANSWER_RULES`, :data:`SCENE_RULES`), a rule's :class:`Hit` on an item, a
-:class:`TurnedItem` and the :class:`Verdict` :func:`hf_real3d.real3dqa.checks.verdict_for`
-gives it. The rules themselves live in :mod:`hf_real3d.real3dqa.checks` (situations),
-:mod:`hf_real3d.real3dqa.answer_checks` (answers) and :mod:`hf_real3d.real3dqa.scene_checks`
+:class:`TurnedItem` and the :class:`Verdict` :func:`hf_real3d.real3dqa.checker.text.verdict_for`
+gives it. The rules themselves live in :mod:`hf_real3d.real3dqa.checker.text` (situations),
+:mod:`hf_real3d.real3dqa.checker.answers` (answers) and :mod:`hf_real3d.real3dqa.checker.scene`
 (the scene).
 """
 

@@ -1,4 +1,4 @@
-"""The rotation checker (hf_real3d.real3dqa.checks, check_rotations; bench/_corrupt): its rules on
+"""The rotation checker (hf_real3d.real3dqa.checker; bench/_corrupt): its rules on
 hand-made texts and on the issue's release items, recall per corruption kind on synthetic
 rooms rotated from geometry, the outputs and configs of `hf-real3d check-rotations`, and its
 errors."""
@@ -13,13 +13,13 @@ from helpers.cli import run_cli
 from helpers.docs import documentation
 from helpers.errors import one_line_error
 
+from hf_real3d.english.asks import answer_direction
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
-from hf_real3d.real3dqa.asks import answer_direction
-from hf_real3d.real3dqa.check_rotations import check_rotations, check_set
-from hf_real3d.real3dqa.checks import check_text, verdict_for
+from hf_real3d.real3dqa.checker.rules import SENSES, VERDICTS, TurnedItem
+from hf_real3d.real3dqa.checker.run import check_rotations, check_set
+from hf_real3d.real3dqa.checker.text import check_text, verdict_for
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
-from hf_real3d.real3dqa.rules import SENSES, VERDICTS, TurnedItem
 
 KINDS, corrupt = bench_module("_corrupt").KINDS, bench_module("_corrupt").corrupt
 
@@ -378,7 +378,7 @@ def test_round_five_rules_on_made_up_texts():
 def test_the_names_a_scene_holds_several_of():
     """Round 5: any SQA3D text of a scene that names several of a thing (a plural, "another",
     a count of two or more) makes its name one of several for every question of the scene."""
-    from hf_real3d.real3dqa.check_rotations import PoseEvidence, names_several, scene_several
+    from hf_real3d.real3dqa.checker.run import PoseEvidence, names_several, scene_several
     from hf_real3d.sqa3d import SQA3DRecord
 
     assert names_several(["I sit between the chairs.", "Another lamp is on."]) >= {"chair", "lamp"}
@@ -680,7 +680,7 @@ def test_checks_of_another_set_are_refused_by_every_reader(two_sets, tmp_path, c
     folder) refuse another set's checks naming both, and an old folder without a
     fingerprint."""
     from hf_real3d.cli import main as cli
-    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
+    from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
 
     root, fps = two_sets
     folder = tmp_path / "b"
@@ -728,7 +728,7 @@ def test_verdicts_and_repairs_are_checked_wherever_they_are_read(two_sets, tmp_p
     answer, is refused, line named, by evaluate (rotation_checks), review-init (--checks) and
     every reopening of a review folder (its stored checks: review-stats, export-rotations)."""
     from hf_real3d.cli import main as cli
-    from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
+    from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
 
     root, _ = two_sets
     folder = tmp_path / "a"
@@ -892,7 +892,7 @@ def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(dist
     import numpy as np
 
     from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, Pose
-    from hf_real3d.real3dqa.scene_checks import _placed
+    from hf_real3d.real3dqa.checker.scene import _placed
     from hf_real3d.scene import Scene, SceneObject
     from hf_real3d.spatial import View
 
@@ -917,7 +917,7 @@ def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(dist
 def test_the_questions_at_a_pose_and_where_they_are_found(tmp_path):
     """Questions with one scene, position and rotation are asked at one pose; SQA3D's test
     files are found beside a release (``real/real3dqa`` and ``real/sqa3d``)."""
-    from hf_real3d.real3dqa.check_rotations import pose_questions, sqa3d_beside
+    from hf_real3d.real3dqa.checker.run import pose_questions, sqa3d_beside
     from hf_real3d.sqa3d import SQA3DRecord
 
     def rec(qid, x):

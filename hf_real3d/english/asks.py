@@ -1,7 +1,7 @@
 """The English reader's questions and answers: what a question asks, what an answer says,
 and a direction answer written after a turn.
 
-:mod:`hf_real3d.real3dqa.mentions` reads where a text puts things; this module reads
+:mod:`hf_real3d.english.mentions` reads where a text puts things; this module reads
 
 * **answers that are directions** (:func:`answer_direction`): ``left``, ``turn right``,
   ``forward``, ``behind me``, ``3 o'clock``, and writes one after a turn, in its own style
@@ -27,8 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from hf_real3d.answers import match_one, normalize_answer
-from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTION_WORDS, DIRECTIONS_4, bearing_after_turn
-from hf_real3d.real3dqa.mentions import (
+from hf_real3d.english.mentions import (
     ALWAYS_SEVERAL,
     GENERIC,
     HOUR_PATTERN,
@@ -41,6 +40,7 @@ from hf_real3d.real3dqa.mentions import (
     read,
     singular,
 )
+from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTION_WORDS, DIRECTIONS_4, bearing_after_turn
 from hf_real3d.scene import Scene
 
 __all__ = ["HEADING_FREE", "answer_direction", "answer_names", "answer_thing",

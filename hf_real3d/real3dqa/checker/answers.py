@@ -3,7 +3,7 @@ answer turned (in each sense), a heading-free answer kept, what the turned situa
 an asked direction, a thing asked for in a direction that the turn moved, and the same
 question asked at viewpoint 0's pose of the direction the turn brings (the other SQA3D
 questions at the pose). :func:`check_answer` says, for each sense of the turn, whether the
-answer is supported or contradicted; :func:`hf_real3d.real3dqa.checks.verdict_for` weighs it
+answer is supported or contradicted; :func:`hf_real3d.real3dqa.checker.text.verdict_for` weighs it
 with the situation rules.
 """
 
@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hf_real3d.answers import normalize_answer
-from hf_real3d.geometry import angle_gap, bearing_after_turn
-from hf_real3d.real3dqa.asks import (
+from hf_real3d.english.asks import (
     answer_direction,
     answer_names,
     answer_thing,
@@ -28,8 +27,9 @@ from hf_real3d.real3dqa.asks import (
     thing_asked_at,
     turned_answer,
 )
-from hf_real3d.real3dqa.mentions import GENERIC, Reading, bearing_name
-from hf_real3d.real3dqa.rules import Hit, TurnedItem
+from hf_real3d.english.mentions import GENERIC, Reading, bearing_name
+from hf_real3d.geometry import angle_gap, bearing_after_turn
+from hf_real3d.real3dqa.checker.rules import Hit, TurnedItem
 
 __all__ = ["AnswerFindings", "check_answer", "direction_hit", "pose_said"]
 

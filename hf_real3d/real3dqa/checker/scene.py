@@ -2,8 +2,8 @@
 scene, seen from its turned pose? Each object the turned situation names with a direction
 has an instance there, an object the answer names for an asked direction too, and where the
 scene answers the question unambiguously (:func:`hf_real3d.spatial.answer_from_geometry`),
-the item's answer is that one. The rules' texts are :data:`hf_real3d.real3dqa.rules.
-SCENE_RULES`; what they find feeds :func:`hf_real3d.real3dqa.checks.verdict_for`.
+the item's answer is that one. The rules' texts are :data:`hf_real3d.real3dqa.checker.rules.
+SCENE_RULES`; what they find feeds :func:`hf_real3d.real3dqa.checker.text.verdict_for`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from hf_real3d.answers import normalize_answer
+from hf_real3d.english.asks import parse_question, question_kind
+from hf_real3d.english.mentions import bearing_name, mentions, singular
 from hf_real3d.geometry import DIRECTION_MIN_DISTANCE, MARGIN_DEG, Pose, wrap_degrees
-from hf_real3d.real3dqa.asks import parse_question, question_kind
-from hf_real3d.real3dqa.checks import placed_once
-from hf_real3d.real3dqa.mentions import bearing_name, mentions, singular
-from hf_real3d.real3dqa.rules import Hit
+from hf_real3d.real3dqa.checker.rules import Hit
+from hf_real3d.real3dqa.checker.text import placed_once
 from hf_real3d.scene import STRUCTURAL_LABELS, Scene
 from hf_real3d.spatial import Unanswerable, View, answer_from_geometry
 

@@ -2,7 +2,7 @@
 given the scene, over its geometry (Real-3DQA App. D.2); and the verdict they give.
 
 A rotated item says where things are after the agent turned in place. The English reader
-(:mod:`hf_real3d.real3dqa.mentions`) reads each text into objects with an egocentric bearing;
+(:mod:`hf_real3d.english.mentions`) reads each text into objects with an egocentric bearing;
 the one turn rule (:func:`hf_real3d.geometry.bearing_after_turn`) says where the turn sends
 each. The release's quarter-turn texts follow the quaternions' sense and the opposite sense
 about equally, so each quarter-turn item is read under both **senses**: ``quaternion`` (the
@@ -12,16 +12,16 @@ right size passes in that sense; one whose situation follows one sense and whose
 other is a defect.
 
 The rules over the situation live here, those over the answers in
-:mod:`hf_real3d.real3dqa.answer_checks`, those over the scene in
-:mod:`hf_real3d.real3dqa.scene_checks`; their names and meanings, with the hit, item and
-verdict types, in :mod:`hf_real3d.real3dqa.rules` (:data:`RULES`: all of them).
+:mod:`hf_real3d.real3dqa.checker.answers`, those over the scene in
+:mod:`hf_real3d.real3dqa.checker.scene`; their names and meanings, with the hit, item and
+verdict types, in :mod:`hf_real3d.real3dqa.checker.rules` (:data:`RULES`: all of them).
 Each hit is a defect, or says the
 text cannot decide (``needs_scene``: objects of one name, a left-or-right answer near an
-axis, an answer that rests on where unnamed things are). :func:`verdict_for` gives each item
-its :class:`~hf_real3d.real3dqa.rules.Verdict`: ``pass``, ``defect`` or ``needs_scene``, with
-the sense it follows. The English the rules read and write is in
-:mod:`hf_real3d.real3dqa.mentions` and :mod:`hf_real3d.real3dqa.asks`. Everything here is
-pure: :mod:`hf_real3d.real3dqa.check_rotations` reads the files and writes the outputs.
+axis, an answer that rests on where unnamed things are). :func:`verdict_for` gives each
+item its :class:`~hf_real3d.real3dqa.checker.rules.Verdict`: ``pass``, ``defect`` or
+``needs_scene``, with the sense it follows. The English the rules read and write is in
+:mod:`hf_real3d.english.mentions` and :mod:`hf_real3d.english.asks`. Everything here is
+pure: :mod:`hf_real3d.real3dqa.checker.run` reads the files and writes the outputs.
 """
 
 from __future__ import annotations
@@ -32,15 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hf_real3d.geometry import angle_gap, bearing_after_turn, wrap_degrees
-from hf_real3d.real3dqa.answer_checks import (
-    AnswerFindings,
-    check_answer,
-    direction_hit,
-    pose_said,
-)
-from hf_real3d.real3dqa.asks import said_at_pose
-from hf_real3d.real3dqa.mentions import (
+from hf_real3d.english.asks import said_at_pose
+from hf_real3d.english.mentions import (
     ALWAYS_SEVERAL,
     GENERIC,
     Mention,
@@ -50,7 +43,14 @@ from hf_real3d.real3dqa.mentions import (
     plain_words,
     read,
 )
-from hf_real3d.real3dqa.rules import (
+from hf_real3d.geometry import angle_gap, bearing_after_turn, wrap_degrees
+from hf_real3d.real3dqa.checker.answers import (
+    AnswerFindings,
+    check_answer,
+    direction_hit,
+    pose_said,
+)
+from hf_real3d.real3dqa.checker.rules import (
     ANSWER_RULES,
     SCENE_RULES,
     TEXT_RULES,

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d._io import FormatError, read_json, read_jsonl
-from hf_real3d.real3dqa.check_rotations import CHECKS_CONFIG
+from hf_real3d.real3dqa.checker.rules import VERDICTS
+from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
 from hf_real3d.real3dqa.rotation_set import RotationSet
-from hf_real3d.real3dqa.rules import VERDICTS
 
 __all__ = ["read_check_folder", "read_checks_config"]
 
