@@ -18,7 +18,7 @@ from pathlib import Path
 from _corrupt import KINDS, corrupt
 
 from hf_real3d.real3dqa import build_real3dqa
-from hf_real3d.real3dqa.checker.run import check_set
+from hf_real3d.real3dqa.checker.check import check_set
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
 from hf_real3d.sqa3d import read_split
 from hf_real3d.synth import SynthConfig, build_benchmark

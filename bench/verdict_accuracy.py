@@ -133,16 +133,16 @@ def main() -> None:
     if not (sample / "consensus.jsonl").is_file():
         print(f"{sample}/consensus.jsonl: not labelled yet; nothing to measure")
         return
-    from hf_real3d.real3dqa.checker.run import check_set, pose_questions_for
+    from hf_real3d.real3dqa.checker.run import check_with_evidence
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
-    at_pose, folder = pose_questions_for(args.release)
-    result = check_set(read_rotation_set(args.release), at_pose=at_pose)
+    result = check_with_evidence(read_rotation_set(args.release))
+    folder = result.evidence
     verdicts = {f"{it.question_id}@{it.rotation_deg}": it.verdict.verdict for it in result.items}
     deciders = {f"{it.question_id}@{it.rotation_deg}": decided_by(it) for it in result.items}
     consensus = {r["key"]: r["label"] for r in map(json.loads, (sample / "consensus.jsonl")
                                                    .read_text().splitlines())}
-    out = {"sample": len(consensus), "pose_questions_from": folder.name if folder else None,
+    out = {"sample": len(consensus), "pose_questions_from": Path(folder).name if folder else None,
            "consensus": figures(consensus, verdicts), "readers": {},
            "per_rule": per_rule(consensus, verdicts, deciders)}
     for path in sorted(sample.glob("labels_reader*.jsonl")):

@@ -16,8 +16,9 @@ from helpers.errors import one_line_error
 from hf_real3d.english.asks import answer_direction
 from hf_real3d.geometry import bearing_after_turn, turn_direction
 from hf_real3d.hub import card_configs, load_local
+from hf_real3d.real3dqa.checker.check import check_set
 from hf_real3d.real3dqa.checker.rules import SENSES, VERDICTS, TurnedItem
-from hf_real3d.real3dqa.checker.run import check_rotations, check_set
+from hf_real3d.real3dqa.checker.run import check_rotations
 from hf_real3d.real3dqa.checker.text import check_text, verdict_for
 from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
@@ -378,7 +379,7 @@ def test_round_five_rules_on_made_up_texts():
 def test_the_names_a_scene_holds_several_of():
     """Round 5: any SQA3D text of a scene that names several of a thing (a plural, "another",
     a count of two or more) makes its name one of several for every question of the scene."""
-    from hf_real3d.real3dqa.checker.run import PoseEvidence, names_several, scene_several
+    from hf_real3d.real3dqa.checker.evidence import evidence_of, names_several, scene_several
     from hf_real3d.sqa3d import SQA3DRecord
 
     assert names_several(["I sit between the chairs.", "Another lamp is on."]) >= {"chair", "lamp"}
@@ -394,8 +395,9 @@ def test_the_names_a_scene_holds_several_of():
                rec(3, "scene0001_00", "I face the bed.", "Is the bed made?", "yes")]
     several = scene_several(records)
     assert "bed" in several[1] and several[1] == several[2] and "bed" not in several[3]
-    evidence = PoseEvidence({}, several)
-    assert evidence.several[2] is several[2]
+    evidence = evidence_of(records, "made up")
+    assert evidence.several == several and evidence.source == "made up"
+    assert evidence.questions[1] == [] and evidence.questions[2] == []
 
 
 def test_up_and_down_do_not_turn():
@@ -680,7 +682,7 @@ def test_checks_of_another_set_are_refused_by_every_reader(two_sets, tmp_path, c
     folder) refuse another set's checks naming both, and an old folder without a
     fingerprint."""
     from hf_real3d.cli import main as cli
-    from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
+    from hf_real3d.real3dqa.checker.outputs import CHECKS_CONFIG
 
     root, fps = two_sets
     folder = tmp_path / "b"
@@ -728,7 +730,7 @@ def test_verdicts_and_repairs_are_checked_wherever_they_are_read(two_sets, tmp_p
     answer, is refused, line named, by evaluate (rotation_checks), review-init (--checks) and
     every reopening of a review folder (its stored checks: review-stats, export-rotations)."""
     from hf_real3d.cli import main as cli
-    from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
+    from hf_real3d.real3dqa.checker.outputs import CHECKS_CONFIG
 
     root, _ = two_sets
     folder = tmp_path / "a"
@@ -917,7 +919,7 @@ def test_rotation_and_check_agree_on_what_is_far_enough_to_have_a_direction(dist
 def test_the_questions_at_a_pose_and_where_they_are_found(tmp_path):
     """Questions with one scene, position and rotation are asked at one pose; SQA3D's test
     files are found beside a release (``real/real3dqa`` and ``real/sqa3d``)."""
-    from hf_real3d.real3dqa.checker.run import pose_questions, sqa3d_beside
+    from hf_real3d.real3dqa.checker.evidence import pose_questions, sqa3d_beside
     from hf_real3d.sqa3d import SQA3DRecord
 
     def rec(qid, x):

@@ -389,8 +389,7 @@ def test_rotate_keeps_what_parses_and_checks_it(sqa3d_folder, tmp_path):
         return json.dumps({"situation": new, "answer": "no"})
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path),
-                           progress=False)
+        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
     garbage = sum(v == 2 for v in kinds.values())
     no_cue = sum(v == 0 for v in kinds.values())
     assert s["sources"] == {"lm": 3 * s["groups"]} and s["groups"] == len(recs) - garbage - no_cue
@@ -434,8 +433,7 @@ def test_a_sibling_viewpoints_exclusion_is_reported(sqa3d_folder, tmp_path):
         return "no idea" if (sit, q) in odd and deg == 180 else json.dumps(GOOD)
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path),
-                           progress=False)
+        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
     n = len(odd)
     assert s["groups"] == len(recs) - n
     assert s["reasons"] == {"not a JSON object": n, "a sibling viewpoint was excluded": 2 * n}
@@ -475,7 +473,7 @@ def test_no_heading_cue(sqa3d_folder, tmp_path):
         return json.dumps(GOOD)
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(folder, tmp_path / "rot", client(srv.url, tmp_path), progress=False)
+        s = rotate_dataset(folder, tmp_path / "rot", client(srv.url, tmp_path))
     assert s["no_heading_cue"] == 2 and s["reasons"] == {"no heading cue without a scene": 6}
     assert not any(lamp in t for t in seen) and len(seen) == 3 * 10
     ex = load_local(tmp_path / "rot", "rotations_excluded").to_pandas()
@@ -485,7 +483,7 @@ def test_no_heading_cue(sqa3d_folder, tmp_path):
     seen.clear()
     with StubLLM(reply) as srv:
         s = rotate_dataset(folder, tmp_path / "rot2", client(srv.url, tmp_path),
-                           scenes=sqa3d_folder / "scans", progress=False)
+                           scenes=sqa3d_folder / "scans")
     cue_less = [t for t in seen if lamp in t]
     assert s["no_heading_cue"] == 2 and len(cue_less) == 6
     assert all(t.endswith(HEADING_CUE_NOTE) for t in cue_less)
@@ -510,8 +508,7 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     geometry = set(built.question_id)
     assert geometry
     with StubLLM(lambda m: json.dumps(GOOD)) as srv:
-        s = rotate_dataset(tmp_path / "built", tmp_path / "rot", client(srv.url, tmp_path),
-                           progress=False)
+        s = rotate_dataset(tmp_path / "built", tmp_path / "rot", client(srv.url, tmp_path))
         asked = srv.requests
     rot = load_local(tmp_path / "rot", "rotations").to_pandas()
     assert set(rot[rot.source == "geometry"].question_id) == geometry
@@ -535,7 +532,7 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     assert "semantics" not in load_local(tmp_path / "old", "real3dqa").column_names
     with StubLLM(lambda m: json.dumps(GOOD)) as srv:
         s = rotate_dataset(tmp_path / "old", tmp_path / "rot_old",
-                           client(srv.url, tmp_path), progress=False)
+                           client(srv.url, tmp_path))
     assert s["sources"]["geometry"] == 3 * len(geometry)
     # --out equal to or inside the input is refused before any work
     for out in (tmp_path / "built", tmp_path / "built/rotated"):
@@ -556,12 +553,11 @@ def test_reask_with_the_next_seed_and_cut_replies(sqa3d_folder, tmp_path):
 
     with StubLLM(reply) as srv:
         with pytest.raises(LLMError, match="no rotation group"):
-            rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "a", client(srv.url, tmp_path),
-                           progress=False)
+            rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "a", client(srv.url, tmp_path))
         assert not (tmp_path / "a").exists()
         asked = srv.requests
         s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b",
-                           client(srv.url, tmp_path, llm_reask=2), progress=False)
+                           client(srv.url, tmp_path, llm_reask=2))
         # each first attempt came from the cache; the re-ask with seed 1 was sent
         assert srv.requests == 2 * asked and s["groups"] == asked // 3
     calls = load_local(tmp_path / "b", "llm_calls").to_pandas()
@@ -571,7 +567,7 @@ def test_reask_with_the_next_seed_and_cut_replies(sqa3d_folder, tmp_path):
     with StubLLM(lambda m: (json.dumps(GOOD), "length")) as srv:
         with pytest.raises(LLMError, match="cut at max_tokens"):
             rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "c",
-                           client(srv.url, tmp_path / "cut"), progress=False)
+                           client(srv.url, tmp_path / "cut"))
 
 
 def _cli(*args, env=None):
@@ -643,7 +639,7 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     with StubLLM(reply) as srv:
         live = client(srv.url, tmp_path / "live")
         run_judge(sqa3d_folder / "sqa3d", tmp_path / "live.jsonl", live)
-        rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "live_rot", live, progress=False)
+        rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "live_rot", live)
         sent = srv.requests
         offline = dict(llm_cache=tmp_path / "offline")
         t = run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
@@ -672,7 +668,7 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         assert srv.requests == 0 and m["cached"] == len(recs)
     s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                        client(None, tmp_path, **offline,
-                              batch_in=str(tmp_path / "rot_results.jsonl")), progress=False)
+                              batch_in=str(tmp_path / "rot_results.jsonl")))
     assert s["groups"] > 0 and s["excluded"] > 0
     for config in ("rotations", "rotations_excluded", "real3dqa"):
         a = load_local(tmp_path / "live_rot", config).to_pandas()

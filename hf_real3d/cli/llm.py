@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hf_real3d._fields import help_field
+from hf_real3d.geometry import MARGIN_DEG
 from hf_real3d.llm import LLMClient, LLMConfig, render_prompt
 
 
@@ -66,6 +67,9 @@ class RotateOptions(_LLMOptions):
                                     default=None)
     split: str = help_field("SQA3D split to read.", default="test")
     viewpoints: int = help_field("Viewpoints per question (360 must divide by it).", default=4)
+    margin: float = help_field("Degrees by which an object may lie outside the direction a "
+                               "text gives it and still pass the checker's scene rules (as "
+                               "check-rotations --margin).", default=MARGIN_DEG)
 
 
 def _print_trial(t: dict[str, Any], command: str) -> bool:
@@ -120,12 +124,14 @@ def cmd_judge(o: JudgeOptions) -> None:
 
 def cmd_rotate(o: RotateOptions) -> None:
     """``hf-real3d rotate``."""
+    from hf_real3d.real3dqa.checker.check import CheckOptions
     from hf_real3d.real3dqa.rotate import rotate_dataset
 
+    check = CheckOptions(o.margin)  # refused before the client starts
     client = o.client()
     s = rotate_dataset(o.dataset, o.out, client, scenes=o.scenes, template=o.prompt,
                        split=o.split, n_viewpoints=o.viewpoints, limit=o.limit,
-                       dry_run=o.dry_run)
+                       dry_run=o.dry_run, check=check)
     if _print_trial(s, "rotate"):
         print(f"  ({s['questions']} questions: {s['geometry_groups']} turned from geometry, "
               f"{s['no_heading_cue']} with no heading cue)")

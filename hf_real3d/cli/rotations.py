@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hf_real3d._fields import help_field
+from hf_real3d.errors import as_flags
 from hf_real3d.geometry import MARGIN_DEG
 
 
@@ -43,11 +45,11 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     """``hf-real3d check-rotations``."""
     from hf_real3d.real3dqa.checker.run import check_rotations
 
-    if not 0 <= o.margin < 45:
-        raise ValueError(f"--margin {o.margin}: expected degrees in [0, 45)")
     s = check_rotations(o.dataset, o.out, scenes=o.scenes, margin_deg=o.margin,
                         write_configs=not o.no_configs, sqa3d=o.sqa3d,
                         pose_evidence=not o.no_pose_evidence)
+    if s.get("evidence_missing"):
+        print(as_flags(s["evidence_missing"], ("sqa3d",)), file=sys.stderr)
     v, g = s["verdicts"], s["group_verdicts"]
     print(f"{s['items']} rotated items in {s['groups']} groups: " + ", ".join(
         f"{v[k]} {k} ({g[k]} groups)" for k in ("defect", "needs_scene", "pass")))

@@ -238,12 +238,13 @@ def _group_verdicts(src: Path) -> dict[str, set[Any]]:
     dataset folder: its ``rotation_checks`` config, which must have judged its rotations)."""
     # the checker only when groups are left out by its verdicts
     from hf_real3d.real3dqa.checker.folder import read_checks_config
-    from hf_real3d.real3dqa.checker.run import check_set, flagged_groups, pose_questions_for
+    from hf_real3d.real3dqa.checker.outputs import flagged_groups
+    from hf_real3d.real3dqa.checker.run import check_with_evidence
     from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
     rs = read_rotation_set(src)
     if rs.source == "release":  # the text rules (and the questions at each pose), on the fly
-        res = check_set(rs, at_pose=pose_questions_for(src)[0])
+        res = check_with_evidence(rs)
         return {v: res.ids_with(v) for v in ("defect", "needs_scene")}
     rows = read_checks_config(rs)
     return {v: flagged_groups(rows, (v,)) for v in ("defect", "needs_scene")}

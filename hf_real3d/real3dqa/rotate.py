@@ -22,8 +22,11 @@ when a scene is given, and not asked without one (``no heading cue without a sce
 The result is a Real-3DQA dataset folder (configs ``real3dqa``, ``rotations`` with ``source``
 and ``raw_reply`` columns, ``rotations_excluded``, ``llm_calls`` (every request: seed,
 structured output, finish reason, tokens), and ``scenes`` when given), its rows checked in
-memory before the write (:func:`~hf_real3d.real3dqa.checker.run.check_rows`: ``OUT/checks/``,
-configs ``rotation_checks`` / ``rotations_checked``), so the Review tab opens on what it flags.
+memory before the write, through the checker's one door (:func:`~hf_real3d.real3dqa.checker.
+check.check_set` with the options given and the SQA3D records read as evidence, kept as the
+``sqa3d`` config: ``OUT/checks/``, configs ``rotation_checks`` / ``rotations_checked``), so a
+later ``check-rotations`` of ``OUT`` gives the same verdicts and the Review tab opens on what
+it flags.
 """
 
 from __future__ import annotations
@@ -56,9 +59,12 @@ from hf_real3d.llm import (
     seeded_subset,
     usage_totals,
 )
-from hf_real3d.real3dqa.checker.run import check_rows
+from hf_real3d.real3dqa.checker.check import CheckOptions, check_set
+from hf_real3d.real3dqa.checker.evidence import evidence_of
+from hf_real3d.real3dqa.checker.outputs import check_configs, write_check_folder
 from hf_real3d.real3dqa.format import CITATION, question_row, same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
+from hf_real3d.real3dqa.rotation_set import RotationSet
 from hf_real3d.scene import Scene
 from hf_real3d.schema import (
     fill_rows,
@@ -336,13 +342,16 @@ _CALLS_FEATURES = datasets.Features({
 
 
 def _configs(plan: _Plan, rows: list[dict[str, Any]], calls: list[dict[str, Any]],
-             split: str) -> list[ConfigData]:
-    """The dataset folder's configs: the questions, their rotations, the exclusions and the
-    model's calls."""
+             split: str, evidence: list[SQA3DRecord]) -> list[ConfigData]:
+    """The dataset folder's configs: the questions, their rotations, the exclusions, the
+    model's calls, and the SQA3D records of their scenes (``evidence``)."""
     base_f = question_features("kind", "semantics")
     return [ConfigData("real3dqa", {split: fill_rows([question_row(r) for r in plan.recs],
                                                      base_f)}, base_f,
                        "the questions asked to rotate, at 0 degrees", default=True),
+            ConfigData("sqa3d", {split: fill_rows([question_row(r) for r in evidence], base_f)},
+                       base_f, "every question read of the rotated questions' scenes: what "
+                       "the checker reads as evidence at each pose"),
             ConfigData("rotations", {split: rows}, ROTATIONS_FEATURES,
                        f"questions with every viewpoint of {plan.angles}, grouped on "
                        "question_id; `source` says how each was made, `raw_reply` holds the "
@@ -384,20 +393,24 @@ def _card_section(s: dict[str, Any], plan: _Plan, limited: str, client: LLMClien
 
 
 def _write(out: str | os.PathLike, configs: list[ConfigData], rows: list[dict[str, Any]],
-           section: str, scenes: list[Scene] | None, split: str, progress: bool
+           section: str, scenes: list[Scene] | None, split: str, check: _Check
            ) -> dict[str, Any]:
-    """Check the rotation ``rows`` in memory, then write the dataset folder ``out`` with
-    ``configs``, the checks (``OUT/checks``, configs ``rotation_checks``,
-    ``rotations_checked``) and the ``scenes`` config when scenes were given, at once. Returns
-    the checks' summary."""
+    """Check the rotation ``rows`` in memory (``check``: the options and the evidence), then
+    write the dataset folder ``out`` with ``configs``, the checks (``OUT/checks``, configs
+    ``rotation_checks``, ``rotations_checked``) and the ``scenes`` config when scenes were
+    given, at once. Returns the checks' summary."""
     if scenes is not None:
         configs = configs + [ConfigData("scenes", {split: scene_rows(scenes)}, scene_features(),
                                         "objects and Nx6 point clouds", rows_per_shard=20)]
+    rs = RotationSet("folder", Path(out), rows, None if scenes is None else
+                     {s.scene_id: s for s in scenes}.__getitem__,
+                     "the folder's scenes config" if scenes else "", split=split)
+    result = check_set(rs, check.options, evidence=evidence_of(check.evidence, str(out)),
+                       progress=check.progress)
     with atomic_dir(out) as tmp:
-        check, checked = check_rows(rows, tmp / "checks", dataset=str(out),
-                                    features=ROTATIONS_FEATURES, split=split, progress=progress,
-                                    scenes=None if scenes is None else
-                                    {s.scene_id: s for s in scenes}.__getitem__)
+        summary = write_check_folder(result, tmp / "checks", dataset=str(out), source="folder",
+                                     scenes_from=rs.scenes_from)
+        checked = check_configs(result, summary, rows, ROTATIONS_FEATURES, split)
         write_dataset_files(
             tmp, configs + checked, extra_sections=[section],
             pretty_name="Real-3DQA rotations (built with hf_real3d rotate)",
@@ -405,7 +418,17 @@ def _write(out: str | os.PathLike, configs: list[ConfigData], rows: list[dict[st
                      "where it applies and by a language model elsewhere; check and review "
                      "before use."), license="other", citation=CITATION,
             license_note="Built by the user with hf_real3d from their own SQA3D-format data.")
-    return check
+    return summary
+
+
+@dataclass(frozen=True)
+class _Check:
+    """How ``rotate`` checks its rows: the checker's options, the SQA3D records it read (the
+    evidence at each pose), and whether to show progress."""
+
+    options: CheckOptions
+    evidence: list[SQA3DRecord]
+    progress: bool = True
 
 
 def _refuse_before_work(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient,
@@ -429,8 +452,8 @@ def _refuse_before_work(dataset: str | os.PathLike, out: str | os.PathLike, clie
 def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient, *,
                    scenes: str | os.PathLike | None = None,
                    template: str | os.PathLike | None = None, split: str = "test",
-                   n_viewpoints: int = 4, progress: bool = True, limit: int | None = None,
-                   dry_run: bool = False) -> dict[str, Any]:
+                   n_viewpoints: int = 4, limit: int | None = None, dry_run: bool = False,
+                   check: CheckOptions | None = None) -> dict[str, Any]:
     """Rotate every question of ``dataset`` (see the module docstring) into the dataset folder
     ``out``, checked before it is written. Returns the summary. ``limit``: a subset of the
     questions drawn with the decoding seed; ``dry_run``: what would be asked, nothing sent or
@@ -440,7 +463,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     tpl = PromptTemplate.load(template or ROTATE_TEMPLATE, required=_FIELDS,
                               optional=("scene_graph",))
     recs, get = _inputs(dataset, scenes, split)
-    total = len(recs)
+    total, read = len(recs), recs
     recs = [recs[i] for i in seeded_subset(total, limit, client.decoding.seed)]
     scene_of = functools.cache(get) if get is not None else lambda sid: None
     plan = _plan(recs, scene_of, angles, tpl)
@@ -468,6 +491,9 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
         if len(recs) < total else ""
     present = None if get is None else \
         [x for x in map(scene_of, sorted({r.scene_id for r in recs})) if x is not None]
-    check = _write(out, _configs(plan, rows, calls, split), rows,
-                   _card_section(s, plan, limited, client, tpl), present, split, progress)
-    return {**s, "check": {k: check.get(k) for k in ("items", "verdicts", "group_verdicts")}}
+    kept = {r.scene_id for r in recs}
+    evidence = [r for r in read if r.scene_id in kept]
+    checked = _write(out, _configs(plan, rows, calls, split, evidence), rows,
+                     _card_section(s, plan, limited, client, tpl), present, split,
+                     _Check(check or CheckOptions(), evidence, client.progress))
+    return {**s, "check": {k: checked.get(k) for k in ("items", "verdicts", "group_verdicts")}}

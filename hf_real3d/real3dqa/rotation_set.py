@@ -39,6 +39,7 @@ class RotationSet:
     scenes_from: str = ""  # where the scenes come from, for the report
     files: dict[int, str] = field(default_factory=dict)  # viewpoint -> file, for messages
     split: str = "test"  # a dataset folder's split the rows come from
+    table: Any = None  # a dataset folder's rotations split as read (a datasets.Dataset)
 
     def fingerprint(self) -> str:
         """A short hash of the turned items (id, viewpoint, situation, answers): what binds a
@@ -54,9 +55,11 @@ class RotationSet:
         return out
 
 
-def _folder_rows(src: DatasetFolder, split: str | None) -> tuple[list[dict[str, Any]], str]:
+def _folder_rows(src: DatasetFolder, split: str | None
+                 ) -> tuple[list[dict[str, Any]], str, Any]:
+    """The rows, the split and the whole split as read (a Dataset, read once)."""
     # the dataset folder's rows (hub, datasets) only for a dataset folder
-    from hf_real3d.hub import load_frame
+    from hf_real3d.hub import load_local
 
     configs = src.configs()
     if "rotations" not in configs:
@@ -73,13 +76,14 @@ def _folder_rows(src: DatasetFolder, split: str | None) -> tuple[list[dict[str, 
     elif splits and split not in splits:
         raise InputError(f"{src.path}: its rotations config has splits {splits}, not "
                          f"{split!r}")
-    rows = load_frame(src.path, "rotations", split, columns=(*_ROW_KEYS, *_OPTIONAL_KEYS)
-                      ).to_dict("records")
+    table = load_local(src.path, "rotations", split)
+    rows = table.select_columns([c for c in (*_ROW_KEYS, *_OPTIONAL_KEYS)
+                                 if c in table.column_names]).to_pandas().to_dict("records")
     for r in rows:
         r["answers"] = list(r["answers"])
         if r.get("alternative_situation") is not None:
             r["alternative_situation"] = list(r["alternative_situation"])
-    return rows, split
+    return rows, split, table
 
 
 def read_rotation_set(dataset: str | os.PathLike,
@@ -93,8 +97,8 @@ def read_rotation_set(dataset: str | os.PathLike,
     src = resolve(dataset, Release, RotationFiles, DatasetFolder, what="a rotation set")
     path = src.path
     if isinstance(src, DatasetFolder):
-        rows, split = _folder_rows(src, split)
-        rs = RotationSet("folder", path, rows, files={}, split=split)
+        rows, split, table = _folder_rows(src, split)
+        rs = RotationSet("folder", path, rows, files={}, split=split, table=table)
         if scenes is None:
             rs.scenes = scene_getter(src)
             rs.scenes_from = "the folder's scenes config" if rs.scenes else ""

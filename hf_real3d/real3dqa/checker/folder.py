@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d._io import FormatError, read_json, read_jsonl
+from hf_real3d.real3dqa.checker.outputs import CHECKS_CONFIG
 from hf_real3d.real3dqa.checker.rules import VERDICTS
-from hf_real3d.real3dqa.checker.run import CHECKS_CONFIG
 from hf_real3d.real3dqa.rotation_set import RotationSet
 
 __all__ = ["read_check_folder", "read_checks_config"]

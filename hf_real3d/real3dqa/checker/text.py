@@ -21,7 +21,7 @@ axis, an answer that rests on where unnamed things are). :func:`verdict_for` giv
 item its :class:`~hf_real3d.real3dqa.checker.rules.Verdict`: ``pass``, ``defect`` or
 ``needs_scene``, with the sense it follows. The English the rules read and write is in
 :mod:`hf_real3d.english.mentions` and :mod:`hf_real3d.english.asks`. Everything here is
-pure: :mod:`hf_real3d.real3dqa.checker.run` reads the files and writes the outputs.
+pure: :mod:`hf_real3d.real3dqa.checker.check` runs them over a set.
 """
 
 from __future__ import annotations

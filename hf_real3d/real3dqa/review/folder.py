@@ -132,14 +132,16 @@ def _same_text(path: Path, n: int, key: Key, d: dict[str, Any], row: dict | None
 
 
 def run_checker(rotation_set) -> StoredChecks:
-    """The checker's suggestions computed now (a folder without stored ones)."""
+    """The checker's suggestions computed now (a folder without stored ones), with the
+    evidence ``check-rotations`` would read for the set."""
     # the checker itself only when no stored checks are there
-    from hf_real3d.real3dqa.checker.run import check_set, repairs
+    from hf_real3d.real3dqa.checker.outputs import repairs
+    from hf_real3d.real3dqa.checker.run import check_with_evidence
 
-    result = check_set(rotation_set)
+    result = check_with_evidence(rotation_set)
     verdicts = {(it.question_id, it.rotation_deg): _verdict_line(it.to_dict())
                 for it in result.items}
-    return StoredChecks.build(verdicts, repairs(result, rotation_set))
+    return StoredChecks.build(verdicts, repairs(result))
 
 
 def find_checks(rotation_set, rows: dict[Key, dict], keys: list[Key],
