@@ -938,3 +938,133 @@ def test_the_questions_at_a_pose_and_where_they_are_found(tmp_path):
                  "v1_balanced_sqa_annotations_test_scannetv2.json"):
         (sqa3d / name).write_text("{}")
     assert sqa3d_beside(release) == sqa3d.resolve()
+
+
+def _rotate_then_check(sqa3d_folder, out, reply, scenes=None):
+    """``rotate`` of ``sqa3d_folder`` with the scripted model ``reply``, then a later
+    ``check-rotations`` of its output folder (the evidence it finds there): both verdict
+    lists, keyed by item."""
+    from helpers.llm_servers import StubLLM
+
+    from hf_real3d.llm import LLMClient, LLMConfig
+    from hf_real3d.real3dqa.rotate import rotate_dataset
+
+    with StubLLM(reply) as srv:
+        client = LLMClient(LLMConfig(llm_url=srv.url, llm_model="stub", llm_retries=0,
+                                     llm_cache=out.parent / "cache"), progress=False)
+        rotate_dataset(sqa3d_folder, out, client, scenes=scenes)
+    later = check_rotations(out, out.parent / "later", progress=False, write_configs=False)
+
+    def key(path):
+        return {(d["question_id"], d["rotation_deg"]): (d["verdict"], d["sense"], d["rules"])
+                for d in map(json.loads, path.read_text().splitlines())}
+
+    return key(out / "checks/verdicts.jsonl"), key(out.parent / "later/verdicts.jsonl"), later
+
+
+def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_dir, tmp_path):
+    """Issue 61's one door: rotate checks its rows with the options and the evidence (the
+    SQA3D records it read, kept in its folder) that a later check-rotations of its output
+    finds, so the two agree item by item: on synthetic rooms (geometry and a model), and on
+    a slice of the real release (a model replying with the release's own rotated texts)."""
+    def lm(messages):  # the situation reworded; the answer kept
+        text = messages[-1]["content"]
+        sit = text.split("Situation before the turn: ")[1].split("\n")[0]
+        return json.dumps({"situation": "Still, " + sit[0].lower() + sit[1:], "answer": "no"})
+
+    ours, later, s = _rotate_then_check(built / "synth/sqa3d", tmp_path / "synth/rot", lm,
+                                        scenes=built / "synth/scans")
+    assert s["scenes"] and s["pose_questions_from"].endswith("(its sqa3d config)")
+    assert len(ours) > 100 and ours == later
+    assert {v for v, _, _ in ours.values()} >= {"pass", "defect"}
+
+    release = real_dir / "real3dqa"
+    from hf_real3d.real3dqa.format import read_release
+    from hf_real3d.sqa3d import read_split, write_sqa3d
+
+    rot = read_release(release).rotations
+    scenes = sorted({r["scene_id"] for r in rot})[:3]
+    texts = {(r["scene_id"], r["question"].strip(), int(r["rotation_deg"])): r for r in rot
+             if r["scene_id"] in scenes}
+    folder = tmp_path / "slice"
+    folder.mkdir()
+    recs = [r for r in read_split(release.parent / "sqa3d", "test") if r.scene_id in scenes]
+    write_sqa3d(recs, folder / "v1_balanced_questions_test_scannetv2.json",
+                folder / "v1_balanced_sqa_annotations_test_scannetv2.json")
+    scene_of = {r.question: r.scene_id for r in recs}
+
+    def release_text(messages):  # the release's own rotated item, where it has one
+        text = messages[-1]["content"]
+        q = text.split("Question: ")[1].split("\n")[0].strip()
+        k = int(text.split("The agent turns ")[1].split()[0])
+        r = texts.get((scene_of.get(q), q, k))
+        return json.dumps({"situation": r["situation"], "answer": r["answers"][0]}) if r \
+            else "no such item"
+
+    ours, later, s = _rotate_then_check(folder, tmp_path / "real/rot", release_text)
+    assert len(ours) >= 60 and ours == later
+    assert s["pose_questions_from"].endswith("(its sqa3d config)")
+    assert {v for v, _, _ in ours.values()} >= {"defect", "needs_scene"}
+    assert any(r for _, _, rules in ours.values() for r in rules if r == "answer_pose") or \
+        any("answer_of_object" in rules for _, _, rules in ours.values())
+
+
+def test_the_release_and_its_import_anywhere_give_the_same_verdicts(real_dir, tmp_path, capsys):
+    """Issue 63: import-real3dqa keeps SQA3D's texts of the release's scenes (found beside
+    the release) as its sqa3d config, so the import checked at another path gives the
+    release's verdicts item by item, and evaluate --exclude-flagged scores the same groups;
+    a copy of the release alone is checked without them, and says so in one line naming what
+    was not found, the rules it turns off and --sqa3d; the report says it too."""
+    from hf_real3d.cli import main
+
+    record = json.loads(RECORD.read_text())
+    assert main(["check-rotations", "--dataset", str(real_dir / "real3dqa"), "--out",
+                 str(tmp_path / "rel_chk")]) == 0
+    assert "checked without SQA3D's texts" not in capsys.readouterr().err
+    assert main(["import-real3dqa", "--release", str(real_dir / "real3dqa"), "--out",
+                 str(tmp_path / "far/away/imp")]) == 0
+    assert "kept SQA3D's questions" in capsys.readouterr().out
+    assert "sqa3d" in card_configs(tmp_path / "far/away/imp")
+    assert main(["check-rotations", "--dataset", str(tmp_path / "far/away/imp"), "--out",
+                 str(tmp_path / "imp_chk")]) == 0
+    assert "checked without SQA3D's texts" not in capsys.readouterr().err
+    rel, imp = ({(d["question_id"], d["rotation_deg"]): (d["verdict"], d["rules"]) for d in
+                 map(json.loads, (tmp_path / f"{n}/verdicts.jsonl").read_text().splitlines())}
+                for n in ("rel_chk", "imp_chk"))
+    assert rel == imp
+    s = json.loads((tmp_path / "imp_chk/check.json").read_text())
+    assert s["verdicts"] == record["verdicts"]
+    shutil.copytree(real_dir / "real3dqa", tmp_path / "alone/real3dqa")
+    assert main(["check-rotations", "--dataset", str(tmp_path / "alone/real3dqa"), "--out",
+                 str(tmp_path / "alone_chk")]) == 0
+    err = [x for x in capsys.readouterr().err.splitlines() if "SQA3D's texts" in x]
+    assert len(err) == 1 and "answer_of_object" in err[0] and "--sqa3d" in err[0], err
+    assert "no sqa3d folder beside it" in err[0]
+    assert "checked without SQA3D's texts" in (tmp_path / "alone_chk/report.md").read_text()
+    alone = json.loads((tmp_path / "alone_chk/check.json").read_text())
+    assert alone["verdicts"] != record["verdicts"] and alone["evidence_missing"]
+    assert main(["check-rotations", "--dataset", str(tmp_path / "alone/real3dqa"), "--out",
+                 str(tmp_path / "given_chk"), "--sqa3d", str(real_dir / "sqa3d")]) == 0
+    assert json.loads((tmp_path / "given_chk/check.json").read_text())["verdicts"] == \
+        record["verdicts"]
+
+
+def test_the_margin_is_checked_by_the_library(built, tmp_path, capsys):
+    """Every caller gets the margin checked before any work: the library (check_rotations,
+    CheckOptions) and the two commands that take it."""
+    from hf_real3d.cli import main
+    from hf_real3d.errors import InputError
+    from hf_real3d.real3dqa.checker.check import CheckOptions
+
+    for bad in (-1, 45, float("nan"), "ten"):
+        with pytest.raises(InputError, match=r"margin .*expected degrees in \[0, 45\)"):
+            CheckOptions(bad)
+    with pytest.raises(InputError, match="margin 50"):
+        check_rotations(built / "r3", tmp_path / "chk", margin_deg=50, progress=False)
+    assert not (tmp_path / "chk").exists()
+    for cmd in (["check-rotations", "--dataset", str(built / "r3")],
+                ["rotate", "--dataset", str(built / "synth/sqa3d"), "--llm_url",
+                 "http://127.0.0.1:9/v1", "--llm_model", "m"]):
+        assert main([*cmd, "--out", str(tmp_path / "o"), "--margin", "50"]) == 2
+        one_line_error(capsys, "margin 50", "[0, 45)")
+        assert not (tmp_path / "o").exists()

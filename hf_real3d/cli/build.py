@@ -5,6 +5,7 @@ build, import and publish."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,19 +144,31 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
 
 @dataclass
 class ImportReal3DQAOptions:
-    """Imports the official Real-3DQA release files as a dataset folder (configs sqa3d, real3dqa,
-    rotations), with the importer's quality flags."""
+    """Imports the official Real-3DQA release files as a dataset folder (configs real3dqa,
+    rotations and, with SQA3D's test files, sqa3d: the texts check-rotations reads as evidence),
+    with the importer's quality flags."""
     release: str = help_field("Folder with the official Real-3DQA release files.")
     out: str = help_field("Dataset folder to write.")
     push_to_hub: str | None = _push_to_hub()
+    sqa3d: str | None = help_field("SQA3D's folder (v1_balanced_*_test_scannetv2.json), whose "
+                                   "questions of the release's scenes the import keeps for "
+                                   "check-rotations; default: an sqa3d folder beside the "
+                                   "release, when there is one.", default=None)
 
 
 def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
     """``hf-real3d import-real3dqa``."""
     from hf_real3d.real3dqa import build as r3_build
 
-    rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub)
+    rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub, sqa3d=o.sqa3d)
     print(json.dumps(rep["rotations"], indent=2))
+    if rep["sqa3d"] is None:
+        print("no SQA3D test files given (--sqa3d) or beside the release: the import keeps no "
+              "sqa3d config, so check-rotations of it runs without the evidence at each pose "
+              "unless given --sqa3d", file=sys.stderr)
+    else:
+        print(f"kept SQA3D's questions of the release's scenes from {rep['sqa3d']} (config "
+              "sqa3d): check-rotations of the import reads them as the release's check does")
     if "url" in rep:
         print("pushed to", rep["url"])
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
+from hf_real3d.real3dqa.checker.evidence import sqa3d_beside, sqa3d_texts
 from hf_real3d.real3dqa.filtering import FilterResult, filter_questions
 from hf_real3d.real3dqa.format import (
     CITATION,
@@ -48,12 +49,34 @@ def release_license(licenses: dict[str, Any]) -> tuple[str, str]:
             "repository); the ScanNet scenes they refer to are under the ScanNet Terms of Use "
             "and are not included. Source: the Real-3DQA repository (Ma et al., ICLR 2026).")
     return lic, note
+def _sqa3d_config(release_dir: str | os.PathLike, sqa3d: str | os.PathLike | None,
+                  scene_ids: set[str]) -> tuple[list[ConfigData], str | None]:
+    """The ``sqa3d`` config of an import (SQA3D's test questions of the release's scenes, from
+    ``sqa3d`` or an ``sqa3d`` folder beside the release: the texts ``check-rotations`` reads as
+    evidence, so that the import is checked as the release is), and where they came from."""
+    where = Path(sqa3d) if sqa3d is not None else sqa3d_beside(release_dir)
+    if where is None:
+        return [], None
+    recs = [r for r in sqa3d_texts(where) if r.scene_id in scene_ids]
+    base_f = question_features()
+    return [ConfigData("sqa3d", {"test": fill_rows([question_row(r) for r in recs], base_f)},
+                       base_f, "SQA3D's test questions of the release's scenes (Apache-2.0, "
+                       "from the SQA3D repository): what hf-real3d check-rotations reads as "
+                       "evidence at each pose")], str(where)
+
+
 def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
-                   push_to_hub: str | None = None) -> dict[str, Any]:
+                   push_to_hub: str | None = None,
+                   sqa3d: str | os.PathLike | None = None) -> dict[str, Any]:
     """The official release as a dataset folder: configs ``real3dqa`` (default: the
-    de-biased set) and ``rotations`` (all viewpoints, grouped on the base id, with a
-    ``quality`` column). Returns the validation report (+ ``url`` when pushed)."""
+    de-biased set), ``rotations`` (all viewpoints, grouped on the base id, with a
+    ``quality`` column) and, with SQA3D's test files (``sqa3d``, or an ``sqa3d`` folder beside
+    the release), ``sqa3d``: their questions of the release's scenes, so that checking the
+    import gives the release's verdicts. Returns the validation report (``sqa3d``: where the
+    texts came from, or None; + ``url`` when pushed)."""
     data = read_release(release_dir)
+    texts, rep_sqa3d = _sqa3d_config(release_dir, sqa3d,
+                                     {r["scene_id"] for r in data.rotations})
     lic, note = release_license(data.report["licenses"])
     deb_f = question_features("source_question_id", "quality")
     rot_f = question_features("source_question_id", "quality", "in_debiased", "source")
@@ -81,7 +104,8 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
          ConfigData("rotations", {"test": fill_rows([
              dict(r, source=item_sources.get((r["question_id"], r["rotation_deg"]), source))
              for r in data.rotations], rot_f)}, rot_f,
-                    "each question from 4 viewpoints (0/90/180/270), grouped on question_id")],
+                    "each question from 4 viewpoints (0/90/180/270), grouped on question_id"),
+         *texts],
         pretty_name="Real-3DQA" + (" (reviewed rotations)" if review else ""),
         summary=("Real-3DQA: SQA3D test questions that a text-only model cannot answer, and "
                  "viewpoint-rotated variants scored with the Viewpoint Rotation Score. "
@@ -92,6 +116,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         license=lic, license_note=note, citation=CITATION,
         extra_sections=[section] + ([review] if review else []),
         extra_json={RELEASE_HEADERS_FILE: release_headers(release_dir)})
+    rep["sqa3d"] = rep_sqa3d
     if push_to_hub:
         rep["url"] = push_folder(out, push_to_hub)
     return rep

@@ -23,7 +23,7 @@ from hf_real3d.sqa3d import SQA3DRecord, read_split
 
 __all__ = ["EVIDENCE_RULES", "PoseEvidence", "PoseQuestions", "evidence_of", "find_evidence",
            "missing_evidence", "names_several", "pose_questions", "scene_several",
-           "sqa3d_beside"]
+           "sqa3d_beside", "sqa3d_texts"]
 
 #: what goes without SQA3D's texts: rules that read them, and the evidence they give others
 EVIDENCE_RULES = ("answer_pose", "answer_of_object")
@@ -136,8 +136,13 @@ def find_evidence(dataset: str | os.PathLike, *, sqa3d: str | os.PathLike | None
     where = Path(sqa3d) if sqa3d is not None else sqa3d_beside(dataset)
     if where is None:
         return None
-    test = resolve(where, SQA3DFolder, what="`sqa3d`").check_split("test")
-    return evidence_of(read_split(where, test, validate_poses=False), str(where))
+    return evidence_of(sqa3d_texts(where), str(where))
+
+
+def sqa3d_texts(folder: str | os.PathLike) -> list[SQA3DRecord]:
+    """SQA3D's test records in ``folder`` (``sqa3d``; an error names it when it holds none)."""
+    test = resolve(folder, SQA3DFolder, what="`sqa3d`").check_split("test")
+    return read_split(folder, test, validate_poses=False)
 
 
 def missing_evidence(dataset: str | os.PathLike, off: bool = False) -> str:

@@ -67,10 +67,15 @@ def read_check_folder(folder: str | os.PathLike, rs: RotationSet | None = None
                               "it judged (written before check-rotations recorded it); "
                               + _redo(rs.path))
         if said != rs.fingerprint():
-            raise FormatError(f"{folder}: these checks judged the rotation set "
-                              f"{meta.get('dataset')} (fingerprint {said}), not {rs.path} "
-                              f"(fingerprint {rs.fingerprint()}); give this set's checks, or "
-                              + _redo(rs.path))
+            judged = str(meta.get("dataset"))
+            same = Path(judged).resolve() == Path(rs.path).resolve()
+            raise FormatError(f"{folder}: " + (
+                f"{rs.path} changed since these checks (its turned items' fingerprint was "
+                f"{said}, it is {rs.fingerprint()} now: a rotation file or its rows were "
+                "edited, or check.json was); " if same else
+                f"these checks judged the rotation set {judged} (fingerprint {said}), not "
+                f"{rs.path} (fingerprint {rs.fingerprint()}: another set, a subset of it, or "
+                "one edited since); give this set's checks, or ") + _redo(rs.path))
     lines = read_jsonl(path)
     for n, d in lines:
         _check_verdict(d.get("verdict"), f"{path}: line {n}")
