@@ -67,11 +67,11 @@ ALWAYS_SEVERAL = frozenset({"wall", "floor", "ceiling", "ground", "window", "cor
                             "side", "area", "way", "place", "spot", "thing", "object", "item",
                             "stuff", "something", "anything", "everything", "nothing"})
 
-_CONTRACTIONS = {"i'm": "i am", "there's": "there is", "it's": "it is", "that's": "that is",
+CONTRACTIONS = {"i'm": "i am", "there's": "there is", "it's": "it is", "that's": "that is",
                  "i've": "i have", "i'd": "i would", "can't": "can not", "don't": "do not",
                  "isn't": "is not", "aren't": "are not"}
-_CONTRACTION_RE = re.compile(r"\b(?:" + "|".join(_CONTRACTIONS) + r")\b")
-_CLOCK = re.compile(r"o\s*['`]?\s*clock|o'\s*clock|oclock|o-clock")
+_CONTRACTION_RE = re.compile(r"\b(?:" + "|".join(CONTRACTIONS) + r")\b")
+CLOCK_RE = re.compile(r"o\s*['`]?\s*clock|o'\s*clock|oclock|o-clock")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -79,8 +79,8 @@ def normal_text(text: str) -> str:
     """``text`` lower-cased, with curly quotes, contractions ("I'm"), "o'clock" spellings and
     white space made uniform: what two texts are compared by."""
     low = str(text).lower().replace("\u2019", "'").replace("\u2018", "'")
-    low = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(0)], low)
-    low = _CLOCK.sub("o'clock", low)
+    low = _CONTRACTION_RE.sub(lambda m: CONTRACTIONS[m.group(0)], low)
+    low = CLOCK_RE.sub("o'clock", low)
     low = re.sub(r"\bin\s*front\b", "in front", low.replace("infront", "in front"))
     return " ".join(low.split())
 
@@ -138,7 +138,7 @@ _FACED_BY = frozenset("facing face faces looking watching staring toward towards
 _LOCATIVE = frozenset("on in at by near beside under inside atop onto into above below "
                       "underneath beneath against".split())
 # adverbials that sit between an object and its direction and are not objects themselves
-_ADVERBIALS = re.compile(r"\b(?:within\s+(?:arm'?s?\s+|my\s+)?reach|in\s+reach|close\s+by|"
+ADVERBIALS = re.compile(r"\b(?:within\s+(?:arm'?s?\s+|my\s+)?reach|in\s+reach|close\s+by|"
                          r"next\s+to\s+me|beside\s+me|near\s+me|nearby|on\s+the\s+floor|"
                          r"on\s+the\s+ground|against\s+the\s+wall|on\s+the\s+wall)\b")
 
@@ -166,9 +166,9 @@ _EGO_PATTERNS: tuple[tuple[str, float | None, float], ...] = (
     (rf"(?:(?:in|at|on|to|towards?)\s+)?(?:my\s+|the\s+)?{_HOUR}\s*o'clock"
      r"(?:\s+(?:direction|position))?", None, 30.0),
 )
-_EGO_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _, _) in enumerate(_EGO_PATTERNS)))
+EGO_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _, _) in enumerate(_EGO_PATTERNS)))
 # both sides at once: which side an object is on is not said
-_BOTH_SIDES = re.compile(r"\b(?:left\s+and\s+(?:my\s+|the\s+)?right|right\s+and\s+(?:my\s+|the\s+)?"
+BOTH_SIDES = re.compile(r"\b(?:left\s+and\s+(?:my\s+|the\s+)?right|right\s+and\s+(?:my\s+|the\s+)?"
                          r"left|both\s+sides|either\s+side|each\s+side|all\s+around)\b")
 # allocentric: a side of, or the front of, something that is not the agent
 _ALLO_RE = re.compile(
@@ -176,7 +176,7 @@ _ALLO_RE = re.compile(
     r"(?!me\b|myself\b)|\b(?:in\s+front|behind|in\s+back)\s+of\s+(?!me\b|myself\b)|"
     r"\bbehind\s+(?=(?:the|a|an|my|this|that|some)\b)|"
     r"\bthe\s+(?P<side2>left|right)\s+(?:side|end|corner|part|half|edge|wall)\b(?!\s+of\b)")
-_FACING_RE = re.compile(
+FACING_RE = re.compile(
     r"\b(?P<verb>facing\s+away\s+from|(?:with\s+)?my\s+back(?:side)?\s+(?:is\s+|turned\s+)?"
     r"(?:to|towards?|facing|against|at)|(?:with\s+)?(?:my\s+)?backside\s+(?:is\s+)?"
     r"(?:to|towards?|facing|against|at)?|"
@@ -184,7 +184,7 @@ _FACING_RE = re.compile(
     r"right))?\s+(?:at|towards?|out(?:\s+of)?|into)|staring(?:\s+(?:directly|straight))?\s+at|"
     r"watching|(?<=i\s)face|turned\s+towards?)\s+")
 # "standing in front of the sink": the sink is in front of the agent
-_IN_FRONT_OF_IT = re.compile(r"\b(?:i\s+am\s+|am\s+|i\s+)?(?:standing|sitting|kneeling|"
+IN_FRONT_OF_IT = re.compile(r"\b(?:i\s+am\s+|am\s+|i\s+)?(?:standing|sitting|kneeling|"
                              r"working|squatting|crouching|stood|sat|waiting)\s+"
                              r"(?:(?:right|directly|just|immediately)\s+)?in\s+front\s+of\s+"
                              r"(?!me\b)")
@@ -298,7 +298,7 @@ def _np_back(toks: list[tuple[str, int, int]], i: int) -> tuple[tuple[str, ...],
     return got[0], got[1], i
 
 
-def _np_forward(toks: list[tuple[str, int, int]],
+def np_forward(toks: list[tuple[str, int, int]],
                 i: int) -> tuple[tuple[str, ...], str, int] | None:
     """The noun phrase starting at token ``i`` ("the end of the bed" is the bed): (words,
     number, index after it)."""
@@ -314,10 +314,10 @@ def _np_forward(toks: list[tuple[str, int, int]],
         i += 1
     body = words[start:]
     if body and body[-1] in _PART_OF and i < len(toks) and toks[i][0] == "of":
-        return _np_forward(toks, i + 1)
+        return np_forward(toks, i + 1)
     if not body and i < len(toks) and toks[i][0] in ("side", "front", "back", "end") and \
             i + 1 < len(toks) and toks[i + 1][0] == "of":
-        return _np_forward(toks, i + 2)
+        return np_forward(toks, i + 2)
     got = _phrase(words)
     if got is None:
         return None
@@ -364,20 +364,20 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
 def _after(toks: list[tuple[str, int, int]], start: int) -> list[tuple[tuple[str, ...], str]]:
     """Noun phrases starting at token ``start`` ("to my left is a desk and a chair")."""
     out = []
-    got = _np_forward(toks, start)
+    got = np_forward(toks, start)
     while got is not None and len(out) < 4:
         words, plural, i = got
         out.append((words, plural))
         if i < len(toks) and toks[i][0] in ("and", ",") and i + 1 < len(toks) and \
                 toks[i + 1][0] in _DETERMINERS:
-            got = _np_forward(toks, i + 1)
+            got = np_forward(toks, i + 1)
         else:
             break
     return out
 
 
-def _bearing(m: re.Match) -> tuple[float, float]:
-    """(clockwise bearing, width) of a direction phrase :data:`_EGO_RE` matched."""
+def ego_bearing(m: re.Match) -> tuple[float, float]:
+    """(clockwise bearing, width) of a direction phrase :data:`EGO_RE` matched."""
     k = int(next(g for g, v in m.groupdict().items() if v and g.startswith("d"))[1:])
     _, bearing, width = _EGO_PATTERNS[k]
     if bearing is None:
@@ -385,11 +385,11 @@ def _bearing(m: re.Match) -> tuple[float, float]:
     return float(bearing), width
 
 
-def _first_token_at(toks: list[tuple[str, int, int]], pos: int) -> int:
+def first_token_at(toks: list[tuple[str, int, int]], pos: int) -> int:
     return next((i for i, t in enumerate(toks) if t[1] >= pos), len(toks))
 
 
-def _agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
+def agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
     """Whether "facing" at token ``at`` is said of the agent, not of an object ("a chair facing
     the table is on my left")."""
     i = at - 1
@@ -406,7 +406,7 @@ def _agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
     return before in _LOCATIVE
 
 
-def _blank(text: str, pattern: re.Pattern) -> str:
+def blank_out(text: str, pattern: re.Pattern) -> str:
     """``text`` with each match of ``pattern`` replaced by spaces (offsets kept)."""
     return pattern.sub(lambda m: " " * (m.end() - m.start()), text)
 
@@ -417,7 +417,7 @@ def _relations(low: str, toks: list[tuple[str, int, int]]) -> list[Relation]:
         said = low[m.start():m.end()].strip()
         side = m.group("side") or m.group("side2") or (
             "front" if said.startswith("in front") else "behind")
-        anchor = _np_forward(toks, _first_token_at(toks, m.end()))
+        anchor = np_forward(toks, first_token_at(toks, m.end()))
         if m.group("side2"):
             anchor = None
         out.append(Relation(side, anchor[0][-1] if anchor else None, said,
@@ -442,20 +442,20 @@ def _faced(scan: str, toks: list[tuple[str, int, int]]) -> list[Mention]:
     """What the agent faces or has its back to ("facing the desk", "standing in front of the
     sink", "with my back to the door")."""
     out = []
-    for m in _FACING_RE.finditer(scan):
+    for m in FACING_RE.finditer(scan):
         verb = m.group("verb")
-        at = _first_token_at(toks, m.start())
+        at = first_token_at(toks, m.start())
         if verb.startswith(("facing", "looking", "staring", "watching", "face", "turned")) and \
-                not _agent_faces(toks, at):
+                not agent_faces(toks, at):
             continue
-        got = _np_forward(toks, _first_token_at(toks, m.end()))
+        got = np_forward(toks, first_token_at(toks, m.end()))
         if got is None:
             continue
         behind = "away" in verb or "back" in verb
         out += _placed([(got[0], got[1])], 180.0 if behind else 0.0, 90.0,
                        scan[m.start():m.end()].strip(), facing=not behind, verb_first=True)
-    for m in _IN_FRONT_OF_IT.finditer(scan):
-        got = _np_forward(toks, _first_token_at(toks, m.end()))
+    for m in IN_FRONT_OF_IT.finditer(scan):
+        got = np_forward(toks, first_token_at(toks, m.end()))
         if got is not None:
             out += _placed([(got[0], got[1])], 0.0, 90.0, scan[m.start():m.end()].strip(),
                            facing=True, verb_first=True)
@@ -465,23 +465,23 @@ def _faced(scan: str, toks: list[tuple[str, int, int]]) -> list[Mention]:
 def _given(scan: str, toks: list[tuple[str, int, int]], m: re.Match
            ) -> list[tuple[tuple[str, ...], str]]:
     """The noun phrases a direction phrase ``m`` is given to, before or after it."""
-    first = _first_token_at(toks, m.start())
+    first = first_token_at(toks, m.start())
     rest = _AFTER_DIRECTION.match(scan[m.end():])
     opens = first == 0 or toks[first - 1][0] in _CLAUSE_START
     found: list[tuple[tuple[str, ...], str]] = []
     if rest and opens:  # "and to my left was a desk"
-        found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
+        found = _after(toks, first_token_at(toks, m.end() + rest.end()))
     if not found:
         found = _before(toks, first)
     if not found and rest:  # "on my right is a box", "to my left there are two chairs"
-        found = _after(toks, _first_token_at(toks, m.end() + rest.end()))
+        found = _after(toks, first_token_at(toks, m.end() + rest.end()))
     return found
 
 
 def _egocentric(scan: str, toks: list[tuple[str, int, int]], out: Reading) -> None:
     """Objects given an egocentric direction, into ``out`` (phrases with none: unresolved)."""
-    both = [(m.start(), m.end()) for m in _BOTH_SIDES.finditer(scan)]
-    for m in _EGO_RE.finditer(scan):
+    both = [(m.start(), m.end()) for m in BOTH_SIDES.finditer(scan)]
+    for m in EGO_RE.finditer(scan):
         phrase = scan[m.start():m.end()].strip()
         if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in both):
             out.unresolved.append(phrase)  # "on my left and right"
@@ -492,12 +492,12 @@ def _egocentric(scan: str, toks: list[tuple[str, int, int]], out: Reading) -> No
         if not found:
             out.unresolved.append(phrase)
             continue
-        out.mentions += _placed(found, *_bearing(m), phrase)
+        out.mentions += _placed(found, *ego_bearing(m), phrase)
     for m in _VERTICAL_RE.finditer(scan):
-        first = _first_token_at(toks, m.start())
+        first = first_token_at(toks, m.start())
         rest = _AFTER_DIRECTION.match(scan[m.end():])
         opens = first == 0 or toks[first - 1][0] in _CLAUSE_START
-        found = _after(toks, _first_token_at(toks, m.end() + rest.end())) if rest and opens \
+        found = _after(toks, first_token_at(toks, m.end() + rest.end())) if rest and opens \
             else _before(toks, first)
         way = "up" if m.group(1) in ("above", "over", "overhead") else "down"
         out.vertical += [(w[-1], way, scan[m.start():m.end()]) for w, _ in found]
@@ -525,7 +525,7 @@ def _several_named(toks: list[tuple[str, int, int]]) -> set[str]:
 def _places(low: str, toks: list[tuple[str, int, int]]) -> list[tuple[str, str, str]]:
     out = []
     for m in _PLACE_RE.finditer(low):
-        anchor = _np_forward(toks, _first_token_at(toks, m.end()))
+        anchor = np_forward(toks, first_token_at(toks, m.end()))
         if anchor is not None:
             out.append((anchor[0][-1], m.group("part"),
                         f"{m.group(0)}{' '.join(anchor[0])}"))
@@ -538,7 +538,7 @@ def read(text: str) -> Reading:
     allocentric phrases it holds and the direction phrases it leaves without an object.
     (Cached: the reading returned is shared, and must not be changed.)"""
     low = normal_text(text)
-    scan = _blank(low, _ADVERBIALS)
+    scan = blank_out(low, ADVERBIALS)
     toks = tokens(scan)
     out = Reading(relations=_relations(low, toks), mentions=_faced(scan, toks),
                   places=_places(low, toks))
@@ -567,8 +567,8 @@ def directions_in(text: str) -> tuple[tuple[float, float, str], ...]:
     """Each egocentric direction phrase of ``text`` (adverbials like "within reach" aside),
     as (clockwise bearing, width, phrase)."""
     low = normal_text(text)
-    return tuple((*_bearing(m), low[m.start():m.end()].strip())
-                 for m in _EGO_RE.finditer(_blank(low, _ADVERBIALS)))
+    return tuple((*ego_bearing(m), low[m.start():m.end()].strip())
+                 for m in EGO_RE.finditer(blank_out(low, ADVERBIALS)))
 
 
 # words that tie a situation to the agent's heading, beyond what the English reader places

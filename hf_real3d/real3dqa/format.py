@@ -36,7 +36,8 @@ from hf_real3d.sqa3d import SQA3D_BIBTEX, check_item, question_type
 __all__ = ["CITATION", "REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
            "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id", "release_item",
            "write_release", "release_headers", "plain_text", "read_release", "read_rotation_files",
-           "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids"]
+           "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids", "debiased_items",
+           "output_headers"]
 
 # the paper's entry: every card of a benchmark it defines cites it first
 REAL3DQA_BIBTEX = """@inproceedings{ma2026real3dqa,
@@ -384,3 +385,63 @@ def question_row(rec, **extra) -> dict[str, Any]:
     :data:`hf_real3d.spatial.CATEGORY`; empty for a real record)."""
     kind = (rec.extra.get("synth") or {}).get("kind", "")
     return record_row(rec, question_type=CATEGORY.get(kind, ""), **extra)
+
+
+_LICENSE_URLS = {"cc-by-4.0": "http://creativecommons.org/licenses/by/4.0/",
+                 "cc-by-sa-4.0": "http://creativecommons.org/licenses/by-sa/4.0/"}
+
+
+def output_headers(rs: Any, dataset: Path, made: str) -> tuple[dict[str, dict[str, Any]], str]:
+    """Each file's header of a release written from the rotation set ``rs`` read from
+    ``dataset`` (the release's own headers, or what ``import-real3dqa`` kept of them; ``made``:
+    how, for a set that has none), and the license it states."""
+    if rs.source in ("release", "files"):
+        heads = release_headers(dataset)
+    elif (dataset / RELEASE_HEADERS_FILE).is_file():
+        heads = read_json(dataset / RELEASE_HEADERS_FILE)
+        if not isinstance(heads, dict) or not all(isinstance(v, dict) for v in heads.values()):
+            raise FormatError(f"{dataset / RELEASE_HEADERS_FILE}: not the file names and "
+                              "headers import-real3dqa writes; import the release again")
+    else:
+        heads = {}
+    if rs.source == "folder":
+        from hf_real3d.hub import card_header  # dataset folders only: datasets
+
+        lic = str(card_header(dataset)[0].get("license") or "other")
+    else:
+        lic = "other"
+    default = {"info": {"description": f"Real-3DQA-format rotations of {dataset.name}, {made}",
+                        "contributor": "hf_real3d"},
+               "license": {"name": lic, "url": _LICENSE_URLS.get(lic, "")}}
+    names = [f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS] + [DEBIASED_FILE]
+    out = {n: heads.get(n) or heads.get("rotation_0.json") or default for n in names}
+    said = out["rotation_0.json"].get("license")
+    return out, (said.get("name") if isinstance(said, dict) else str(said))
+
+
+def debiased_items(rs: Any, dataset: Path, groups: dict[Any, dict[int, dict]]
+                   ) -> tuple[list[dict[str, Any]], str]:
+    """The whole de-biased set of the rotation set ``rs`` read from ``dataset`` as release
+    items (the release's file, a dataset folder's ``real3dqa`` config, else viewpoint 0 of
+    ``groups``), and where it came from."""
+    if rs.source == "release":
+        rows = read_release(dataset).debiased
+        return ([release_item(r, 0, question_type=r.get("question_type") or "")
+                 for r in rows], f"{DEBIASED_FILE} of {dataset}")
+    if rs.source == "folder":
+        from hf_real3d.hub import card_configs, load_frame  # datasets only for folders
+
+        if "real3dqa" in card_configs(dataset):
+            df = load_frame(dataset, "real3dqa")
+            items = []
+            for r in df.to_dict("records"):
+                r["answers"] = list(r["answers"])
+                r["alternative_situation"] = list(r.get("alternative_situation")
+                                                  if r.get("alternative_situation") is not None
+                                                  else [])
+                items.append(release_item(r, 0, question_type=r.get("question_type") or ""))
+            return items, f"the real3dqa config of {dataset}"
+    rows0 = [g[0] for _, g in sorted(groups.items(), key=lambda x: str(x[0])) if 0 in g]
+    return ([release_item(r, 0, question_type=str(r.get("question_type") or ""))
+             for r in rows0],
+            f"viewpoint 0 of every rotation group ({dataset} holds no de-biased set)")

@@ -36,13 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hf_real3d._io import FormatError, atomic_dir, check_out, read_json, write_json
+from hf_real3d._io import atomic_dir, check_out, write_json
 from hf_real3d.real3dqa.format import (
-    DEBIASED_FILE,
-    RELEASE_HEADERS_FILE,
     RELEASE_VIEWPOINTS,
-    read_release,
-    release_headers,
+    debiased_items,
+    output_headers,
     release_item,
     write_release,
 )
@@ -54,11 +52,7 @@ from .queue import ReviewFolder
 __all__ = ["export_rotations", "EmptyExport", "REPAIRS"]
 
 REPAIRS = ("reviewed", "all")
-_LICENSE_URLS = {"cc-by-4.0": "http://creativecommons.org/licenses/by/4.0/",
-                 "cc-by-sa-4.0": "http://creativecommons.org/licenses/by-sa/4.0/"}
 KEPT = ("kept", "repaired", "as_input")
-
-
 class EmptyExport(ValueError):
     """The export would keep no group (the reason is in the message)."""
 
@@ -89,32 +83,6 @@ def _repair(proposals: list[dict[str, Any]]) -> tuple[str, list[str] | None]:
     return "repaired", list(tos.pop())
 
 
-def _headers(rs, dataset: Path) -> tuple[dict[str, dict[str, Any]], str]:
-    """Each output file's header, and the license it states."""
-    if rs.source in ("release", "files"):
-        heads = release_headers(dataset)
-    elif (dataset / RELEASE_HEADERS_FILE).is_file():
-        heads = read_json(dataset / RELEASE_HEADERS_FILE)
-        if not isinstance(heads, dict) or not all(isinstance(v, dict) for v in heads.values()):
-            raise FormatError(f"{dataset / RELEASE_HEADERS_FILE}: not the file names and "
-                              "headers import-real3dqa writes; import the release again")
-    else:
-        heads = {}
-    if rs.source == "folder":
-        from hf_real3d.hub import card_header  # dataset folders only
-
-        lic = str(card_header(dataset)[0].get("license") or "other")
-    else:
-        lic = "other"
-    default = {"info": {"description": f"Real-3DQA-format rotations of {dataset.name}, reviewed "
-                                       "with hf_real3d", "contributor": "hf_real3d"},
-               "license": {"name": lic, "url": _LICENSE_URLS.get(lic, "")}}
-    names = [f"rotation_{k}.json" for k in RELEASE_VIEWPOINTS] + [DEBIASED_FILE]
-    out = {n: heads.get(n) or heads.get("rotation_0.json") or default for n in names}
-    said = out["rotation_0.json"].get("license")
-    return out, (said.get("name") if isinstance(said, dict) else str(said))
-
-
 def _input_sources(rs, dataset: Path) -> dict[tuple[Any, int], str]:
     """Each row's ``source`` as the input states it (a release: ``release``)."""
     if rs.source != "folder":
@@ -127,32 +95,6 @@ def _input_sources(rs, dataset: Path) -> dict[tuple[Any, int], str]:
     return {(q, int(k)): str(s) for q, k, s in zip(df.question_id.tolist(),
                                                    df.rotation_deg.tolist(), df.source)
             if s}
-
-
-def _debiased(rs, dataset: Path, groups: dict[Any, dict[int, dict]]
-              ) -> tuple[list[dict[str, Any]], str]:
-    """The input's whole de-biased set as release items, and where it came from."""
-    if rs.source == "release":
-        rows = read_release(dataset).debiased
-        return ([release_item(r, 0, question_type=r.get("question_type") or "")
-                 for r in rows], f"{DEBIASED_FILE} of {dataset}")
-    if rs.source == "folder":
-        from hf_real3d.hub import card_configs, load_frame  # datasets only for folders
-
-        if "real3dqa" in card_configs(dataset):
-            df = load_frame(dataset, "real3dqa")
-            items = []
-            for r in df.to_dict("records"):
-                r["answers"] = list(r["answers"])
-                r["alternative_situation"] = list(r.get("alternative_situation")
-                                                  if r.get("alternative_situation") is not None
-                                                  else [])
-                items.append(release_item(r, 0, question_type=r.get("question_type") or ""))
-            return items, f"the real3dqa config of {dataset}"
-    rows0 = [g[0] for _, g in sorted(groups.items(), key=lambda x: str(x[0])) if 0 in g]
-    return ([release_item(r, 0, question_type=str(r.get("question_type") or ""))
-             for r in rows0],
-            f"viewpoint 0 of every rotation group ({dataset} holds no de-biased set)")
 
 
 def _empty_reason(names: list[str], all_names: list[str], min_annotators: int,
@@ -284,8 +226,9 @@ def export_rotations(dataset: str | os.PathLike, reviews: str | os.PathLike,
         raise EmptyExport(f"export-rotations would keep no rotation group: {why}; nothing was "
                           "written (`allow_empty` writes an empty release anyway)")
     groups = rf.rotation_set.groups()
-    debiased, debiased_from = _debiased(rf.rotation_set, Path(dataset), groups)
-    headers, license_name = _headers(rf.rotation_set, Path(dataset))
+    debiased, debiased_from = debiased_items(rf.rotation_set, Path(dataset), groups)
+    headers, license_name = output_headers(rf.rotation_set, Path(dataset),
+                                           "reviewed with hf_real3d")
     order = sorted(kept, key=str)
     sources = collections.Counter(src for q in order for _, src in kept[q].values())
     summary = {

@@ -1,0 +1,196 @@
+"""A situation said again after the agent turns in place: the English floor's writer, the
+inverse of what :mod:`.mentions` reads.
+
+:func:`turn_text` turns every egocentric phrase of a text by the one turn rule
+(:func:`hf_real3d.geometry.bearing_after_turn`): ``on my left`` / ``to my right`` / ``in
+front of me`` / ``behind me`` and their variants move to the direction the turn sends them,
+clock hours move ``turn / 30`` hours back, and what the agent faces (``facing X``, ``looking
+at X``, ``watching X``, ``standing in front of X``), has its back to (``with my back to X``)
+or works on as the faced thing (``writing on the whiteboard``, ``washing dishes at the
+sink``) is placed where the turn sends it (``with the desk on my left``). Allocentric phrases
+(``to the left of the door``, ``the left side of the room``) do not move. Where a phrase
+cannot be turned with certainty (both sides at once, a thing faced by something that is not
+the agent) or nothing in the turned text pins the heading, it returns None: no text is
+guessed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hf_real3d.english.mentions import (
+    ADVERBIALS,
+    BOTH_SIDES,
+    CLOCK_RE,
+    CONTRACTIONS,
+    EGO_RE,
+    FACING_RE,
+    HOUR_WORDS,
+    IN_FRONT_OF_IT,
+    agent_faces,
+    blank_out,
+    ego_bearing,
+    first_token_at,
+    normal_text,
+    np_forward,
+    read,
+    tokens,
+)
+from hf_real3d.geometry import bearing_after_turn
+
+__all__ = ["turn_text", "where_phrase"]
+
+_CONTRACTION_ANY = re.compile(r"\b(?:" + "|".join(CONTRACTIONS) + r")\b", re.IGNORECASE)
+# an action on the thing the agent faces, when no phrase says what it faces: the thing is in
+# front ("I am writing on the whiteboard": the whiteboard is in front of me)
+_ACTS_ON_FACED = re.compile(
+    r"\b(?:i\s+am\s+|i\s+)?(?:writing|drawing|typing|erasing|wiping|cleaning)\s+(?:on|at)\s+|"
+    r"\b(?:i\s+am\s+|i\s+)?(?:washing\s+(?:\w+\s+){0,2}?(?:at|in)|cooking\s+(?:\w+\s+){0,2}?"
+    r"(?:on|at)|working\s+(?:at|on)|reading)\s+(?=the\s+)")
+_HELD = frozenset("book paper magazine newspaper phone letter note card document menu".split())
+
+
+def _cased_normal(text: str) -> str | None:
+    """``text`` with :func:`normal_text`'s changes made but its letters' case kept, so that
+    its lower case is ``normal_text(text)`` offset for offset; None where it is not."""
+    out = str(text).replace("\u2019", "'").replace("\u2018", "'")
+
+    def expand(m: re.Match) -> str:
+        full = CONTRACTIONS[m.group(0).lower()]
+        return full[0].upper() + full[1:] if m.group(0)[0].isupper() else full
+
+    out = _CONTRACTION_ANY.sub(expand, out)
+    out = CLOCK_RE.sub("o'clock", out.replace("O'clock", "o'clock").replace("O'Clock",
+                                                                            "o'clock"))
+    out = re.sub(r"\b([Ii])n\s*front\b", r"\1n front",
+                 re.sub(r"([Ii])nfront", r"\1n front", out))
+    out = " ".join(out.split())
+    return out if out.lower() == normal_text(text) else None
+
+
+def where_phrase(bearing: float, prep: str = "on", side: bool = False) -> str:
+    """An egocentric phrase for a quarter bearing: ``in front of me``, ``behind me``, or
+    ``{prep} my left`` / ``{prep} my right`` (``side``: ``... left side``)."""
+    b = int(round(bearing)) % 360
+    if b == 0:
+        return "in front of me"
+    if b == 180:
+        return "behind me"
+    word = "right" if b == 90 else "left"
+    return f"{prep} my {word}{' side' if side else ''}"
+
+
+def _direction(said: str, bearing: float, width: float, turn: float) -> str | None:
+    """The direction phrase ``said`` (at ``bearing``) after the turn, in its own style."""
+    after = bearing_after_turn(bearing, turn)
+    if width < 90:  # a clock hour: only the hour changes
+        hour = int(round(after / 30)) % 12 or 12
+        return re.sub(r"\b(1[0-2]|[1-9]|" + "|".join(HOUR_WORDS) + r")\b",
+                      lambda m: str(hour) if m.group(0).isdigit() else HOUR_WORDS[hour % 12],
+                      said, count=1, flags=re.IGNORECASE)
+    if abs(after / 90 - round(after / 90)) > 1e-6:
+        return None
+    first = said.split()[0].lower()
+    prep = first if first in ("on", "to", "at", "towards", "toward", "by", "in") else "on"
+    if prep == "in":
+        prep = "on"
+    return where_phrase(after, prep, side=bool(re.search(r"\bside\b", said.lower())))
+
+
+def _np_span(toks: list[tuple[str, int, int]], at: int) -> tuple[int, int, str] | None:
+    """(start, end, last word) of the noun phrase starting at token ``at``."""
+    got = np_forward(toks, at)
+    if got is None or got[2] <= at:
+        return None
+    return toks[at][1], toks[got[2] - 1][2], got[0][-1]
+
+
+def _faced_edits(low: str, scan: str, toks: list[tuple[str, int, int]], turn: float
+                 ) -> list[tuple[int, int, str]] | None:
+    """The edits placing what the agent faces or has its back to where the turn sends it:
+    (start, end, {the thing's own words} + phrase) for ``low``; None where one cannot be
+    made."""
+    edits = []
+    for m in FACING_RE.finditer(scan):
+        verb = m.group("verb")
+        at = first_token_at(toks, m.start())
+        if verb.startswith(("facing", "looking", "staring", "watching", "face", "turned")) \
+                and not agent_faces(toks, at):
+            return None  # a thing faces something: not the agent's heading
+        np = _np_span(toks, first_token_at(toks, m.end()))
+        if np is None:
+            return None
+        behind = "away" in verb or "back" in verb
+        start = m.start()
+        subject = re.search(r"\b(i\s+am|i|am)\s+$", low[:start])
+        lead = "with "
+        if subject:  # "I am facing the desk" -> "I have the desk on my left"
+            start, lead = subject.start(), "I have "
+        elif re.match(r"(?:with\s+)?my\s+back", verb) and not verb.startswith("with"):
+            lead = "" if re.search(r"(?:^|[,.;:!?]|\band)\s*$", low[:start]) else "with "
+        edits.append((start, np[1], (lead, np[0], np[1], 180.0 if behind else 0.0,
+                                     lead == "" and not subject)))
+    for pattern in (IN_FRONT_OF_IT, _ACTS_ON_FACED):
+        if pattern is _ACTS_ON_FACED and (edits or read(low).mentions and any(
+                mm.facing or mm.bearing == 0.0 for mm in read(low).mentions)):
+            continue  # the text says what is in front: an action does not
+        for m in pattern.finditer(scan):
+            np = _np_span(toks, first_token_at(toks, m.end()))
+            if np is None or np[2] in _HELD:
+                continue
+            keep = low[m.start():m.end()]
+            lead = re.sub(r"\s+(?:in\s+front\s+of|on|at|in)\s+$", " ", keep) \
+                if pattern is IN_FRONT_OF_IT else keep
+            edits.append((m.start(), np[1], (lead if pattern is IN_FRONT_OF_IT else keep,
+                                             np[0], np[1], 0.0, False)))
+    return edits
+
+
+def turn_text(text: str, turn: float) -> str | None:
+    """``text`` (a situation) as the agent says it after turning ``turn`` degrees clockwise
+    in place; None where a phrase cannot be turned with certainty, or where the result pins
+    no heading (no egocentric phrase) or says what the text said."""
+    cased = _cased_normal(text)
+    if cased is None:
+        return None
+    low = cased.lower()
+    scan = blank_out(low, ADVERBIALS)
+    if BOTH_SIDES.search(scan):
+        return None
+    toks = tokens(scan)
+    faced = _faced_edits(low, scan, toks, turn)
+    if faced is None:
+        return None
+    edits: list[tuple[int, int, str]] = []
+    for start, end, (lead, np_start, np_end, bearing, is_clause) in faced:
+        where = _direction("on", bearing, 90.0, turn)
+        thing = cased[np_start:np_end]
+        if where is None:
+            return None
+        if is_clause:  # "my back is to the door" -> "the door is on my left"
+            edits.append((start, end, f"{thing} is {where}"))
+        elif lead.startswith("I have"):
+            edits.append((start, end, f"{lead}{thing} {where}"))
+        elif lead == "with ":
+            edits.append((start, end, f"with {thing} {where}"))
+        else:  # "standing in front of the sink" -> "standing with the sink on my left"
+            edits.append((start, end, f"{cased[start:start + len(lead)].rstrip()} with "
+                                      f"{thing} {where}".lstrip()))
+    for m in EGO_RE.finditer(scan):
+        if any(s <= m.start() < e for s, e, _ in edits):
+            continue
+        if re.search(r"\b(?:lying|laying|lie|lay)\s+on\s+$", scan[:m.start()]):
+            continue
+        said = cased[m.start():m.end()].rstrip()
+        new = _direction(said, *ego_bearing(m), turn)
+        if new is None:
+            return None
+        edits.append((m.start(), m.start() + len(said), new))
+    out = cased
+    for start, end, new in sorted(edits, reverse=True):
+        if cased[start:start + 1].isupper() and not new[:1].isupper():
+            new = new[0].upper() + new[1:]
+        out = out[:start] + new + out[end:]
+    if not edits or normal_text(out) == normal_text(text) or not read(out).mentions:
+        return None
+    return out
