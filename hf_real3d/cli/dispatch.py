@@ -73,6 +73,10 @@ COMMANDS: dict[str, Command] = {
     "check-rotations": Command("a verdict for every rotated item against its turn (text, answer "
                                "and scene rules)", lambda: rotations.CheckRotationsOptions,
                                rotations.cmd_check_rotations),
+    "correct-rotations": Command("a corrected rotation set: each turned item kept where the "
+                                 "checker passes it, else derived from viewpoint 0 by its turn",
+                                 lambda: rotations.CorrectRotationsOptions,
+                                 rotations.cmd_correct_rotations),
     "judge": Command("the text-only filter: a language model answers from the text alone",
                      lambda: llm.JudgeOptions, llm.cmd_judge),
     "rotate": Command("each question from every turned viewpoint (geometry, else a language "

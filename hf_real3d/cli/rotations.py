@@ -1,5 +1,5 @@
-"""``hf-real3d check-rotations``, ``review-init``, ``review-import``, ``review-stats`` and
-``export-rotations``: checking and reviewing rotations."""
+"""``hf-real3d check-rotations``, ``correct-rotations``, ``review-init``, ``review-import``,
+``review-stats`` and ``export-rotations``: checking, correcting and reviewing rotations."""
 
 from __future__ import annotations
 
@@ -61,6 +61,38 @@ def cmd_check_rotations(o: CheckRotationsOptions) -> None:
                   f"{c['as_needs_scene']} needs_scene) in {c['groups']:>4} groups")
     print(f"wrote {o.out}/check.json, verdicts.jsonl, flags.jsonl, repairs.jsonl, report.md"
           + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
+
+
+@dataclass
+class CorrectRotationsOptions:
+    """Writes a corrected rotation set a lab can score on, in the release's format: each turned
+    item kept as released where check-rotations calls it pass, else derived from viewpoint 0
+    by its turn (the situation's egocentric phrases turned; a heading-free answer kept, a
+    direction answer turned, a thing in a direction where viewpoint 0's texts at the pose
+    place it alone), else dropped with the reason; a group kept whole or not at all. Writes
+    OUT/rotation_{0,90,180,270}.json, the de-biased file, corrections.jsonl (every turned item:
+    source, rule, evidence, reason), correction.json and README.md. Not the paper's set."""
+    dataset: str = help_field("The release folder, or its import-real3dqa folder.")
+    out: str = help_field("Folder to write the corrected set to (never an input).")
+    sqa3d: str | None = help_field("SQA3D's folder (v1_balanced_*_test_scannetv2.json): the other "
+                                   "questions at each pose are evidence; default: the folder's "
+                                   "sqa3d config, or an sqa3d folder beside the dataset.",
+                                   default=None)
+    scenes: str | None = help_field("Folder of ScanNet-format scenes: questions whose meaning "
+                                    "the geometry route knows are derived from the scene, as "
+                                    "rotate derives them; default: the dataset folder's scenes "
+                                    "config, if any.", default=None)
+
+
+def cmd_correct_rotations(o: CorrectRotationsOptions) -> None:
+    """``hf-real3d correct-rotations``."""
+    from hf_real3d.real3dqa.correct import correct_rotations
+
+    s = correct_rotations(o.dataset, o.out, sqa3d=o.sqa3d, scenes=o.scenes)
+    if s.evidence is None:
+        print("checked without SQA3D's texts (none given with --sqa3d, in the folder or beside "
+              "it): fewer answers can be derived", file=sys.stderr)
+    print("\n".join(s.lines()))
 
 
 @dataclass

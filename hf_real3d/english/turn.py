@@ -47,6 +47,11 @@ _ACTS_ON_FACED = re.compile(
     r"\b(?:i\s+am\s+|i\s+)?(?:writing|drawing|typing|erasing|wiping|cleaning)\s+(?:on|at)\s+|"
     r"\b(?:i\s+am\s+|i\s+)?(?:washing\s+(?:\w+\s+){0,2}?(?:at|in)|cooking\s+(?:\w+\s+){0,2}?"
     r"(?:on|at)|working\s+(?:at|on)|reading)\s+(?=the\s+)")
+# what may follow "to my left" ("to my left is a desk", "on the right, a door"); another word
+# makes "left" an adjective ("the left cushion")
+_GOES_ON = frozenset(", . ; : ! ? ) and or is are was were there i you a an the my some two "
+                     "with while where which that sits sit stands stand lies lie hangs hang "
+                     "side hand but so stood sat of from".split())
 _HELD = frozenset("book paper magazine newspaper phone letter note card document menu".split())
 
 
@@ -105,44 +110,59 @@ def _np_span(toks: list[tuple[str, int, int]], at: int) -> tuple[int, int, str] 
     return toks[at][1], toks[got[2] - 1][2], got[0][-1]
 
 
-def _faced_edits(low: str, scan: str, toks: list[tuple[str, int, int]], turn: float
-                 ) -> list[tuple[int, int, str]] | None:
-    """The edits placing what the agent faces or has its back to where the turn sends it:
-    (start, end, {the thing's own words} + phrase) for ``low``; None where one cannot be
-    made."""
+def _placed_by(scan: str, end: int) -> bool:
+    """Whether an egocentric phrase follows the noun phrase ending at ``end`` ("facing away
+    from the crate directly behind me"): that phrase places it, and is turned itself."""
+    m = EGO_RE.search(scan, end)
+    return m is not None and not scan[end:m.start()].strip(" ,").replace("directly", "").strip()
+
+
+def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], turn: float
+           ) -> list[tuple[int, int, str]] | None:
+    """Edits (start, end, new text) placing what the agent faces or has its back to where the
+    turn sends it ("I am facing the desk" -> "I have the desk on my left", "with my back to
+    the door" -> "with the door on my right"); None where one cannot be made."""
     edits = []
     for m in FACING_RE.finditer(scan):
         verb = m.group("verb")
         at = first_token_at(toks, m.start())
+        # "entering the room facing X", "standing by the door on my left facing X": the agent
+        said_of_agent = at >= 1 and (toks[at - 1][0] == "room" or any(
+            e.end() >= toks[at - 1][2] - 1 and e.end() <= m.start() for e in
+            EGO_RE.finditer(scan, max(0, m.start() - 40), m.start())))
         if verb.startswith(("facing", "looking", "staring", "watching", "face", "turned")) \
-                and not agent_faces(toks, at):
+                and not agent_faces(toks, at) and not said_of_agent:
             return None  # a thing faces something: not the agent's heading
         np = _np_span(toks, first_token_at(toks, m.end()))
         if np is None:
             return None
-        behind = "away" in verb or "back" in verb
-        start = m.start()
-        subject = re.search(r"\b(i\s+am|i|am)\s+$", low[:start])
-        lead = "with "
+        where = "" if _placed_by(scan, np[1]) else " " + where_phrase(
+            bearing_after_turn(180.0 if "away" in verb or "back" in verb else 0.0, turn))
+        thing, start = cased[np[0]:np[1]], m.start()
+        subject = re.search(r"\b(?:i\s+am|i)\s+$", low[:start])
         if subject:  # "I am facing the desk" -> "I have the desk on my left"
-            start, lead = subject.start(), "I have "
-        elif re.match(r"(?:with\s+)?my\s+back", verb) and not verb.startswith("with"):
-            lead = "" if re.search(r"(?:^|[,.;:!?]|\band)\s*$", low[:start]) else "with "
-        edits.append((start, np[1], (lead, np[0], np[1], 180.0 if behind else 0.0,
-                                     lead == "" and not subject)))
-    for pattern in (IN_FRONT_OF_IT, _ACTS_ON_FACED):
-        if pattern is _ACTS_ON_FACED and (edits or read(low).mentions and any(
-                mm.facing or mm.bearing == 0.0 for mm in read(low).mentions)):
-            continue  # the text says what is in front: an action does not
+            edits.append((subject.start(), np[1], f"I have {thing}{where}"))
+        elif re.search(r"\bwhile\s+$", low[:start]):
+            edits.append((start, np[1], f"having {thing}{where}"))
+        elif re.search(r"\band\s+$", low[:start]):
+            edits.append((start, np[1], f"have {thing}{where}"))
+        elif verb.startswith("my") and re.search(r"(?:^|[,.;:!?]|\band)\s*$", low[:start]):
+            edits.append((start, np[1], f"{thing} is{where}" if where else thing))
+        else:
+            edits.append((start, np[1], f"with {thing}{where}"))
+    acts = not edits and not any(mm.facing or mm.bearing == 0.0 for mm in read(low).mentions)
+    for pattern in (IN_FRONT_OF_IT, *((_ACTS_ON_FACED,) if acts else ())):
         for m in pattern.finditer(scan):
             np = _np_span(toks, first_token_at(toks, m.end()))
             if np is None or np[2] in _HELD:
                 continue
-            keep = low[m.start():m.end()]
-            lead = re.sub(r"\s+(?:in\s+front\s+of|on|at|in)\s+$", " ", keep) \
-                if pattern is IN_FRONT_OF_IT else keep
-            edits.append((m.start(), np[1], (lead if pattern is IN_FRONT_OF_IT else keep,
-                                             np[0], np[1], 0.0, False)))
+            where = "" if _placed_by(scan, np[1]) else " " + where_phrase(
+                bearing_after_turn(0.0, turn))
+            lead = cased[m.start():m.end()]
+            if pattern is IN_FRONT_OF_IT:  # "standing in front of the sink" -> "standing with"
+                lead = re.sub(r"\s+(?:(?:right|directly|just|immediately)\s+)?in\s+front\s+of"
+                              r"\s+$", " with ", lead, flags=re.IGNORECASE)
+            edits.append((m.start(), np[1], f"{lead}{cased[np[0]:np[1]]}{where}"))
     return edits
 
 
@@ -155,39 +175,31 @@ def turn_text(text: str, turn: float) -> str | None:
         return None
     low = cased.lower()
     scan = blank_out(low, ADVERBIALS)
-    if BOTH_SIDES.search(scan):
+    if BOTH_SIDES.search(scan) and round(turn) % 180:  # "on either side": a half turn keeps it
         return None
     toks = tokens(scan)
-    faced = _faced_edits(low, scan, toks, turn)
-    if faced is None:
+    edits = _faced(cased, low, scan, toks, turn)
+    if edits is None:
         return None
-    edits: list[tuple[int, int, str]] = []
-    for start, end, (lead, np_start, np_end, bearing, is_clause) in faced:
-        where = _direction("on", bearing, 90.0, turn)
-        thing = cased[np_start:np_end]
-        if where is None:
-            return None
-        if is_clause:  # "my back is to the door" -> "the door is on my left"
-            edits.append((start, end, f"{thing} is {where}"))
-        elif lead.startswith("I have"):
-            edits.append((start, end, f"{lead}{thing} {where}"))
-        elif lead == "with ":
-            edits.append((start, end, f"with {thing} {where}"))
-        else:  # "standing in front of the sink" -> "standing with the sink on my left"
-            edits.append((start, end, f"{cased[start:start + len(lead)].rstrip()} with "
-                                      f"{thing} {where}".lstrip()))
     for m in EGO_RE.finditer(scan):
         if any(s <= m.start() < e for s, e, _ in edits):
             continue
         if re.search(r"\b(?:lying|laying|lie|lay)\s+on\s+$", scan[:m.start()]):
             continue
         said = cased[m.start():m.end()].rstrip()
+        after = tokens(scan[m.end():])[:1]
+        if re.search(r"\b(?:left|right)$", said.lower()) and after and \
+                after[0][0] not in _GOES_ON:
+            return None  # "the left cushion of the couch": a part of a thing, not a side
         new = _direction(said, *ego_bearing(m), turn)
         if new is None:
             return None
         edits.append((m.start(), m.start() + len(said), new))
+    edits.sort()
+    if any(a[1] > b[0] for a, b in zip(edits, edits[1:])):
+        return None  # two phrases claim the same words
     out = cased
-    for start, end, new in sorted(edits, reverse=True):
+    for start, end, new in reversed(edits):
         if cased[start:start + 1].isupper() and not new[:1].isupper():
             new = new[0].upper() + new[1:]
         out = out[:start] + new + out[end:]

@@ -22,7 +22,12 @@ import pandas as pd
 
 from hf_real3d.real3dqa.format import SUFFIX_DEG, suffixed_ids
 from hf_real3d.real3dqa.predictions import PredictionColumns, read_model_prediction_columns
-from hf_real3d.real3dqa.references import ReferenceColumns, reference_columns, repaired_items
+from hf_real3d.real3dqa.references import (
+    ReferenceColumns,
+    corrected_from,
+    reference_columns,
+    repaired_items,
+)
 from hf_real3d.real3dqa.report import results_table, write_report
 from hf_real3d.scoring import (
     MetricInputError,
@@ -336,6 +341,15 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
                      "figures and are not comparable with its Table 3")
         for r in results:
             r["repaired_references"] = repaired
+    derived = corrected_from(Path(dataset))
+    if derived:
+        notes.append(f"the references are a corrected rotation set derived by "
+                     f"{derived.get('derived_by')} from {derived.get('from')} (turned items kept "
+                     "where the checker passes them, else derived from viewpoint 0 by their "
+                     "turn): not the paper's set, so these scores are not the paper's Real-3DQA "
+                     "figures and are not comparable with its Table 3")
+        for r in results:
+            r["derived_references"] = derived
     files = write_report(results, out, notes)
     return EvaluationReport(results, results_table(results), files)
 

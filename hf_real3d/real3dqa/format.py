@@ -33,8 +33,9 @@ from hf_real3d.schema import record_row
 from hf_real3d.spatial import CATEGORY
 from hf_real3d.sqa3d import SQA3D_BIBTEX, check_item, question_type
 
-__all__ = ["CITATION", "REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row", "DEBIASED_FILE",
-           "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id", "release_item",
+__all__ = ["CITATION", "CORRECTED_MARK", "REAL3DQA_BIBTEX", "RELEASE_VIEWPOINTS", "question_row",
+           "DEBIASED_FILE", "RELEASE_HEADERS_FILE", "ReleaseData", "file_question_id",
+           "release_item",
            "write_release", "release_headers", "plain_text", "read_release", "read_rotation_files",
            "rotation_files", "resolve_base_ids", "same_text", "suffixed_ids", "debiased_items",
            "output_headers"]
@@ -57,6 +58,9 @@ CITATION = REAL3DQA_BIBTEX + SQA3D_BIBTEX + """
 }"""
 
 RELEASE_VIEWPOINTS = (0, 90, 180, 270)
+#: the key a corrected set's file headers carry in ``info`` (``hf-real3d correct-rotations``:
+#: what it was derived from), which ``evaluate`` reads to say the set is not the paper's
+CORRECTED_MARK = "hf_real3d_corrected"
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"
 #: what import-real3dqa keeps of the release files besides their questions (info, license...)
 RELEASE_HEADERS_FILE = "release_headers.json"

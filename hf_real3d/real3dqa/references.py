@@ -23,8 +23,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_real3d._io import atomic_path, cache_root, write_json
-from hf_real3d.real3dqa.format import DEBIASED_FILE, RELEASE_VIEWPOINTS, read_release
+from hf_real3d._io import atomic_path, cache_root, read_json, write_json
+from hf_real3d.real3dqa.format import (
+    CORRECTED_MARK,
+    DEBIASED_FILE,
+    RELEASE_HEADERS_FILE,
+    RELEASE_VIEWPOINTS,
+    read_release,
+    release_headers,
+)
 from hf_real3d.sources import DatasetFolder, Release, RotationFiles, SQA3DFolder, resolve
 from hf_real3d.sqa3d import read_split
 
@@ -291,6 +298,21 @@ def load_references(source: str | os.PathLike, split: str = "test", *,
     :func:`reference_cache_dir`, keyed by each file's path, size and times, so later
     evaluations against the same files skip the JSON (``cache=False`` always re-reads)."""
     return reference_columns(source, split, cache=cache).to_frame()
+
+
+def corrected_from(src: Path) -> dict[str, Any] | None:
+    """What ``hf-real3d correct-rotations`` says of the corrected set at ``src`` (a release
+    folder it wrote, or that folder imported: the files' headers carry it), or None."""
+    kind = resolve(src, what="the references")
+    if isinstance(kind, Release | RotationFiles):
+        heads = release_headers(src)
+    elif isinstance(kind, DatasetFolder) and (src / RELEASE_HEADERS_FILE).is_file():
+        heads = read_json(src / RELEASE_HEADERS_FILE)
+    else:
+        return None
+    info = (heads.get("rotation_0.json") or {}).get("info") if isinstance(heads, dict) else None
+    said = info.get(CORRECTED_MARK) if isinstance(info, dict) else None
+    return said if isinstance(said, dict) else None
 
 
 def repaired_items(src: Path) -> int:
