@@ -9,6 +9,12 @@ looks at the checker's verdicts on it.
 
     python bench/rotation_sample.py draw [--release ../shared/real/real3dqa]
     python bench/rotation_sample.py agreement      # kappa between readers, the consensus
+    python bench/rotation_sample.py draw --sample 3 --corrected OUT   # issue 62's blind sample
+    python bench/rotation_sample.py validity --corrected OUT          # its figures, once
+
+Sample 3 (issue 62) is drawn from a corrected set (``hf-real3d correct-rotations --dataset
+../shared/real/real3dqa --out OUT``): 120 derived items and 30 kept as released, drawn apart
+with one seed and shown in one shuffled order, so a reader cannot tell them apart.
 
 ``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
 group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
@@ -30,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # The project's sample (issue 46) and an independent second one (issue 55), drawn from the
 # rotated items the first one left out.
 SAMPLES = {1: (ROOT / "tests" / "data" / "rotation_sample", 20261203, 240),
-           2: (ROOT / "tests" / "data" / "rotation_sample_2", 20261204, 150)}
+           2: (ROOT / "tests" / "data" / "rotation_sample_2", 20261204, 150),
+           3: (ROOT / "tests" / "data" / "corrected_sample", 20261206, 150)}
+DERIVED, AS_RELEASED = 120, 30  # sample 3's strata
 FOLDER, SEED, SIZE = SAMPLES[1]
 TURNED = (90, 180, 270)
 LABELS = ("valid", "defect", "ambiguous")
@@ -55,22 +63,43 @@ def _drawn(folder: Path) -> set[str]:
     return {json.loads(x)["key"] for x in path.read_text(encoding="utf-8").splitlines()}
 
 
-def draw(release: Path, sample: int = 1) -> Path:
-    """Draw a sample's rotated items uniformly (its seed and size) and write them with their
-    groups. Sample 2 is drawn from the items sample 1 did not draw."""
-    folder, seed, size = SAMPLES[sample]
-    files = _items(release)
-    by = {k: {_base(it["question_id"], k): it for it in files[k]} for k in files}
+def _sources(corrected: Path) -> dict[str, str]:
+    """Each turned item's source in a corrected set (``corrections.jsonl``), by key."""
+    lines = (corrected / "corrections.jsonl").read_text(encoding="utf-8").splitlines()
+    return {f"{r['question_id']}@{r['rotation_deg']}": r["source"] for r in map(json.loads, lines)}
+
+
+def _population(files: dict[int, list[dict]], sample: int, seed: int, size: int,
+                corrected: Path | None) -> list[tuple[int, int]]:
+    """The drawn (viewpoint, base id) pairs, in the order the readers see them."""
     population = [(k, _base(it["question_id"], k)) for k in TURNED for it in files[k]]
+    rng = random.Random(seed)
+    if sample == 3:
+        source = _sources(corrected)
+        strata = [sorted(p for p in population if source[f"{p[1]}@{p[0]}"] == s)
+                  for s in ("derived", "release")]
+        picked = [p for stratum, n in zip(strata, (DERIVED, AS_RELEASED))
+                  for p in rng.sample(stratum, n)]
+        rng.shuffle(picked)
+        return picked
     if sample == 2:
         taken = _drawn(SAMPLES[1][0])
         population = [(k, b) for k, b in population if f"{b}@{k}" not in taken]
-    picked = sorted(random.Random(seed).sample(range(len(population)), size))
+    return [population[i] for i in sorted(rng.sample(range(len(population)), size))]
+
+
+def draw(release: Path, sample: int = 1, corrected: Path | None = None) -> Path:
+    """Draw a sample's rotated items uniformly (its seed and size) and write them with their
+    groups. Sample 2 is drawn from the items sample 1 did not draw; sample 3 from the
+    ``corrected`` set (which then stands in for the release)."""
+    folder, seed, size = SAMPLES[sample]
+    files = _items(corrected if sample == 3 else release)
+    by = {k: {_base(it["question_id"], k): it for it in files[k]} for k in files}
+    picked = _population(files, sample, seed, size, corrected)
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / "items.jsonl"
     with open(out, "w", encoding="utf-8") as f:
-        for n, i in enumerate(picked):
-            k, base = population[i]
+        for n, (k, base) in enumerate(picked):
             v0 = by[0][base]
             line = {"n": n + 1, "key": f"{base}@{k}", "question_id": base, "rotation_deg": k,
                     "scene_id": v0["scene_id"],
@@ -81,7 +110,7 @@ def draw(release: Path, sample: int = 1) -> Path:
                     "other_views": {str(j): _view(by[j][base]) for j in TURNED
                                     if j != k and base in by[j]}}
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
-    print(f"drew {size} of {len(population)} rotated items (seed {seed}) into {out}")
+    print(f"drew {len(picked)} rotated items (seed {seed}) into {out}")
     return out
 
 
@@ -106,7 +135,8 @@ def kappa(a: list[str], b: list[str]) -> float:
     return (observed - expected) / (1 - expected) if expected < 1 else 1.0
 
 
-READERS = {1: ("reader1", "reader2", "reader3"), 2: ("reader1", "reader2")}
+READERS = {1: ("reader1", "reader2", "reader3"), 2: ("reader1", "reader2"),
+           3: ("reader1", "reader2")}
 
 
 def agreement(sample: int = 1) -> dict:
@@ -169,17 +199,54 @@ def agreement(sample: int = 1) -> dict:
     return stats
 
 
+def _interval(k: int, n: int) -> list[float]:
+    """Wilson's 95% interval of k / n, in percent."""
+    if not n:
+        return [0.0, 100.0]
+    z, p = 1.959964, k / n
+    mid, half = p + z * z / (2 * n), z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5
+    den = 1 + z * z / n
+    return [round(100 * (mid - half) / den, 1), round(100 * (mid + half) / den, 1)]
+
+
+def validity(corrected: Path) -> dict:
+    """Sample 3's figures, read once: of the derived items and of those kept as released,
+    how many the consensus calls valid, defect and ambiguous, with intervals."""
+    folder = SAMPLES[3][0]
+    source = _sources(corrected)
+    consensus = [json.loads(x) for x in (folder / "consensus.jsonl").read_text().splitlines()]
+    out = {}
+    for s in ("derived", "release"):
+        labels = collections.Counter(r["label"] for r in consensus if source[r["key"]] == s)
+        decided = labels["valid"] + labels["defect"]
+        out[s] = {"items": sum(labels.values()), **{k: labels[k] for k in LABELS},
+                  "valid_of_decided": round(100 * labels["valid"] / max(decided, 1), 1),
+                  "valid_interval": _interval(labels["valid"], decided),
+                  "defect_of_all": round(100 * labels["defect"] / max(sum(labels.values()), 1),
+                                         1),
+                  "defect_interval": _interval(labels["defect"], sum(labels.values()))}
+    (folder / "validity.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("draw", "agreement"))
+    ap.add_argument("step", choices=("draw", "agreement", "validity"))
     ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
     ap.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1,
-                    help="which sample: 1, the project's; 2, the independent one")
+                    help="which sample: 1, the project's; 2, the independent one; 3, the "
+                         "corrected set's (issue 62)")
+    ap.add_argument("--corrected", default=None,
+                    help="a corrected set (hf-real3d correct-rotations OUT), for sample 3")
     args = ap.parse_args()
     if args.step == "draw":
-        draw(Path(args.release), args.sample)
-    else:
+        draw(Path(args.release), args.sample,
+             Path(args.corrected) if args.corrected else None)
+    elif args.step == "agreement":
         agreement(args.sample)
+    else:
+        validity(Path(args.corrected))
 
 
 if __name__ == "__main__":

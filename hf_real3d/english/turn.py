@@ -142,7 +142,7 @@ def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], tu
         subject = re.search(r"\b(?:i\s+am|i)\s+$", low[:start])
         if subject:  # "I am facing the desk" -> "I have the desk on my left"
             edits.append((subject.start(), np[1], f"I have {thing}{where}"))
-        elif re.search(r"\bwhile\s+$", low[:start]):
+        elif re.search(r"\b(?:while|before|after|when|then|by)\s+$", low[:start]):
             edits.append((start, np[1], f"having {thing}{where}"))
         elif re.search(r"\band\s+$", low[:start]):
             edits.append((start, np[1], f"have {thing}{where}"))
@@ -159,9 +159,14 @@ def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], tu
             where = "" if _placed_by(scan, np[1]) else " " + where_phrase(
                 bearing_after_turn(0.0, turn))
             lead = cased[m.start():m.end()]
-            if pattern is IN_FRONT_OF_IT:  # "standing in front of the sink" -> "standing with"
+            if pattern is IN_FRONT_OF_IT:  # "standing in front of the sink" -> "standing with";
+                # "working in front of a monitor" -> "working, with" (not "working with" it)
+                posture = re.search(r"(?:standing|sitting|kneeling|squatting|crouching|stood|"
+                                    r"sat)\s+(?:(?:right|directly|just|immediately)\s+)?in\s+"
+                                    r"front", lead, flags=re.IGNORECASE)
                 lead = re.sub(r"\s+(?:(?:right|directly|just|immediately)\s+)?in\s+front\s+of"
-                              r"\s+$", " with ", lead, flags=re.IGNORECASE)
+                              r"\s+$", " with " if posture else ", with ", lead,
+                              flags=re.IGNORECASE)
             edits.append((m.start(), np[1], f"{lead}{cased[np[0]:np[1]]}{where}"))
     return edits
 

@@ -392,8 +392,12 @@ def _write(out: Path, rs: RotationSet, plan: _Plan, kept: set[Any],
     mark = {"derived_by": "hf-real3d correct-rotations", "from": summary.dataset,
             "note": "a corrected set, not the paper's: scores on it are not the paper's "
                     "Real-3DQA figures"}
-    headers = {n: {**h, "info": {**(h.get("info") or {}), CORRECTED_MARK: mark}}
-               for n, h in headers.items()}
+    headers = {n: {**h, "info": {
+        **(h.get("info") or {}), CORRECTED_MARK: mark,
+        "description": f"A corrected rotation set derived by hf-real3d correct-rotations from "
+                       f"{Path(summary.dataset).name}, not the official release: "
+                       + str((h.get("info") or {}).get("description", ""))}}
+        for n, h in headers.items()}
     with atomic_dir(out) as tmp:
         write_release(tmp, rotations, debiased, headers)
         with open(tmp / "corrections.jsonl", "w", encoding="utf-8") as f:
