@@ -1,0 +1,160 @@
+"""``hf-real3d correct-rotations`` (hf_real3d.real3dqa.correct): the corrected set on synthetic
+rooms equals the geometry route's rotations; on the real release it keeps whole groups that
+the checker finds no defect in, in the release's own format, which import-real3dqa, evaluate
+and check-rotations read; its answers follow the turn; bad inputs write nothing."""
+
+import json
+import shutil
+
+import pytest
+from helpers.bench import bench_module
+from helpers.cli import run_cli
+
+from hf_real3d.hub import load_local
+from hf_real3d.real3dqa.correct import correct_rotations, derive_answer
+from hf_real3d.real3dqa.format import read_release
+from hf_real3d.real3dqa.rotation import rotate_record
+from hf_real3d.real3dqa.rotation_set import read_rotation_set
+from hf_real3d.schema import record_from_row
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A small built Real-3DQA folder: synthetic rooms, questions rotated from geometry."""
+    from helpers.data import build_synthetic_real3dqa
+
+    root = tmp_path_factory.mktemp("correct")
+    build_synthetic_real3dqa(root, seed=12, test_scenes=2, questions=40)
+    return root
+
+
+def test_on_synthetic_rooms_each_corrected_group_is_the_geometry_route(built, tmp_path):
+    """Issue 62: with scenes, a group's derived items are what rotate's geometry route
+    computes; mistakes planted in the folder (a mirror, a copied situation, an answer taken
+    from another viewpoint) are never kept."""
+    from hf_real3d.hub import ConfigData, add_config
+
+    corrupt = bench_module("_corrupt").corrupt
+    folder = tmp_path / "r3"
+    shutil.copytree(built / "r3", folder)
+    rs = read_rotation_set(folder)
+    rows, changed = rs.rows, set()
+    for kind in ("mirror", "unturned", "answer_other_viewpoint"):
+        rows, more = corrupt(rows, kind, share=0.3, seed=1, scenes=rs.scenes)
+        changed |= more
+    assert len(changed) >= 10
+    table = load_local(folder, "rotations").to_list()
+    edited = {(r["question_id"], r["rotation_deg"]): r for r in rows}
+    for r in table:
+        r.update({k: edited[(r["question_id"], r["rotation_deg"])][k]
+                  for k in ("situation", "answers")})
+    feats = load_local(folder, "rotations").features
+    add_config(folder, ConfigData("rotations", {"test": table}, feats, "corrupted"))
+
+    s = correct_rotations(folder, tmp_path / "out", progress=False)
+    assert s.kept_groups >= 0.8 * s.groups and s.items["derived"] >= len(changed)
+    lines = {(d["question_id"], d["rotation_deg"]): d for d in
+             map(json.loads, (tmp_path / "out/corrections.jsonl").read_text().splitlines())}
+    assert all(lines[k]["source"] != "release" for k in changed)
+    assert {d["rule"] for d in lines.values() if d["source"] == "derived"} == {"geometry"}
+    out = read_release(tmp_path / "out")
+    groups = {}
+    for r in out.rotations:
+        groups.setdefault(r["question_id"], {})[int(r["rotation_deg"])] = r
+    assert len(groups) == s.kept_groups
+    for q, g in groups.items():
+        r0 = next(r for r in rs.rows if r["question_id"] == q and r["rotation_deg"] == 0)
+        geo = {x["rotation_deg"]: x for x in rotate_record(record_from_row(r0),
+                                                           rs.scenes(r0["scene_id"]),
+                                                           sorted(g))}
+        for k, r in g.items():
+            assert (r["situation"], list(r["answers"])) == \
+                (geo[k]["situation"], list(geo[k]["answers"])), (q, k)
+
+
+@pytest.mark.parametrize("question, answers0, turn, expected, rule", [
+    ("What color is the lamp?", ["red"], 90, ["red"], "heading_free"),
+    ("Which way should I go to reach the door?", ["left"], 90, ["backward"],
+     "direction_turned"),
+    ("Which way should I go to reach the door?", ["left"], 270, ["forward"],
+     "direction_turned"),
+    ("Which direction is the window?", ["right"], 180, ["left"], "direction_turned"),
+    ("What is on my left?", ["sofa"], 90, None, ""),  # nothing placed in front at viewpoint 0
+])
+def test_answers_follow_the_turn(question, answers0, turn, expected, rule):
+    r0 = {"question_id": 1, "situation": "I am standing in the room.", "question": question,
+          "answers": answers0}
+    got, why, _ = derive_answer(question, r0, turn)
+    assert got == expected and (why == rule or expected is None)
+
+
+def test_a_thing_in_a_direction_comes_from_the_texts_at_the_pose():
+    """What viewpoint 0's texts place alone where the turn brings the asked direction, or the
+    same question asked at the pose of that direction."""
+    r0 = {"question_id": 1, "situation": "I am facing the fridge and a sink is on my right.",
+          "question": "What is on my left?", "answers": ["oven"]}
+    assert derive_answer("What is on my left?", r0, 90)[:2] == (["fridge"], "placed_at_pose")
+    assert derive_answer("What is on my left?", r0, 180)[:2] == (["sink"], "placed_at_pose")
+    at_pose = [(2, "Which way is the door?", ["behind"])]
+    got = derive_answer("What is on my left?", r0, 270, at_pose)
+    assert got[:2] == (["door"], "placed_at_pose") and "question 2" in got[2][0]
+    asked = [(3, "What is in front of me?", ["fridge"])]
+    assert derive_answer("What is behind me?", r0, 180, asked)[:2] == (["fridge"],
+                                                                        "pose_question")
+    # one of several, or a heading-dependent question the texts do not settle: not derived
+    r0["situation"] = "I am facing two chairs."
+    assert derive_answer("What is on my left?", r0, 90)[0] is None
+    assert derive_answer("How many chairs can I see?", r0, 90)[0] is None
+
+
+def test_the_corrected_release(real_dir, tmp_path, capsys):
+    """On the real release (SQA3D's texts beside it): whole groups in the release's format,
+    a row in corrections.jsonl for every turned item, no defect when checked again, gold
+    answers at VRS 100 after import-real3dqa, and evaluate saying the set is derived."""
+    out = tmp_path / "corrected"
+    p = run_cli("correct-rotations", "--dataset", real_dir / "real3dqa", "--out", out)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "correction.json").read_text())
+    assert s["kept_groups"] >= 230 and s["evidence"].endswith("sqa3d")
+    lines = [json.loads(x) for x in (out / "corrections.jsonl").read_text().splitlines()]
+    assert len(lines) == 2249 and {d["source"] for d in lines} == {"release", "derived",
+                                                                    "dropped"}
+    assert all(d["reason"] for d in lines if d["source"] == "dropped")
+    assert all(d["rule"] and d["answers"] for d in lines if d["source"] == "derived")
+    kept = read_release(out)
+    assert len({r["question_id"] for r in kept.rotations}) == s["kept_groups"]
+    assert len(kept.debiased) == 1485 and "not the paper's" in (out / "README.md").read_text()
+    assert run_cli("check-rotations", "--dataset", out, "--out", tmp_path / "chk", "--sqa3d",
+                   real_dir / "sqa3d").returncode == 0
+    assert json.loads((tmp_path / "chk/check.json").read_text())["verdicts"]["defect"] == 0
+    assert run_cli("import-real3dqa", "--release", out, "--out",
+                   tmp_path / "imp").returncode == 0
+    debiased = {r["question_id"] for r in kept.debiased}
+    with open(tmp_path / "gold.jsonl", "w") as f:
+        for r in kept.rotations:
+            if r["rotation_deg"] or r["question_id"] not in debiased:
+                f.write(json.dumps({"question_id": int(r["question_id"]),
+                                    "rotation_deg": int(r["rotation_deg"]),
+                                    "prediction": r["answers"][0]}) + "\n")
+        for r in kept.debiased:
+            f.write(json.dumps({"question_id": int(r["question_id"]),
+                                "prediction": r["answers"][0]}) + "\n")
+    assert run_cli("evaluate", "--dataset", tmp_path / "imp", "--predictions",
+                   f"gold={tmp_path / 'gold.jsonl'}", "--out", tmp_path / "rep").returncode == 0
+    metrics = json.loads((tmp_path / "rep/metrics.json").read_text())
+    assert metrics[0]["rotation"]["vrs"] == 100.0 and metrics[0]["derived_references"]
+    assert "corrected rotation set derived by" in (tmp_path / "rep/report.md").read_text()
+
+
+def test_bad_inputs_write_nothing(real_dir, built, tmp_path):
+    release = tmp_path / "real3dqa"
+    shutil.copytree(real_dir / "real3dqa", release)
+    p = run_cli("correct-rotations", "--dataset", release, "--out", release / "out")
+    assert p.returncode == 2 and "--out" in p.stderr and not (release / "out").exists()
+    p = run_cli("correct-rotations", "--dataset", built / "synth/sqa3d", "--out",
+                tmp_path / "o")
+    assert p.returncode == 2 and "rotation set" in p.stderr and not (tmp_path / "o").exists()
+    p = run_cli("correct-rotations", "--dataset", release, "--out", tmp_path / "o",
+                "--sqa3d", tmp_path)
+    assert p.returncode == 2 and "sqa3d" in p.stderr and not (tmp_path / "o").exists()
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
