@@ -158,3 +158,27 @@ def test_bad_inputs_write_nothing(real_dir, built, tmp_path):
                 "--sqa3d", tmp_path)
     assert p.returncode == 2 and "sqa3d" in p.stderr and not (tmp_path / "o").exists()
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_the_card_quotes_the_blind_sample_as_scored():
+    """The validity the card states is the blind sample's, as bench/rotation_sample.py scored
+    it (tests/data/corrected_sample/validity.json), and the sample is what the README says:
+    120 derived and 30 kept as released, every item labelled by both readers."""
+    from helpers.paths import ROOT
+
+    from hf_real3d.real3dqa.correct import VALIDITY
+
+    folder = ROOT / "tests/data/corrected_sample"
+    scored = json.loads((folder / "validity.json").read_text())
+    for name, key in (("derived", "derived"), ("kept as released", "release")):
+        valid, decided, defect, drawn, interval = VALIDITY[name]
+        got = scored[key]
+        assert (valid, decided, defect, drawn) == (got["valid"], got["valid"] + got["defect"],
+                                                   got["defect"], got["items"])
+        assert list(interval) == got["valid_interval"]
+    keys = [json.loads(x)["key"] for x in (folder / "items.jsonl").read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 150
+    for reader in ("reader1", "reader2"):
+        labels = [json.loads(x)["key"] for x in
+                  (folder / f"labels_{reader}.jsonl").read_text().splitlines()]
+        assert labels == keys

@@ -73,6 +73,12 @@ from hf_real3d.spatial import Unanswerable
 __all__ = ["CorrectSummary", "Derived", "correct_rotations", "derive_answer",
            "derive_item"]
 
+#: the validity of the release's corrected set, read blind (issue 62; the project's
+#: tests/data/corrected_sample: two readers on their own with the release samples' reading
+#: rules, disagreements adjudicated; ``python bench/rotation_sample.py validity``):
+#: (valid, decided, defect, drawn, Wilson 95% interval of the valid share) per stratum
+VALIDITY = {"derived": (115, 120, 5, 120, (90.6, 98.2)),
+            "kept as released": (25, 27, 2, 30, (76.6, 97.9))}
 _IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
 
 
@@ -353,6 +359,9 @@ def _kinds(rs: RotationSet, kept: set[Any]) -> dict[str, list[int]]:
 
 def _card(s: CorrectSummary) -> str:
     kinds = "\n".join(f"| {k or '(none)'} | {n} | {m} |" for k, (n, m) in s.kinds.items())
+    validity = "\n".join(f"| {name} | {v} of {d} ({100 * v / d:.1f}%, 95% CI {lo}-{hi}) | "
+                          f"{x} of {n} ({100 * x / n:.1f}%) |"
+                          for name, (v, d, x, n, (lo, hi)) in VALIDITY.items())
     return f"""# A corrected Real-3DQA rotation set
 
 Derived by `hf-real3d correct-rotations` from `{s.dataset}`; **not the paper's set, and scores
@@ -370,6 +379,17 @@ the reason for a drop.
   {s.items.get("release", 0)}, derived {s.items.get("derived", 0)}, dropped
   {s.items.get("dropped", 0)}.
 - Evidence (SQA3D's texts at each pose): {s.evidence or "none"}; scenes: {s.scenes or "none"}.
+
+## Validity, read blind
+
+Measured on the release's corrected set: 120 derived items and 30 kept as released, drawn with
+one seed and shown in one order to two readers who did not know how they were made, labelled
+on their own with the reading rules of the release's labelled samples, disagreements
+adjudicated:
+
+| items | valid of those decided | defect of those drawn |
+|---|---|---|
+{validity}
 
 ## What the corrected set leaves out: groups by question kind
 
