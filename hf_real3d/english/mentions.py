@@ -386,6 +386,7 @@ def ego_bearing(m: re.Match) -> tuple[float, float]:
 
 
 def first_token_at(toks: list[tuple[str, int, int]], pos: int) -> int:
+    """The index of the first token starting at or after character ``pos``."""
     return next((i for i, t in enumerate(toks) if t[1] >= pos), len(toks))
 
 

@@ -69,6 +69,7 @@ from hf_real3d.real3dqa.rotation import rotate_record
 from hf_real3d.real3dqa.rotation_set import RotationSet, read_rotation_set
 from hf_real3d.schema import record_from_row
 from hf_real3d.spatial import Unanswerable
+from hf_real3d.tables import markdown_table
 
 __all__ = ["CorrectSummary", "Derived", "correct_rotations", "derive_answer",
            "derive_item"]
@@ -358,10 +359,13 @@ def _kinds(rs: RotationSet, kept: set[Any]) -> dict[str, list[int]]:
 
 
 def _card(s: CorrectSummary) -> str:
-    kinds = "\n".join(f"| {k or '(none)'} | {n} | {m} |" for k, (n, m) in s.kinds.items())
-    validity = "\n".join(f"| {name} | {v} of {d} ({100 * v / d:.1f}%, 95% CI {lo}-{hi}) | "
-                          f"{x} of {n} ({100 * x / n:.1f}%) |"
-                          for name, (v, d, x, n, (lo, hi)) in VALIDITY.items())
+    kinds = markdown_table(["kind", "groups in the input", "groups kept"],
+                           [[k or "(none)", n, m] for k, (n, m) in s.kinds.items()])
+    validity = markdown_table(
+        ["items", "valid of those decided", "defect of those drawn"],
+        [[name, f"{v} of {d} ({100 * v / d:.1f}%, 95% CI {lo}-{hi})",
+          f"{x} of {n} ({100 * x / n:.1f}%)"]
+         for name, (v, d, x, n, (lo, hi)) in VALIDITY.items()])
     return f"""# A corrected Real-3DQA rotation set
 
 Derived by `hf-real3d correct-rotations` from `{s.dataset}`; **not the paper's set, and scores
@@ -387,14 +391,10 @@ one seed and shown in one order to two readers who did not know how they were ma
 on their own with the reading rules of the release's labelled samples, disagreements
 adjudicated:
 
-| items | valid of those decided | defect of those drawn |
-|---|---|---|
 {validity}
 
 ## What the corrected set leaves out: groups by question kind
 
-| kind | groups in the input | groups kept |
-|---|---|---|
 {kinds}
 """
 
