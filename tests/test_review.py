@@ -77,27 +77,90 @@ def _groups(rf):
     return list(out.values())
 
 
-def test_queue_puts_flagged_groups_first_and_repeats_some_items(flagged_folder, tmp_path):
+def _tiers(rf):
+    """Each group's tier as the queue ranks it: 0 with a defect, 1 needing the scene, 2 not
+    flagged."""
+    rank = {"defect": 0, "needs_scene": 1, "pass": 2}
+    worst = {}
+    for (q, _), v in rf.checks.items():
+        r = rank[v["verdict"]]
+        worst[q] = min(worst.get(q, 2), 1 if r == 2 and v["rules"] else r)
+    return worst
+
+
+def _second_look_distances(rf, queue, gap):
+    """Checks the queue's second looks and returns their distances (showings after the first
+    look): every one a whole group shown between two groups, at least ``gap`` showings after
+    its first look and after the next two groups' first looks, after a group of its own
+    tier; first looks are the base order."""
+    assert [(e.question_id, e.rotation_deg) for e in queue if not e.repeat] == rf.order
+    groups, tier = _groups(rf), _tiers(rf)
+    index = {g[0][0]: i for i, g in enumerate(groups)}
+    first = {e.key[:2]: i for i, e in enumerate(queue) if not e.repeat}
+    runs = []  # (start, the run's showings): a run is the showings of one group in a row
+    for i, e in enumerate(queue):
+        if runs and queue[runs[-1][0]].question_id == e.question_id:
+            runs[-1][1].append(e)
+        else:
+            runs.append((i, [e]))
+    distances = []
+    for start, run in runs:
+        g = index[run[0].question_id]
+        assert [e.key[:2] for e in run] == groups[g], "a run is one whole group, in turn"
+        assert len({e.repeat for e in run}) == 1, "a second look is a whole group"
+        if not run[0].repeat:
+            continue
+        after = groups[g + 2][-1]  # the last item of the next but one group
+        assert start > first[after], (run[0], "on screen with its group or the next two")
+        before = next(e for e in reversed(queue[:start]) if not e.repeat)
+        assert tier[before.question_id] == tier[run[0].question_id], "among its own tier"
+        distances += [start + j - first[e.key[:2]] for j, e in enumerate(run)]
+    assert distances and min(distances) >= gap
+    return distances
+
+
+def test_queue_puts_flagged_groups_first_and_shows_whole_groups_again(flagged_folder, tmp_path,
+                                                                      capsys):
     rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.25, repeat_gap=3)
     n = len(rf.order)
     q = rf.queue("ann1")
-    assert [(e.question_id, e.rotation_deg) for e in q if not e.repeat] == rf.order
-    repeats = [i for i, e in enumerate(q) if e.repeat]
-    assert len(repeats) == round(0.25 * n)
-    for i in repeats:  # shown again at most repeat_gap items later, after its first showing
-        first = q.index(ReviewEntry(q[i].question_id, q[i].rotation_deg))
-        assert 0 < i - first <= 3 + len(repeats)
+    distances = _second_look_distances(rf, q, 3)
+    assert len(distances) == 3 * round(0.25 * len(_groups(rf)))  # groups of 3 viewpoints
+    assert len(set(distances)) > 1  # drawn, not a fixed gap
     flagged = [rf.checks[k]["verdict"] != "pass" for k in rf.order]
     assert any(flagged[:3]) and not all(flagged)
-    rank = {"defect": 0, "needs_scene": 1, "pass": 2}
-    worst = [min(rank[rf.checks[k]["verdict"]] for k in g) for g in _groups(rf)]
+    worst = [_tiers(rf)[g[0][0]] for g in _groups(rf)]
     assert worst == sorted(worst) and worst[0] == 0  # defects first, then needs_scene
-    assert rf.queue("ann1") == q  # the same every time (seed and name)
+    # each tier in an order the seed draws, not by id (an id out of order tells nothing)
+    ids = [str(g[0][0]) for g in _groups(rf) if _tiers(rf)[g[0][0]] == 0]
+    assert ids != sorted(ids)
+    assert rf.queue("ann1") == q and rf.queue("ann2") != q  # the same every time (seed, name)
     meta = json.loads((tmp_path / "rv/review.json").read_text())
     assert meta["repeat_gap"] == 3 and meta["checks"].startswith("the rotation checker")
     # the checker's suggestions are stored in the folder, one line per rotated item
     lines = (tmp_path / "rv/checks/verdicts.jsonl").read_text().splitlines()
     assert len(lines) == n and {"verdict", "sense", "rules", "hits"} <= set(json.loads(lines[0]))
+    # a gap below the default says in one line what it costs; the default says nothing
+    assert main(["review-init", "--dataset", str(flagged_folder), "--review",
+                 str(tmp_path / "rv2"), "--gap", "10"]) == 0
+    note = [x for x in capsys.readouterr().out.splitlines() if "below the default 50" in x]
+    assert len(note) == 1 and "soon enough to remember the item" in note[0]
+    assert "still among the 40 decisions the Review tab lists" in note[0]
+
+
+def test_real_release_second_looks_come_far_from_their_first(real_dir, tmp_path, capsys):
+    """Issue 64's bar: the release's queue at review-init's defaults shows every second look
+    at least 50 showings after its first look, never while its group or the next two groups
+    are on screen, at distances the seed draws."""
+    assert main(["review-init", "--dataset", str(real_dir / "real3dqa"), "--review",
+                 str(tmp_path / "rv")]) == 0
+    out = capsys.readouterr().out
+    assert "at least 50 showings later" in out and "note:" not in out
+    rf = ReviewFolder.open(tmp_path / "rv")
+    for name in ("ann1", "ann2", "Zoë"):
+        distances = _second_look_distances(rf, rf.queue(name), 50)
+        assert len(distances) >= 0.09 * len(rf.order)
+        assert len(set(distances)) > 20 and 60 <= float(np.median(distances)) <= 150
 
 
 def test_decisions_append_resume_and_need_what_they_need(flagged_folder, tmp_path):
@@ -747,45 +810,67 @@ def test_review_page_and_drawings_without_a_browser(flagged_folder, tmp_path):
 
 
 def _normalised(page: str) -> str:
-    """A page without what differs between any two showings: its place in the queue."""
+    """A page without what differs between any two showings: its place in the queue, and
+    the time of a reopened decision."""
     import re
 
     page = re.sub(r"item [\d,]+ of", "item N of", page)
     page = re.sub(r"[\d,]+ of ([\d,]+) done", r"N of \1 done", page)
+    page = re.sub(r"\d{4}-\d\d-\d\dT[\d:]+", "TIME", page)
     return re.sub(r"data-(key|saved)=(['\"])[^'\"]*\2", "", page)
 
 
-def test_a_second_look_renders_exactly_like_the_first(flagged_folder, tmp_path):
-    """Issue 55's bar: a repeat shows no heading, count or word of a second look, and none
-    of the annotator's own decisions on the item (nor on the group's later viewpoints, which
-    the first look could not show): the page equals the first look's, up to its place in the
-    queue; the list of decisions does not name the item either."""
+def test_the_page_shows_the_same_at_a_first_and_a_second_look(flagged_folder, tmp_path,
+                                                              monkeypatch):
+    """Issue 64's bar without a browser: what the page shows of the annotator's decisions is
+    one function of the queue position, whichever look it is. The group table holds the
+    decisions made on this showing of the group (none on the item itself), "your decisions"
+    the last showings decided, latest first, and Undo reopens the showing just decided with
+    its decision in its own cell. A second look decided as its first look was renders, and
+    reopens, exactly like it; no text of the first look shows at the second."""
+    import re
+    from types import SimpleNamespace
+
+    from hf_real3d.app import review_tab
     from hf_real3d.app.review_page import decision_choices, review_html
     from hf_real3d.app.review_tab import ReviewHandlers
+    from hf_real3d.real3dqa.review import LISTED
 
+    monkeypatch.setattr(review_tab, "review_drawings", lambda *a: "")  # the same either way
     rf = ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.3, repeat_gap=2)
-    h = ReviewHandlers(None, rf)
-    firsts, compared = {}, 0
-    for i, entry in enumerate(rf.queue("ann1")):
+    h = ReviewHandlers(SimpleNamespace(update=lambda **k: k), rf)
+    queue = rf.queue("ann1")
+    firsts, decided, compared = {}, {}, 0
+    for i, entry in enumerate(queue):
         s = h.showing("ann1")
         assert s.entry == entry and s.position == i
-        page = review_html(rf, s)
         item = (entry.question_id, entry.rotation_deg)
+        run = [j for j in range(i - 1, -1, -1) if all(
+            queue[x].question_id == entry.question_id for x in range(j, i))]
+        assert {k: d["decision"] for k, d in s.mine.items()} == \
+            {queue[j].key[:2]: decided[j] for j in run}
+        assert [v for _, v in decision_choices(s.recent)] == \
+            [f"{queue[j].question_id}|{queue[j].rotation_deg}|{j}" for j in range(i - 1, -1, -1)
+             ][:LISTED]
+        page = review_html(rf, s)
+        decision = ("correct", "discard", "accept")[rf.order.index(item) % 3]
+        look = "SECOND" if entry.repeat else "FIRST"
+        line = rf.record("ann1", entry, decision, "" if decision == "accept" else "r",
+                         **({"situation": f"{look}{item}"} if decision == "correct" else {}))
+        decided[i] = decision
+        undo = h.reopen_last("ann1", s.key)[1]  # the page Undo shows
+        own = re.search(r"<td class='rv-yours current' data-deg='(\d+)'>([^<]*)</td>", undo)
+        assert own.groups() == (str(entry.rotation_deg), decision)
+        assert h.showing("ann1").recent[0] == (i, line)
         if entry.repeat:
-            assert _normalised(page) == _normalised(firsts[item])
+            assert "FIRST" not in page + undo
             assert "second look" not in page.lower() and "repeat" not in page.lower()
-            assert f"MINE{item}" not in page
-            assert f"{item[0]}|{item[1]}" not in [v for _, v in decision_choices(s.mine)]
+            same = [_normalised(x.replace("SECOND", "FIRST")) for x in (page, undo)]
+            assert same == [_normalised(x) for x in firsts[item]]
             compared += 1
         else:
-            firsts[item] = page
-        if i % 3 == 0 and not entry.repeat:  # a correction whose text a repeat must not show
-            rf.record("ann1", entry, "correct", "r", situation=f"MINE{item}")
-        elif i % 3 == 1:
-            rf.record("ann1", entry, "discard", "mirror")
-        else:
-            rf.record("ann1", entry, "accept")
-    assert compared == round(0.3 * len(rf.order))
+            firsts[item] = (page, undo)
+    assert compared == len(queue) - len(rf.order) > 0
 
 
 def test_an_accept_after_a_reopened_correction_accepts_the_item(flagged_folder, tmp_path):

@@ -4,8 +4,8 @@ once (:func:`create_folder`) and read without the rotation set (:func:`read_meta
 
 * ``R/review.json``: the rotation set it reviews (its path and a fingerprint of its rotated
   items), where the suggestions came from (``checks``) and the queue's settings (share of
-  items shown twice, how many items later, seed); written last, so its presence marks a
-  whole folder;
+  groups shown twice, at least how many showings later, seed); written last, so its
+  presence marks a whole folder;
 * ``R/checks/``: the checker's suggestions, stored once when the folder is made (read from
   ``hf-real3d check-rotations`` output when there is one, else computed):
   ``verdicts.jsonl`` (one line per rotated item: verdict, sense, rules, hits) and
@@ -29,7 +29,7 @@ __all__ = ["StoredChecks", "read_meta", "create_folder", "QUEUE_DEFAULTS", "META
 
 META = "review.json"
 CHECKS_DIR = "checks"
-QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 10, "seed": 0}
+QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 50, "seed": 0}
 
 Key = tuple[Any, int]
 
