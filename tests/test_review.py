@@ -1359,3 +1359,193 @@ def test_review_tab_two_annotators_in_a_browser(flagged_folder, tmp_path):
     rot = load_local(tmp_path / "imp", "rotations").to_pandas()
     assert set(rot.question_id) == {order[0][0]}
     assert list(rot[rot.rotation_deg == order[1][1]].answers.iloc[0]) == ["zzz"]
+
+
+def _listed(page):
+    """The labels "your decisions" lists, read from its open dropdown."""
+    page.locator("#rv-mine input").click()
+    options = page.locator("#rv-mine [role=option]")
+    options.first.wait_for(timeout=10000)
+    got = [o.get_attribute("aria-label") for o in options.all()]
+    page.keyboard.press("Escape")
+    page.locator("body").click(position={"x": 5, "y": 5})  # the focus back on the page
+    return got
+
+
+def _yours(page):
+    """The group table's "your decision" row, by viewpoint."""
+    cells = page.locator("#rv-group td.rv-yours")
+    return {int(c.get_attribute("data-deg")): c.inner_text().strip() for c in cells.all()}
+
+
+@pytest.mark.slow
+def test_review_tab_second_looks_at_the_defaults_give_no_tell(real_dir, tmp_path):
+    """Issue 64's bar in a browser, on the release at the default settings: a session replayed
+    across its first second look (a whole group shown again, at least 50 showings after its
+    first look) finds no difference between first and second looks. At every showing "your
+    decisions" lists the showings decided last, latest first (one more after each), the group
+    table shows the decisions made on this showing of the group and none of the first look's,
+    and Undo reopens the showing just decided with its decision in its own cell, at a first
+    and at a second look alike. The bottom bar keeps one height with and without a proposal
+    (issue 64's sixth small fix, on the release's long labels)."""
+    import time
+
+    from playwright.sync_api import sync_playwright
+
+    from hf_real3d.real3dqa.review import LISTED
+
+    review = tmp_path / "rv"
+    port = _free_port()
+    app, rf = _serve(real_dir / "real3dqa", review, port)
+    assert rf.meta["repeat_gap"] == 50 and rf.meta["repeat_share"] == 0.1
+    queue = rf.queue("ann1")
+    r0 = next(i for i, e in enumerate(queue) if e.repeat)
+    again = [i for i in range(r0, len(queue)) if queue[i].repeat and i - r0 < 3 and
+             queue[i].question_id == queue[r0].question_id]
+    start, stop = r0 - 6, again[-1] + 4
+    label = {}  # queue position -> what "your decisions" says of it
+    for i, e in enumerate(queue[:start]):  # decided in earlier sessions; the group shown again
+        if e.question_id == queue[r0].question_id:  # is corrected at its first look
+            d = rf.record("ann1", e, "correct", "first look", situation=f"FIRST LOOK {i}")
+        else:
+            d = rf.record("ann1", e, "accept")
+        label[i] = f"{e.question_id} at {e.rotation_deg}°: {d['decision']}"
+    n, heights, proposals, undone = start, set(), set(), []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            t0 = time.monotonic()
+            _start(pg, port, "ann1")
+            _status(pg, f"resuming ann1, {start} of")
+            for i in range(start, stop):
+                e = queue[i]
+                it = pg.locator("#rv-item")
+                assert (it.get_attribute("data-qid"), it.get_attribute("data-deg")) == \
+                    (str(e.question_id), str(e.rotation_deg))
+                assert it.inner_text().startswith(f"item {i + 1} of {len(queue):,}:")
+                assert "FIRST LOOK" not in pg.locator("#tab-review").inner_text()
+                run = [j for j in range(i - 1, start - 1, -1) if all(
+                    queue[x].question_id == e.question_id for x in range(j, i))]
+                made = {queue[j].rotation_deg: label[j].rsplit(": ", 1)[1] for j in run}
+                assert _yours(pg) == {d: "" if not d else made.get(d, "–")
+                                      for d in _yours(pg)}, i
+                assert _listed(pg) == [label[j] for j in range(i - 1, -1, -1)][:LISTED], i
+                heights.add(round(pg.locator("#rv-actions").bounding_box()["height"]))
+                if pg.locator("#rv-repair").is_visible():
+                    proposals.add(i)
+                decision = "discard" if i % 3 == 1 else "accept"
+                if decision == "discard":
+                    _field(pg, "rv-reason").fill("mirror")
+                    _field(pg, "rv-reason").press("Escape")
+                pg.keyboard.press(decision[0])
+                n += 1
+                _saved(pg, n)
+                label[i] = f"{e.question_id} at {e.rotation_deg}°: {decision}"
+                if i in (start + 1, again[1]):  # Undo at a first look and at a second look
+                    pg.keyboard.press("u")
+                    _status(pg, "reopened your last decision")
+                    own = pg.locator("#rv-group td.rv-yours.current").inner_text().strip()
+                    undone.append((own, _listed(pg)[0], pg.locator("#rv-item").inner_text()))
+                    assert own == decision and _listed(pg)[0] == label[i]
+                    assert "reopened: your decision on question_id" in undone[-1][2]
+                    if decision == "discard":
+                        _field(pg, "rv-reason").fill("mirror")
+                        _field(pg, "rv-reason").press("Escape")
+                    pg.keyboard.press(decision[0])
+                    n += 1
+                    _saved(pg, n)
+            took = time.monotonic() - t0
+            browser.close()
+    finally:
+        app.close()
+    assert [u[0] for u in undone] == ["discard", "discard"]  # both Undos read the same
+    assert [e.repeat for e in queue[start:stop]].count(True) == len(again) >= 2
+    assert len(heights) == 1 and proposals and set(range(start, stop)) - proposals, heights
+    lines = [json.loads(x) for x in (review / "ann1.jsonl").read_text().splitlines()]
+    assert [x["repeat"] for x in lines[start:]].count(True) == len(again) + 1  # one revised
+    print(f"replayed {stop - start} showings in the browser in {took:.1f} s")
+
+
+@pytest.mark.slow
+def test_review_tab_small_fixes_of_issue_64(flagged_folder, tmp_path):
+    """Issue 64's small fixes, in one session at 1400x1000 (the bar's height is checked on
+    the release above): before Start, Undo, Reset text and Reopen are off; Enter in the name
+    box starts and leaves the box, so the next key decides; after a decision the next item's
+    heading and the "saved" line are in view, however far down the page was; a refusal moves
+    the focus to the box to fix (a discard without a reason: the reason box, where Ctrl+Enter
+    then discards); a correction with no edit and no reason is refused once, naming both;
+    Reset text clears the stale "not saved"."""
+    from playwright.sync_api import sync_playwright
+
+    review = tmp_path / "rv"
+    port = _free_port()
+    app, rf = _serve(flagged_folder, review, port, repeat_share=0.0)
+
+    def lines():
+        return [json.loads(x) for x in (review / "kbd.jsonl").read_text().splitlines()]
+
+    def in_view(elem_id):
+        box = pg.locator(f"#{elem_id}").bounding_box()
+        bar = pg.locator("#rv-actions").bounding_box()
+        return 0 <= box["y"] and box["y"] + box["height"] <= bar["y"]
+
+    def focused():
+        return pg.evaluate("() => document.activeElement.closest('[id^=rv-]')?.id")
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            pg = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            pg.goto(f"http://127.0.0.1:{port}/")
+            pg.wait_for_selector("#rv-name", timeout=60000)
+            for b in ("undo", "reset", "reopen", "accept"):
+                assert pg.locator(f"#rv-{b}").is_disabled(), b
+            # Enter starts and leaves the name box: "a" then decides, the name stays "kbd"
+            _field(pg, "rv-name").click()
+            pg.keyboard.type("kbd")
+            pg.keyboard.press("Enter")
+            _status(pg, "new annotator kbd")
+            assert focused() != "rv-name"
+            for b in ("undo", "reset", "reopen"):
+                assert pg.locator(f"#rv-{b}").is_enabled(), b
+            pg.keyboard.press("a")
+            _saved(pg, 1)
+            assert _field(pg, "rv-name").input_value() == "kbd"
+            assert [d["decision"] for d in lines()] == ["accept"]
+            # typed far down the page: the next item's heading and "saved" come into view
+            _field(pg, "rv-reason").fill("mirrored")
+            pg.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+            assert not in_view("rv-item")
+            pg.locator("#rv-discard").click()
+            _saved(pg, 2)
+            pg.wait_for_function("() => document.querySelector('#rv-item').getBoundingClientRect"
+                                 "().top >= 0")
+            assert in_view("rv-item") and in_view("rv-status")
+            assert pg.locator("#rv-item").get_attribute("data-qid") == str(rf.order[2][0])
+            # a discard without a reason: the focus goes to the reason box; Ctrl+Enter there
+            # discards (not an accept of an unedited text)
+            pg.keyboard.press("d")
+            _status(pg, "a decision to discard needs a reason")
+            pg.wait_for_function("() => document.activeElement.closest('#rv-reason')")
+            pg.keyboard.type("a mirror")
+            pg.keyboard.press("Control+Enter")
+            _saved(pg, 3)
+            assert (lines()[-1]["decision"], lines()[-1]["reason"]) == ("discard", "a mirror")
+            # a correction with no edit and no reason: refused once, naming both
+            pg.locator("#rv-correct").click()
+            _status(pg, "a correction must change the situation or the answers beyond case "
+                        "and spaces and needs a reason")
+            pg.wait_for_function("() => document.activeElement.closest('#rv-situation')")
+            assert "not saved" in pg.locator("#rv-status").inner_text()
+            # Reset text clears the stale "not saved"
+            _field(pg, "rv-situation").fill("an edit")
+            pg.locator("#rv-reset").click()
+            _status(pg, "the item's own situation and answers are back in the boxes")
+            assert "not saved" not in pg.locator("#rv-status").inner_text()
+            assert _field(pg, "rv-situation").input_value() == \
+                rf.rows[rf.order[3]]["situation"]
+            assert len(lines()) == 3
+            browser.close()
+    finally:
+        app.close()

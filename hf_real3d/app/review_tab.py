@@ -382,8 +382,13 @@ REVIEW_JS = """<script>
     if (!k || k === shown) return;
     shown = k;
     retry = '';
-    // a new item: its heading and the status line ("saved: ...") in view
-    document.querySelector('#rv-status').scrollIntoView({block: 'start'});
+    // a new item: its heading and the status line ("saved: ...") in view, above the bar
+    const st = document.querySelector('#rv-status').getBoundingClientRect();
+    const bar = document.querySelector('#rv-actions');
+    if (st.top < 0 || it.getBoundingClientRect().bottom >
+        (bar ? bar.getBoundingClientRect().top : window.innerHeight)) {
+      window.scrollBy(0, st.top - 8);
+    }
     const raw = localStorage.getItem(keyOf(k));
     if (!raw) return;
     const d = JSON.parse(raw);
