@@ -254,7 +254,7 @@ def proposal_label(props: list[dict[str, Any]]) -> str | None:
     p = props[0]
     if p["action"] == "replace":
         return f"Accept proposal: answers -> {' / '.join(p['to'])}"
-    return "Accept proposal: discard until the situation is rewritten"
+    return "Accept proposal: discard, to rewrite"
 
 
 def _panel_png(rf, scene, pose0, qid: Any, d: int, r: dict[str, Any], current: int) -> bytes:

@@ -288,8 +288,7 @@ def _controls(gr, rf, warning: str) -> dict[str, Any]:
                         for d in DECISION_BUTTONS}
         c["repair"] = gr.Button("Accept proposal", elem_id="rv-repair", visible=False)
         c["reset"] = gr.Button("Reset text", elem_id="rv-reset", interactive=False)
-        c["undo"] = gr.Button("Undo (reopen my last decision)", elem_id="rv-undo",
-                              interactive=False)
+        c["undo"] = gr.Button("Undo (reopen last)", elem_id="rv-undo", interactive=False)
     c["drawings"] = gr.HTML("", elem_id="rv-drawings")
     with gr.Row():
         c["mine"] = gr.Dropdown([], label=f"your last {LISTED} decisions (latest first): pick "
@@ -337,7 +336,10 @@ REVIEW_CSS = """
              padding: 8px 24px; background: var(--background-fill-primary, #fff);
              box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15)}
 #tab-review {padding-bottom: 96px}
-#rv-repair {white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 24em}
+#rv-actions {flex-wrap: nowrap}
+#rv-actions button {display: block; flex: 1 0 auto; min-width: 0 !important;
+                    white-space: nowrap; overflow: hidden; text-overflow: ellipsis}
+#rv-actions #rv-repair, #rv-actions #rv-undo {flex: 1 1 auto}
 body.rv-pending #rv-status {opacity: 0.35}
 body.rv-outage #rv-status {display: none}
 kbd {border: 1px solid #bbb; border-radius: 3px; padding: 0 3px; font-size: 0.9em}

@@ -18,7 +18,6 @@ refused, as is a revision of a decision another tab has revised since.
 from __future__ import annotations
 
 import bisect
-import math
 import os
 import zlib
 from collections.abc import Sequence
@@ -85,8 +84,9 @@ def place_second_looks(groups: Sequence[tuple[int, Sequence[tuple[Any, int]]]], 
     groups shown again whole (second looks, ``repeat=True``) between two groups of the same
     tier, at least ``gap`` showings after their first look and after the next two groups.
     The distance beyond that is drawn from an exponential law of mean ``gap`` (memoryless:
-    the time since a group was seen says nothing of whether it comes back now), cut at the
-    tier's end; a group too near its tier's end for that is not shown again."""
+    the time since a group was seen says nothing of whether it comes back now); a group whose
+    draw would leave its tier is not shown again, another one is drawn (each tier's order is
+    drawn too, so which groups come back stays a random share)."""
     starts = [0]
     for _, items in groups:
         starts.append(starts[-1] + len(items))
@@ -98,12 +98,14 @@ def place_second_looks(groups: Sequence[tuple[int, Sequence[tuple[Any, int]]]], 
         lo = max(starts[j] + gap, starts[min(j + 3, len(groups))])
         if lo <= tier_end[j]:
             eligible.append((j, lo, tier_end[j]))
-    k = min(int(round(share * len(groups))), len(eligible))
+    k = int(round(share * len(groups)))
     at: dict[int, list[tuple[float, int]]] = {}
-    for i in sorted(rng.choice(len(eligible), size=k, replace=False).tolist() if k else []):
+    for i in rng.permutation(len(eligible)).tolist():
         j, lo, hi = eligible[i]
-        x = -gap * math.log1p(-rng.random() * -math.expm1(-(hi - lo) / gap))
-        at.setdefault(bisect.bisect_left(starts, lo + x), []).append((x, j))
+        x = rng.exponential(gap)
+        if k and lo + x <= hi:  # else the draw would leave the tier: another group is drawn
+            at.setdefault(bisect.bisect_left(starts, lo + x), []).append((x, j))
+            k -= 1
     out: list[ReviewEntry] = []
     for b in range(len(groups) + 1):
         for _, j in sorted(at.get(b, [])):
