@@ -229,7 +229,7 @@ def test_later_decisions_supersede_and_the_history_stays(flagged_folder, tmp_pat
     assert line["revises"] == 1 and line["n"] == 4
     ds = rf.decisions("ann1")
     assert [d["decision"] for d in ds] == ["accept", "accept", "accept", "discard"]
-    assert rf.latest("ann1")[g[0]]["decision"] == "discard"  # everything reads the latest
+    assert rf.log.latest(ds)[g[0]]["decision"] == "discard"  # everything reads the latest
     assert rf.next_entry("ann1")[1] == 3
     s = review_stats(rf)
     assert s["annotators"]["ann1"]["decisions"] == {"discard": 1, "accept": 2}
@@ -603,7 +603,8 @@ def test_review_init_reads_stored_checks_and_import_appends_checked_lines(
     with pytest.raises(FormatError, match="already judged by lab .*pass `revise`"):
         import_decisions(tmp_path / "rv", "lab", tmp_path / "c.jsonl")
     got = import_decisions(tmp_path / "rv", "lab", tmp_path / "c.jsonl", revise=True)
-    assert got["revisions"] == 1 and rf.latest("lab")[g1[2]]["decision"] == "accept"
+    assert got["revisions"] == 1
+    assert rf.log.latest(rf.decisions("lab"))[g1[2]]["decision"] == "accept"
     assert rf.decisions("lab")[-1]["revises"] == 3
 
 

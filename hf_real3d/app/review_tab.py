@@ -132,24 +132,16 @@ class ReviewHandlers:
             return None, ("type your name and press Start first" if not who else
                           "no item is shown (all judged): reopen one from your decisions")
         try:
-            typed = check_annotator(who_box)
-        except ValueError as err:
-            return None, str(err)
-        if typed != who:
-            return None, (f"the name box says {typed!r} but this page shows {who!r}'s queue: "
-                          f"press Start to switch to {typed!r}; nothing was saved")
-        if rev:
+            who = self._who(who_box, k)
+            if not rev:
+                return (who, self._at(who, q, d, pos), None), None
             revising = next((x for x in self.rf.decisions(who) if str(x["n"]) == rev), None)
             if revising is None:
-                return None, "the decision this page reopened is not in your file; reload"
-            entry = ReviewEntry(revising["question_id"], revising["rotation_deg"],
-                                revising["repeat"])
-            return (who, entry, revising), None
-        queue = self.rf.queue(who)
-        entry = queue[int(pos)] if pos.isdigit() and int(pos) < len(queue) else None
-        if entry is None or (str(entry.question_id), str(entry.rotation_deg)) != (q, d):
-            return None, "this page shows an item of another queue or set; reload the page"
-        return (who, entry, None), None
+                raise ValueError("the decision this page reopened is not in your file; reload")
+        except ValueError as err:
+            return None, str(err)
+        return (who, ReviewEntry(revising["question_id"], revising["rotation_deg"],
+                                 revising["repeat"]), revising), None
 
     def decider(self, decision: str):
         def decide(who_box: str, k: str, sit: str, ans: str, why: str):
@@ -184,19 +176,16 @@ class ReviewHandlers:
             return self.fail("the checker proposed no repair for this item", who)
         p = props[0]
         why = f"accepted the proposed repair ({p['rule']}): {p.get('why', '')}".strip()
-        rev = revising["n"] if revising else None
+        fix = p["action"] == "replace"
         try:
-            if p["action"] == "replace":
-                line = self.rf.record(who, entry, "correct", why[:MAX_REASON], answers=p["to"],
-                                      revises=rev, repair=p)
-                what = "correct (proposed answers)"
-            else:
-                line = self.rf.record(who, entry, "discard", ("the situation must be rewritten: "
-                                                              + why)[:MAX_REASON],
-                                      revises=rev, repair=p)
-                what = "discard until rewritten (proposed)"
+            line = self.rf.record(
+                who, entry, "correct" if fix else "discard",
+                (why if fix else "the situation must be rewritten: " + why)[:MAX_REASON],
+                answers=p["to"] if fix else None, revises=revising["n"] if revising else None,
+                repair=p)
         except Exception as e:  # noqa: BLE001 - whatever failed, the page says not saved
             return self.fail(str(e) or type(e).__name__, who)
+        what = "correct (proposed answers)" if fix else "discard until rewritten (proposed)"
         return self.show(who, note=f"saved: {what} of {entry.question_id} at "
                                    f"{entry.rotation_deg}° (decision {line['n']} in your file)",
                          saved=k)
@@ -214,13 +203,22 @@ class ReviewHandlers:
         return (row["situation"], " | ".join(row["answers"]),
                 status_html(who, "the item's own situation and answers are back in the boxes"))
 
-    def _who(self, who_box: str, k: str):
+    def _who(self, who_box: str, k: str) -> str:
+        """The name typed, which must be the annotator whose queue the page shows."""
         who = check_annotator(who_box)
         shown_for = (k or "").split("|")[0]
         if shown_for and shown_for != who:
             raise ValueError(f"the name box says {who!r} but this page shows {shown_for!r}'s "
-                             "queue: press Start to switch")
+                             f"queue: press Start to switch to {who!r}; nothing was saved")
         return who
+
+    def _at(self, who: str, q: str, d: str, pos: str) -> ReviewEntry:
+        """The showing at queue position ``pos``, which must be item ``q`` at ``d``."""
+        queue = self.rf.queue(who)
+        entry = queue[int(pos)] if pos.isdigit() and int(pos) < len(queue) else None
+        if entry is None or (str(entry.question_id), str(entry.rotation_deg)) != (q, d):
+            raise ValueError("this page shows an item of another queue or set; reload the page")
+        return entry
 
     def reopen_last(self, who_box: str, k: str):
         try:
@@ -243,12 +241,9 @@ class ReviewHandlers:
             return self.fail(str(err), failed="error")
         if not picked:
             return self.fail("pick one of your decisions first", who)
+        q, d, pos = (picked + "||").split("|")[:3]
         try:
-            q, d, at = (picked + "||").split("|")[:3]
-            queue = self.rf.queue(who)
-            entry = queue[int(at)] if at.isdigit() and int(at) < len(queue) else None
-            if entry is None or (str(entry.question_id), str(entry.rotation_deg)) != (q, d):
-                raise ValueError("not a showing of your queue; reload the page")
+            entry = self._at(who, q, d, pos)
             standing = self.rf.standing(who, entry)
         except (ValueError, OSError) as err:
             return self.fail(f"{picked!r}: {err}", who)
@@ -334,9 +329,8 @@ REVIEW_CSS = """
 .rv-failed, .rv-outage, .rv-warning {color: #a00}
 #rv-actions {position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0;
              padding: 8px 24px; background: var(--background-fill-primary, #fff);
-             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15)}
+             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15); flex-wrap: nowrap}
 #tab-review {padding-bottom: 96px}
-#rv-actions {flex-wrap: nowrap}
 #rv-actions button {display: block; flex: 1 0 auto; min-width: 0 !important;
                     white-space: nowrap; overflow: hidden; text-overflow: ellipsis}
 #rv-actions #rv-repair, #rv-actions #rv-undo {flex: 1 1 auto}
@@ -386,11 +380,8 @@ REVIEW_JS = """<script>
     retry = '';
     // a new item: its heading and the status line ("saved: ...") in view, above the bar
     const st = document.querySelector('#rv-status').getBoundingClientRect();
-    const bar = document.querySelector('#rv-actions');
-    if (st.top < 0 || it.getBoundingClientRect().bottom >
-        (bar ? bar.getBoundingClientRect().top : window.innerHeight)) {
-      window.scrollBy(0, st.top - 8);
-    }
+    const bar = document.querySelector('#rv-actions').getBoundingClientRect();
+    if (st.top < 0 || it.getBoundingClientRect().bottom > bar.top) scrollBy(0, st.top - 8);
     const raw = localStorage.getItem(keyOf(k));
     if (!raw) return;
     const d = JSON.parse(raw);

@@ -64,8 +64,8 @@ def cmd_explore(o: ExploreOptions) -> None:
                                               "seed": o.review_seed})
     if data.review_warning:
         print(f"hf-real3d explore: warning: {data.review_warning}", file=sys.stderr, flush=True)
-    if data.review is not None and gap_cost(data.review.meta["repeat_gap"]):
-        print(gap_cost(data.review.meta["repeat_gap"]), flush=True)
+    if data.review is not None and (cost := gap_cost(data.review.meta["repeat_gap"])):
+        print(cost, flush=True)
     where = f"http://{o.host}:{o.port}" if o.port else \
         f"http://{o.host} (Gradio's port: 7860 or the next free one, printed below)"
     print(f"loaded in {data.load_s:.1f} s; serving on {where} (Ctrl-C stops)", flush=True)

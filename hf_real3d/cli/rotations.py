@@ -101,8 +101,8 @@ def cmd_review_init(o: ReviewInitOptions) -> None:
           f"repairs), each shown once, and {rf.meta['repeat_share']:g} of the groups again "
           f"(about {again:,} second looks a queue) at least {rf.meta['repeat_gap']} showings "
           f"later; suggestions from {rf.meta['checks']}")
-    if gap_cost(rf.meta["repeat_gap"]):
-        print(gap_cost(rf.meta["repeat_gap"]))
+    if cost := gap_cost(rf.meta["repeat_gap"]):
+        print(cost)
     print(f"judge: hf-real3d explore --dataset {o.dataset} --review {o.review}, or "
           f"hf-real3d review-import {o.review} --annotator NAME --from FILE")
 

@@ -36,6 +36,7 @@ from .folder import (
     create_folder,
     read_meta,
     run_checker,
+    set_items,
 )
 from .log import DECISIONS, DecisionLog, ReviewEntry, check_annotator, plain_answers
 
@@ -45,8 +46,7 @@ __all__ = ["ReviewFolder", "Refused", "place_second_looks", "gap_cost", "MAX_REA
 MAX_REASON = 1000  # characters of a reason
 MAX_TEXT = 2000  # characters of a corrected situation, and of all its answers together
 MAX_ANSWERS = 20
-LISTED = 40  # decisions the Review tab lists: fewer than the default gap, so a second look
-# never finds its first look there
+LISTED = 40  # decisions the Review tab lists: fewer than the default gap (see gap_cost)
 _VERDICT_RANK = {"defect": 0, "needs_scene": 1, "pass": 2}
 
 
@@ -142,7 +142,7 @@ class ReviewFolder:
         self.meta = meta
         self.rotation_set = rotation_set
         self.dataset = Path(rotation_set.path)
-        self.rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rotation_set.rows}
+        self.rows = set_items(rotation_set)[0]
         self.checks = checks.verdicts  # (question_id, deg) -> the checker's verdict line
         self.proposals = checks.proposals  # (question_id, deg) -> proposed repairs
         self.log = _open_log(folder, meta, checks)
@@ -193,7 +193,6 @@ class ReviewFolder:
                     "path recorded in review.json), is no longer there; give its new place "
                     "with `dataset`")
         rs = read_rotation_set(dataset, scenes)
-        rotated = [r for r in rs.rows if int(r["rotation_deg"])]
         fp = rs.fingerprint()
         if meta["fingerprint"] != fp:
             raise FormatError(f"{folder}: this review folder was written for the rotation set "
@@ -201,10 +200,7 @@ class ReviewFolder:
                               f"{str(dataset)!r} (fingerprint {fp}); give the set it reviews, or "
                               "another review folder")
         if (folder / CHECKS_DIR / "verdicts.jsonl").is_file():
-            rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rs.rows}
-            keys = sorted(((r["question_id"], int(r["rotation_deg"])) for r in rotated),
-                          key=str)
-            stored = StoredChecks.read(folder / CHECKS_DIR, rows, keys)
+            stored = StoredChecks.read(folder / CHECKS_DIR, *set_items(rs))
         else:  # a folder made before checks were stored: the checker runs (nothing written)
             stored = run_checker(rs)
         return cls(folder, meta, rs, stored)
@@ -277,18 +273,10 @@ class ReviewFolder:
         """Every decision of the annotator, history included (:meth:`DecisionLog.decisions`)."""
         return self.log.decisions(annotator)
 
-    def latest(self, annotator: str, decisions: Sequence[dict[str, Any]] | None = None
-               ) -> dict[tuple[Any, int], dict[str, Any]]:
-        """Each item's standing decision by the annotator (its first showing's latest)."""
-        return self.log.latest(self.decisions(annotator) if decisions is None else decisions)
-
     def standing(self, annotator: str, entry: ReviewEntry) -> dict[str, Any] | None:
         """The annotator's latest decision on this showing of the item, or None."""
-        found = None
-        for d in self.decisions(annotator):
-            if (d["question_id"], d["rotation_deg"], d["repeat"]) == entry.key:
-                found = d
-        return found
+        return next((d for d in reversed(self.decisions(annotator))
+                     if (d["question_id"], d["rotation_deg"], d["repeat"]) == entry.key), None)
 
     # --- writing a decision ----------------------------------------------------------------
 
