@@ -508,6 +508,38 @@ def test_exports_that_keep_nothing_or_would_overwrite_an_input(flagged_folder, t
     assert sorted(p.name for p in flagged_folder.rglob("*")) == before
 
 
+def test_a_folder_made_before_second_looks_moved_keeps_its_decisions(flagged_folder,
+                                                                     tmp_path, capsys,
+                                                                     monkeypatch):
+    """A folder made with the old default (gap 10, items repeated one by one) opens with
+    every decision: a second look the new queue no longer holds still counts for
+    self-consistency, the queue resumes at its first undecided showing, Undo reopens that
+    decision, and explore names the gap's cost in one line."""
+    from types import SimpleNamespace
+
+    from hf_real3d import app as A
+    from hf_real3d.app.review_tab import ReviewHandlers
+
+    ReviewFolder.create(tmp_path / "rv", flagged_folder, repeat_share=0.1, repeat_gap=10)
+    before = ReviewFolder.open(tmp_path / "rv")
+    q, d = next(k for k in before.order if ReviewEntry(*k, True) not in before.queue("ann1"))
+    lines = [{"question_id": q, "rotation_deg": d, "repeat": rep, "decision": dec,
+              "reason": "" if dec == "accept" else "mirror"}
+             for rep, dec in ((False, "accept"), (True, "discard"))]
+    (tmp_path / "rv/ann1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rf = ReviewFolder.open(tmp_path / "rv")
+    assert rf.next_entry("ann1")[1:] == (1, len(rf.queue("ann1")))  # the old repeat aside
+    s = review_stats(rf)["annotators"]["ann1"]
+    assert (s["repeats"], s["self_consistency"]) == (1, 0.0)
+    page = ReviewHandlers(SimpleNamespace(update=lambda **k: k), rf).reopen_last("ann1", "")
+    assert "was <b>discard</b>" in page[1]
+    monkeypatch.setattr(A, "launch", lambda *a, **k: None)
+    assert main(["explore", "--dataset", str(flagged_folder), "--review",
+                 str(tmp_path / "rv")]) == 0
+    note = [x for x in capsys.readouterr().out.splitlines() if x.startswith("note:")]
+    assert len(note) == 1 and "a gap of 10 is below the default 50" in note[0]
+
+
 def test_a_moved_rotation_set_names_review_json(flagged_folder, tmp_path):
     shutil.copytree(flagged_folder, tmp_path / "set")
     rf = ReviewFolder.create(tmp_path / "rv", tmp_path / "set")
