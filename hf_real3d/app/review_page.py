@@ -2,10 +2,11 @@
 and counter, the turn in words, the group table, the checker's findings, the proposed repair,
 the drawings), and what the page shows of the annotator's own decisions.
 
-A second look (an unannounced repeat) renders exactly like a first look: the same heading
-and counter (the queue's showings, repeats included), and the annotator's decisions on the
-item and on the group's later viewpoints are hidden, as they were when it was first shown
-(:func:`visible_decisions`)."""
+A second look (an unannounced repeat of a whole group) renders as a first look does: the same
+heading and counter (the queue's showings, repeats included), and the same decisions, for
+what the page shows of them is a function of the queue position alone
+(:func:`shown_decisions`): the group table shows the decisions made on this showing of the
+group, "your decisions" the last ones made in the queue, whichever look they were."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from typing import Any
 
 from hf_real3d.geometry import Pose
 from hf_real3d.real3dqa.draw import PANEL_DPI, topdown_panel, turn_words
+from hf_real3d.real3dqa.review import LISTED
 
 from .render import answers_text
 
 __all__ = ["Showing", "review_html", "review_drawings", "rules_legend", "proposal_label",
-           "visible_decisions", "decision_choices", "KEYS_HELP"]
+           "shown_decisions", "decision_choices", "KEYS_HELP"]
 
 _SENSE_WORDS = {
     "quaternion": "the texts follow this turn",
@@ -35,7 +37,8 @@ KEYS_HELP = ("Keys (outside the text boxes): <kbd>a</kbd> accept, <kbd>c</kbd> c
              "<kbd>d</kbd> discard, <kbd>p</kbd> accept the proposed repair, <kbd>r</kbd> reset "
              "the text to the item's own, <kbd>u</kbd> undo (reopen your last decision). In a "
              "text box: <kbd>Ctrl</kbd>+<kbd>Enter</kbd> saves (correct if you edited the text, "
-             "else accept) and leaves the box, <kbd>Esc</kbd> leaves the box.")
+             "else the decision just refused, or accept) and leaves the box, "
+             "<kbd>Esc</kbd> leaves the box. <kbd>Enter</kbd> in the name box starts.")
 e = html.escape
 
 
@@ -43,9 +46,10 @@ e = html.escape
 class Showing:
     """What the page shows: the annotator, the showing (``entry``, None at the end of the
     queue), its place in the queue (``position``), showings ``done`` of ``total``, the
-    decision being reopened (``revising``), the annotator's decisions the page may show by
-    item (``mine``, see :func:`visible_decisions`), and the draft key of the item just saved
-    (``saved``: the page's script forgets its draft)."""
+    decision being reopened (``revising``), the annotator's decisions on this showing of the
+    group by item (``mine``) and the last ones in the queue (``recent``), see
+    :func:`shown_decisions`, and the draft key of the item just saved (``saved``: the page's
+    script forgets its draft)."""
 
     annotator: str
     entry: Any = None
@@ -55,6 +59,7 @@ class Showing:
     revising: dict[str, Any] | None = None
     mine: dict[tuple[Any, int], dict[str, Any]] = field(default_factory=dict)
     saved: str = ""
+    recent: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -67,26 +72,32 @@ class Showing:
         return f"{self.annotator}|{self.entry.question_id}|{self.entry.rotation_deg}|{pos}|{rev}"
 
 
-def visible_decisions(latest: dict[tuple[Any, int], dict[str, Any]], entry,
-                      order: Sequence[tuple[Any, int]]) -> dict[tuple[Any, int], dict[str, Any]]:
-    """The annotator's standing decisions the page may show. At a second look of item
-    ``(q, k)``, those on ``(q, k)`` and on the group's viewpoints after it in the queue's
-    ``order`` are hidden: the group shows what it showed at the first look."""
-    if entry is None or not entry.repeat:
-        return dict(latest)
-    q, k = entry.question_id, entry.rotation_deg
-    group = [key for key in order if key[0] == q]
-    hidden = set(group[group.index((q, k)):]) if (q, k) in group else {(q, k)}
-    return {key: d for key, d in latest.items() if key not in hidden}
+def shown_decisions(queue: Sequence[Any], made: Sequence[dict[str, Any]], at: int | None
+                    ) -> tuple[dict[tuple[Any, int], dict[str, Any]], list[tuple[int, dict]]]:
+    """What the page shows of the annotator's decisions (``made``, history included), alike
+    at a first and a second look: (for the group table, the standing decision of each
+    showing in the run of the group's showings around queue position ``at``, by item; for
+    "your decisions", the standing decisions of the last :data:`LISTED` showings decided,
+    as (queue position, decision), latest first)."""
+    on = {(d["question_id"], d["rotation_deg"], d["repeat"]): d for d in made}
+    table: dict[tuple[Any, int], dict[str, Any]] = {}
+    if at is not None:
+        lo = hi = at
+        while lo and queue[lo - 1].question_id == queue[at].question_id:
+            lo -= 1
+        while hi + 1 < len(queue) and queue[hi + 1].question_id == queue[at].question_id:
+            hi += 1
+        table = {(e.question_id, e.rotation_deg): on[e.key] for e in queue[lo:hi + 1]
+                 if e.key in on}
+    recent = [(i, on[queue[i].key]) for i in reversed(range(len(queue))) if queue[i].key in on]
+    return table, recent[:LISTED]
 
 
-def decision_choices(visible: dict[tuple[Any, int], dict[str, Any]]
-                     ) -> list[tuple[str, str]]:
-    """The "your decisions" list: each item's standing decision, latest first, as (label,
-    ``question_id|rotation_deg``); second looks are not listed (Undo reopens the last)."""
+def decision_choices(recent: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[str, str]]:
+    """The "your decisions" list: the standing decision of each showing in ``recent``, as
+    (label, ``question_id|rotation_deg|queue position``); nothing tells a second look."""
     return [(f"{d['question_id']} at {d['rotation_deg']}°: {d['decision']}",
-             f"{d['question_id']}|{d['rotation_deg']}")
-            for d in sorted(visible.values(), key=lambda x: -x["n"])]
+             f"{d['question_id']}|{d['rotation_deg']}|{i}") for i, d in recent]
 
 
 def _rule_span(rule: str, needs_scene: bool = False) -> str:
@@ -225,7 +236,7 @@ def review_html(rf, s: Showing) -> str:
     if s.entry is None:
         return (f"{folder}<p class='rv-done' id='rv-item' data-key='' data-saved='{e(s.saved)}'>"
                 f"All {s.total:,} showings of your queue judged ({len(rf.order):,} items). "
-                "Thank you. Reopen any item from your decisions below to change it.</p>"
+                "Thank you. Reopen one of your last decisions below to change it.</p>"
                 + _counter(s))
     q, k = s.entry.question_id, s.entry.rotation_deg
     group = sorted(((d, r) for (gq, d), r in rf.rows.items() if gq == q), key=lambda x: x[0])
@@ -243,7 +254,7 @@ def proposal_label(props: list[dict[str, Any]]) -> str | None:
     p = props[0]
     if p["action"] == "replace":
         return f"Accept proposal: answers -> {' / '.join(p['to'])}"
-    return "Accept proposal: discard until the situation is rewritten"
+    return "Accept proposal: discard, to rewrite"
 
 
 def _panel_png(rf, scene, pose0, qid: Any, d: int, r: dict[str, Any], current: int) -> bytes:

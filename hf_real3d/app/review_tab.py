@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from hf_real3d.real3dqa.format import plain_text
-from hf_real3d.real3dqa.review import MAX_REASON, ReviewEntry, check_annotator
+from hf_real3d.real3dqa.review import LISTED, MAX_REASON, Refused, ReviewEntry, check_annotator
 
 from .review_page import (
     Showing,
@@ -25,12 +25,13 @@ from .review_page import (
     review_drawings,
     review_html,
     rules_legend,
-    visible_decisions,
+    shown_decisions,
 )
 
 __all__ = ["review_tab", "ReviewHandlers", "typed_texts", "REVIEW_JS", "REVIEW_CSS"]
 
 DECISION_BUTTONS = ("accept", "correct", "discard")
+AFTER_START = ("reset", "undo", "reopen")  # buttons that act on a queue: off before Start
 
 
 def typed_texts(decision: str, situation: str, answers: str,
@@ -48,41 +49,43 @@ def typed_texts(decision: str, situation: str, answers: str,
     return {"situation": situation, "answers": typed}
 
 
-def status_html(who: str | None, note: str, *, failed: str = "") -> str:
+def status_html(who: str | None, note: str, *, failed: str = "", fix: str = "",
+                retry: str = "") -> str:
     """The status line (``failed``: "not saved" or "error", said first); ``data-t`` changes
-    with every answer, so the page's script knows the server answered."""
+    with every answer, so the page's script knows the server answered; ``fix``: the box the
+    script moves the focus to, where ``Ctrl+Enter`` then tries decision ``retry`` again."""
     e = html.escape
     said = f"<b>{e(failed)}:</b> {e(note)}" if failed else e(note)
     who_said = f"<b>{e(who)}</b>: " if who else ""
-    return (f"<p class='rv-status{' rv-failed' if failed else ''}' data-t='{time.time_ns()}'>"
-            f"{who_said}{said}</p>")
+    focus = f" data-focus='rv-{e(fix)}' data-retry='rv-{e(retry)}'" if fix else ""
+    return (f"<p class='rv-status{' rv-failed' if failed else ''}' data-t='{time.time_ns()}'"
+            f"{focus}>{who_said}{said}</p>")
 
 
 class ReviewHandlers:
     """What the tab's buttons do. Each handler returns the tab's outputs: the page key, the
     page, the drawings, the three text boxes, the status, the three decision buttons, the
-    proposal button and the list of decisions (:meth:`show`), or the status alone
-    (:meth:`fail`)."""
+    proposal button, the list of decisions and the buttons off before Start (:meth:`show`),
+    or the status alone (:meth:`fail`)."""
 
     def __init__(self, gr, rf):
         self.gr, self.rf = gr, rf
         self.panels: dict = {}
-        self.n_outputs = 7 + len(DECISION_BUTTONS) + 2
+        self.n_outputs = 7 + len(DECISION_BUTTONS) + 2 + len(AFTER_START)
 
     def showing(self, who: str, entry=None, revising: dict | None = None,
                 saved: str = "") -> Showing:
         """What the page shows to ``who``: the next showing of the queue, or ``entry`` with
         the decision reopened."""
         rf = self.rf
-        made = rf.decisions(who)
         nxt, done, total = rf.next_entry(who)
         if entry is None and revising is None:
             entry = nxt
-        position = None
-        if entry is not None and revising is None:
-            position = rf.queue(who).index(entry)
-        mine = visible_decisions(rf.log.latest(made), entry, rf.order)
-        return Showing(who, entry, position, done, total, revising, mine, saved)
+        queue = rf.queue(who)
+        at = queue.index(entry) if entry in queue else None
+        mine, recent = shown_decisions(queue, rf.decisions(who), at)
+        return Showing(who, entry, None if revising else at, done, total, revising, mine,
+                       saved, recent)
 
     def show(self, who: str, entry=None, revising: dict | None = None, note: str = "",
              saved: str = ""):
@@ -104,12 +107,14 @@ class ReviewHandlers:
                 *(gr.update(interactive=live) for _ in DECISION_BUTTONS),
                 gr.update(visible=live and label is not None, value=label or "",
                           interactive=live),
-                gr.update(choices=decision_choices(s.mine), value=None))
+                gr.update(choices=decision_choices(s.recent), value=None),
+                *(gr.update(interactive=True) for _ in AFTER_START))
 
-    def fail(self, msg: str, who: str | None = None, failed: str = "not saved"):
-        """Only the status changes: what was not saved (or went wrong), and why."""
+    def fail(self, msg: str, who: str | None = None, failed: str = "not saved", **focus):
+        """Only the status changes: what was not saved (or went wrong), and why (``focus``:
+        the box to fix and the decision to retry, see :func:`status_html`)."""
         out: list[Any] = [self.gr.update()] * self.n_outputs
-        out[6] = status_html(who, msg, failed=failed)
+        out[6] = status_html(who, msg, failed=failed, **focus)
         return tuple(out)
 
     def begin(self, who: str):
@@ -127,24 +132,16 @@ class ReviewHandlers:
             return None, ("type your name and press Start first" if not who else
                           "no item is shown (all judged): reopen one from your decisions")
         try:
-            typed = check_annotator(who_box)
-        except ValueError as err:
-            return None, str(err)
-        if typed != who:
-            return None, (f"the name box says {typed!r} but this page shows {who!r}'s queue: "
-                          f"press Start to switch to {typed!r}; nothing was saved")
-        if rev:
+            who = self._who(who_box, k)
+            if not rev:
+                return (who, self._at(who, q, d, pos), None), None
             revising = next((x for x in self.rf.decisions(who) if str(x["n"]) == rev), None)
             if revising is None:
-                return None, "the decision this page reopened is not in your file; reload"
-            entry = ReviewEntry(revising["question_id"], revising["rotation_deg"],
-                                revising["repeat"])
-            return (who, entry, revising), None
-        queue = self.rf.queue(who)
-        entry = queue[int(pos)] if pos.isdigit() and int(pos) < len(queue) else None
-        if entry is None or (str(entry.question_id), str(entry.rotation_deg)) != (q, d):
-            return None, "this page shows an item of another queue or set; reload the page"
-        return (who, entry, None), None
+                raise ValueError("the decision this page reopened is not in your file; reload")
+        except ValueError as err:
+            return None, str(err)
+        return (who, ReviewEntry(revising["question_id"], revising["rotation_deg"],
+                                 revising["repeat"]), revising), None
 
     def decider(self, decision: str):
         def decide(who_box: str, k: str, sit: str, ans: str, why: str):
@@ -157,6 +154,8 @@ class ReviewHandlers:
                 line = self.rf.record(who, entry, decision, "" if decision == "accept" else why,
                                       revises=revising["n"] if revising else None,
                                       **typed_texts(decision, sit, ans, revising))
+            except Refused as e:  # the box to fix gets the focus
+                return self.fail(str(e), who, fix=e.box, retry=decision)
             except Exception as e:  # noqa: BLE001 - whatever failed, the page says not saved
                 return self.fail(str(e) or type(e).__name__, who)
             note = (f"saved: {decision} of {entry.question_id} at {entry.rotation_deg}°"
@@ -177,39 +176,49 @@ class ReviewHandlers:
             return self.fail("the checker proposed no repair for this item", who)
         p = props[0]
         why = f"accepted the proposed repair ({p['rule']}): {p.get('why', '')}".strip()
-        rev = revising["n"] if revising else None
+        fix = p["action"] == "replace"
         try:
-            if p["action"] == "replace":
-                line = self.rf.record(who, entry, "correct", why[:MAX_REASON], answers=p["to"],
-                                      revises=rev, repair=p)
-                what = "correct (proposed answers)"
-            else:
-                line = self.rf.record(who, entry, "discard", ("the situation must be rewritten: "
-                                                              + why)[:MAX_REASON],
-                                      revises=rev, repair=p)
-                what = "discard until rewritten (proposed)"
+            line = self.rf.record(
+                who, entry, "correct" if fix else "discard",
+                (why if fix else "the situation must be rewritten: " + why)[:MAX_REASON],
+                answers=p["to"] if fix else None, revises=revising["n"] if revising else None,
+                repair=p)
         except Exception as e:  # noqa: BLE001 - whatever failed, the page says not saved
             return self.fail(str(e) or type(e).__name__, who)
+        what = "correct (proposed answers)" if fix else "discard until rewritten (proposed)"
         return self.show(who, note=f"saved: {what} of {entry.question_id} at "
                                    f"{entry.rotation_deg}° (decision {line['n']} in your file)",
                          saved=k)
 
     def reset_texts(self, k: str):
-        """The item's own situation and answers back in the boxes."""
-        _, q, d = ((k or "") + "||").split("|")[:3]
+        """The item's own situation and answers back in the boxes, and a status line that
+        says so (no stale "not saved" stays)."""
+        who, q, d = ((k or "") + "||").split("|")[:3]
         try:
             row = self.rf.rows[(self.rf.item_id(q), int(d))]
         except (ValueError, KeyError):
-            return self.gr.update(), self.gr.update()
-        return row["situation"], " | ".join(row["answers"])
+            return (self.gr.update(), self.gr.update(),
+                    status_html(who or None, "press Start first" if not who else
+                                "no item is shown: nothing to reset"))
+        return (row["situation"], " | ".join(row["answers"]),
+                status_html(who, "the item's own situation and answers are back in the boxes"))
 
-    def _who(self, who_box: str, k: str):
+    def _who(self, who_box: str, k: str) -> str:
+        """The name typed, which must be the annotator whose queue the page shows."""
         who = check_annotator(who_box)
         shown_for = (k or "").split("|")[0]
         if shown_for and shown_for != who:
             raise ValueError(f"the name box says {who!r} but this page shows {shown_for!r}'s "
-                             "queue: press Start to switch")
+                             f"queue: press Start to switch to {who!r}; nothing was saved")
         return who
+
+    def _at(self, who: str, q: str, d: str, pos: str) -> ReviewEntry:
+        """The showing at queue position ``pos``, which must be item ``q`` at ``d``."""
+        queue = self.rf.queue(who)
+        entry = queue[int(pos)] if pos.isdigit() and int(pos) < len(queue) else None
+        if entry is None or (str(entry.question_id), str(entry.rotation_deg)) != (q, d):
+            raise ValueError("this page shows an item of another queue or set; reload the page")
+        return entry
 
     def reopen_last(self, who_box: str, k: str):
         try:
@@ -232,9 +241,9 @@ class ReviewHandlers:
             return self.fail(str(err), failed="error")
         if not picked:
             return self.fail("pick one of your decisions first", who)
+        q, d, pos = (picked + "||").split("|")[:3]
         try:
-            q, d = picked.split("|")[:2]
-            entry = ReviewEntry(self.rf.item_id(q), int(d))
+            entry = self._at(who, q, d, pos)
             standing = self.rf.standing(who, entry)
         except (ValueError, OSError) as err:
             return self.fail(f"{picked!r}: {err}", who)
@@ -273,13 +282,14 @@ def _controls(gr, rf, warning: str) -> dict[str, Any]:
                                      variant="primary" if d == "accept" else "secondary")
                         for d in DECISION_BUTTONS}
         c["repair"] = gr.Button("Accept proposal", elem_id="rv-repair", visible=False)
-        c["reset"] = gr.Button("Reset text", elem_id="rv-reset")
-        c["undo"] = gr.Button("Undo (reopen my last decision)", elem_id="rv-undo")
+        c["reset"] = gr.Button("Reset text", elem_id="rv-reset", interactive=False)
+        c["undo"] = gr.Button("Undo (reopen last)", elem_id="rv-undo", interactive=False)
     c["drawings"] = gr.HTML("", elem_id="rv-drawings")
     with gr.Row():
-        c["mine"] = gr.Dropdown([], label="your decisions (latest first): pick one to reopen it",
-                                elem_id="rv-mine", filterable=True, allow_custom_value=False)
-        c["reopen"] = gr.Button("Reopen", elem_id="rv-reopen")
+        c["mine"] = gr.Dropdown([], label=f"your last {LISTED} decisions (latest first): pick "
+                                "one to reopen it", elem_id="rv-mine", filterable=True,
+                                allow_custom_value=False)
+        c["reopen"] = gr.Button("Reopen", elem_id="rv-reopen", interactive=False)
     c["key"] = gr.Textbox("", elem_id="rv-key", visible="hidden", label="item shown")
     gr.HTML(rules_legend(), elem_id="rv-legend")
     return c
@@ -292,14 +302,15 @@ def review_tab(gr, rf, warning: str = "") -> None:
         c = _controls(gr, rf, warning)
         h = ReviewHandlers(gr, rf)
         outs = [c["key"], c["page"], c["drawings"], c["situation"], c["answers"], c["reason"],
-                c["status"], *c["buttons"].values(), c["repair"], c["mine"]]
+                c["status"], *c["buttons"].values(), c["repair"], c["mine"],
+                *(c[b] for b in AFTER_START)]
         c["start"].click(h.begin, [c["name"]], outs)
         c["name"].submit(h.begin, [c["name"]], outs)
         texts = [c["name"], c["key"], c["situation"], c["answers"], c["reason"]]
         for d, b in c["buttons"].items():
             b.click(h.decider(d), texts, outs)
         c["repair"].click(h.take_repair, [c["name"], c["key"]], outs)
-        c["reset"].click(h.reset_texts, [c["key"]], [c["situation"], c["answers"]])
+        c["reset"].click(h.reset_texts, [c["key"]], [c["situation"], c["answers"], c["status"]])
         c["undo"].click(h.reopen_last, [c["name"], c["key"]], outs)
         c["reopen"].click(h.reopen_picked, [c["name"], c["key"], c["mine"]], outs)
 
@@ -318,8 +329,11 @@ REVIEW_CSS = """
 .rv-failed, .rv-outage, .rv-warning {color: #a00}
 #rv-actions {position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0;
              padding: 8px 24px; background: var(--background-fill-primary, #fff);
-             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15)}
+             box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.15); flex-wrap: nowrap}
 #tab-review {padding-bottom: 96px}
+#rv-actions button {display: block; flex: 1 0 auto; min-width: 0 !important;
+                    white-space: nowrap; overflow: hidden; text-overflow: ellipsis}
+#rv-actions #rv-repair, #rv-actions #rv-undo {flex: 1 1 auto}
 body.rv-pending #rv-status {opacity: 0.35}
 body.rv-outage #rv-status {display: none}
 kbd {border: 1px solid #bbb; border-radius: 3px; padding: 0 3px; font-size: 0.9em}
@@ -341,7 +355,7 @@ REVIEW_JS = """<script>
   const put = (el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); };
   const stamp = () => { const p = document.querySelector('#rv-status [data-t]');
                         return p ? p.dataset.t : ''; };
-  let shown = null, sent = null, timer = null;
+  let shown = null, sent = null, timer = null, fixed = '', retry = '';
   document.addEventListener('input', (ev) => {
     const t = ev.target;
     if (!t || !t.closest) return;
@@ -363,6 +377,11 @@ REVIEW_JS = """<script>
     const k = it.dataset.key;
     if (!k || k === shown) return;
     shown = k;
+    retry = '';
+    // a new item: its heading and the status line ("saved: ...") in view, above the bar
+    const st = document.querySelector('#rv-status').getBoundingClientRect();
+    const bar = document.querySelector('#rv-actions').getBoundingClientRect();
+    if (st.top < 0 || it.getBoundingClientRect().bottom > bar.top) scrollBy(0, st.top - 8);
     const raw = localStorage.getItem(keyOf(k));
     if (!raw) return;
     const d = JSON.parse(raw);
@@ -411,7 +430,17 @@ REVIEW_JS = """<script>
       setTimeout(() => { const b = document.querySelector('#rv-start'); if (b) b.click(); }, 300);
     }
   };
-  new MutationObserver(() => { resume(); restore(); answered(); }).observe(
+  // a refusal names the box to fix: the focus goes there, and Ctrl+Enter in it (the text
+  // not edited) tries the refused decision again, not an accept
+  const refocus = () => {
+    const p = document.querySelector('#rv-status [data-focus]');
+    if (!p || p.dataset.t === fixed) return;
+    fixed = p.dataset.t;
+    retry = p.dataset.retry;
+    const el = box(p.dataset.focus);
+    if (el) el.focus();
+  };
+  new MutationObserver(() => { resume(); restore(); answered(); refocus(); }).observe(
     document.documentElement, {childList: true, subtree: true, attributes: true,
                                attributeFilter: ['data-key', 'data-t']});
   // a clicked button gives the focus back to the page: Enter or Space would otherwise press
@@ -423,9 +452,13 @@ REVIEW_JS = """<script>
   const click = (id) => { const b = document.querySelector('#' + id);
                           if (b && !b.disabled && b.offsetParent !== null) b.click(); };
   document.addEventListener('keydown', (ev) => {
+    const t = ev.target;
+    if (ev.key === 'Enter' && t && t.closest && t.closest('#rv-name')) {
+      setTimeout(() => t.blur(), 0);  // Start, then the next key decides: not a letter typed
+      return;
+    }
     const it = item();
     if (!it || it.offsetParent === null) return;  // the Review tab is not shown
-    const t = ev.target;
     const typing = t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT');
     if (typing) {
       if (!t.closest('#tab-review')) return;
@@ -436,7 +469,7 @@ REVIEW_JS = """<script>
           plain(box('rv-answers').value) !== plain(it.dataset.answers);
         t.dispatchEvent(new Event('change', {bubbles: true}));
         t.blur();  // the next key acts on the page, not in the box
-        setTimeout(() => click(edited ? 'rv-correct' : 'rv-accept'), 50);
+        setTimeout(() => click(edited ? 'rv-correct' : retry || 'rv-accept'), 50);
       }
       return;
     }

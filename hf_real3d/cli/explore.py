@@ -37,13 +37,15 @@ class ExploreOptions:
                                     "started for it, an existing one resumes).", default=None)
     scenes: str | None = help_field("With --review: ScanNet-format scenes for the checker's "
                                     "scene rules.", default=None)
-    review_repeat: float | None = help_field("With a new --review folder: share of items shown "
-                                             "a second time, unannounced (default 0.1).",
-                                             default=None)
-    review_gap: int | None = help_field("With a new --review folder: how many items later a "
-                                        "repeated item comes back (default 10).", default=None)
-    review_seed: int | None = help_field("With a new --review folder: seed of the repeats "
-                                         "(default 0).", default=None)
+    review_repeat: float | None = help_field("With a new --review folder: share of the groups "
+                                             "shown a second time, whole and unannounced "
+                                             "(default 0.1).", default=None)
+    review_gap: int | None = help_field("With a new --review folder: at least how many "
+                                        "showings after its first look a second look comes "
+                                        "(default 50; the distance beyond it is drawn).",
+                                        default=None)
+    review_seed: int | None = help_field("With a new --review folder: seed of the order and "
+                                         "of the second looks (default 0).", default=None)
 
 
 def cmd_explore(o: ExploreOptions) -> None:
@@ -53,6 +55,7 @@ def cmd_explore(o: ExploreOptions) -> None:
 
     require("gradio", "plotly", what="hf-real3d explore")
     from hf_real3d.app import ExplorerData, build_app, launch
+    from hf_real3d.real3dqa.review import gap_cost
 
     data = ExplorerData.load(o.dataset, o.predictions, o.results, o.srbench,
                              o.srbench_predictions, review=o.review, scenes=o.scenes,
@@ -61,6 +64,8 @@ def cmd_explore(o: ExploreOptions) -> None:
                                               "seed": o.review_seed})
     if data.review_warning:
         print(f"hf-real3d explore: warning: {data.review_warning}", file=sys.stderr, flush=True)
+    if data.review is not None and (cost := gap_cost(data.review.meta["repeat_gap"])):
+        print(cost, flush=True)
     where = f"http://{o.host}:{o.port}" if o.port else \
         f"http://{o.host} (Gradio's port: 7860 or the next free one, printed below)"
     print(f"loaded in {data.load_s:.1f} s; serving on {where} (Ctrl-C stops)", flush=True)

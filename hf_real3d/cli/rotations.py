@@ -110,16 +110,18 @@ class ReviewInitOptions:
                                     "from.", default=None)
     scenes: str | None = help_field("ScanNet-format scenes for the checker's scene rules, when "
                                     "it runs.", default=None)
-    repeat: float | None = help_field("Share of items shown a second time, unannounced "
-                                      "(default 0.1).", default=None)
-    gap: int | None = help_field("How many items later a repeat comes (default 10).",
+    repeat: float | None = help_field("Share of the groups shown a second time, whole and "
+                                      "unannounced (default 0.1).", default=None)
+    gap: int | None = help_field("At least how many showings after its first look a second "
+                                 "look comes (default 50; the distance beyond it is drawn).",
                                  default=None)
-    seed: int | None = help_field("Seed of the repeats (default 0).", default=None)
+    seed: int | None = help_field("Seed of the order and of the second looks (default 0).",
+                                  default=None)
 
 
 def cmd_review_init(o: ReviewInitOptions) -> None:
     """``hf-real3d review-init``."""
-    from hf_real3d.real3dqa.review import ReviewFolder
+    from hf_real3d.real3dqa.review import ReviewFolder, gap_cost
 
     rf = ReviewFolder.create(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
                              repeat_share=o.repeat, repeat_gap=o.gap, seed=o.seed)
@@ -127,10 +129,14 @@ def cmd_review_init(o: ReviewInitOptions) -> None:
     for v in rf.checks.values():
         verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
     n_prop = sum(len(p) for p in rf.proposals.values())
+    again = len(rf.queue("annotator")) - len(rf.order)
     print(f"review folder {o.review}: {len(rf.order)} rotated items of {rf.meta['dataset']} "
           f"({', '.join(f'{n} {v}' for v, n in sorted(verdicts.items()))}; {n_prop} proposed "
-          f"repairs), each shown once and {rf.meta['repeat_share']:g} of them a second time; "
-          f"suggestions from {rf.meta['checks']}")
+          f"repairs), each shown once, and {rf.meta['repeat_share']:g} of the groups again "
+          f"(about {again:,} second looks a queue) at least {rf.meta['repeat_gap']} showings "
+          f"later; suggestions from {rf.meta['checks']}")
+    if cost := gap_cost(rf.meta["repeat_gap"]):
+        print(cost)
     print(f"judge: hf-real3d explore --dataset {o.dataset} --review {o.review}, or "
           f"hf-real3d review-import {o.review} --annotator NAME --from FILE")
 

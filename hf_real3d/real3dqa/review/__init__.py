@@ -10,9 +10,10 @@ from .agreement import PAPER_KAPPA, PAPER_SELF_CONSISTENCY, kappa, review_stats,
 from .export import REPAIRS, EmptyExport, export_rotations
 from .importer import import_decisions
 from .log import DECISIONS, DecisionLog, JudgedElsewhere, ReviewEntry, check_annotator, item_label
-from .queue import MAX_REASON, MAX_TEXT, ReviewFolder
+from .queue import LISTED, MAX_REASON, MAX_TEXT, Refused, ReviewFolder, gap_cost
 
 __all__ = ["DECISIONS", "ReviewEntry", "ReviewFolder", "DecisionLog", "JudgedElsewhere",
            "check_annotator", "import_decisions", "item_label", "MAX_REASON", "MAX_TEXT",
+           "LISTED", "Refused", "gap_cost",
            "review_stats", "stats_markdown", "kappa", "export_rotations", "EmptyExport",
            "REPAIRS", "PAPER_KAPPA", "PAPER_SELF_CONSISTENCY"]

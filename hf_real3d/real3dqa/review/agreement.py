@@ -10,9 +10,9 @@ the folder's stored checks alone (the rotation set is not read).
   bootstrap interval (items resampled); pooled over pairs as the mean weighted by each pair's
   items, so a pair that shares 7 items weighs 7, not as much as one that shares 700 (the
   pooled n counts item pairs: 27 + 7 + 7 for three pairs).
-* Self-consistency: the items shown a second time, unannounced: the second decision against
-  the one standing when the item came back (an annotator's later edits are not counted),
-  per annotator and pooled, with n.
+* Self-consistency: the items of the groups shown a second time, unannounced: the second
+  decision against the one standing when the item came back (later edits are not counted),
+  per annotator and pooled, with n (items; a group's items are not independent).
 * Decisions by checker verdict and rule, and how often the checker and the annotators agree.
 """
 

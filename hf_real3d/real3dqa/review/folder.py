@@ -4,8 +4,8 @@ once (:func:`create_folder`) and read without the rotation set (:func:`read_meta
 
 * ``R/review.json``: the rotation set it reviews (its path and a fingerprint of its rotated
   items), where the suggestions came from (``checks``) and the queue's settings (share of
-  items shown twice, how many items later, seed); written last, so its presence marks a
-  whole folder;
+  groups shown twice, at least how many showings later, seed); written last, so its
+  presence marks a whole folder;
 * ``R/checks/``: the checker's suggestions, stored once when the folder is made (read from
   ``hf-real3d check-rotations`` output when there is one, else computed):
   ``verdicts.jsonl`` (one line per rotated item: verdict, sense, rules, hits) and
@@ -24,12 +24,12 @@ from typing import Any
 
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
 
-__all__ = ["StoredChecks", "read_meta", "create_folder", "QUEUE_DEFAULTS", "META",
+__all__ = ["StoredChecks", "read_meta", "create_folder", "set_items", "QUEUE_DEFAULTS", "META",
            "CHECKS_DIR"]
 
 META = "review.json"
 CHECKS_DIR = "checks"
-QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 10, "seed": 0}
+QUEUE_DEFAULTS = {"repeat_share": 0.1, "repeat_gap": 50, "seed": 0}
 
 Key = tuple[Any, int]
 
@@ -162,6 +162,12 @@ def find_checks(rotation_set, rows: dict[Key, dict], keys: list[Key],
     return run_checker(rotation_set), "the rotation checker, run when the folder was made"
 
 
+def set_items(rotation_set) -> tuple[dict[Key, dict[str, Any]], list[Key]]:
+    """(every row of the set by ``(question_id, rotation_deg)``, its rotated items in order)."""
+    rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rotation_set.rows}
+    return rows, sorted((key for key in rows if key[1]), key=str)
+
+
 def _write_lines(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for r in rows:
@@ -184,12 +190,10 @@ def create_folder(folder: Path, rotation_set, dataset: str | os.PathLike, *,
     if not 0 <= queue["repeat_share"] <= 1 or queue["repeat_gap"] < 1:
         raise ValueError(f"repeat share {queue['repeat_share']} must lie in [0, 1] and repeat "
                          f"gap {queue['repeat_gap']} be at least 1")
-    rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rotation_set.rows}
-    rotated = [r for r in rotation_set.rows if int(r["rotation_deg"])]
-    keys = sorted(((r["question_id"], int(r["rotation_deg"])) for r in rotated), key=str)
+    rows, keys = set_items(rotation_set)
     stored, found_in = find_checks(rotation_set, rows, keys, checks)
     meta = {"dataset": str(Path(dataset).resolve()), "fingerprint": rotation_set.fingerprint(),
-            "items": len(rotated), "checks": found_in,
+            "items": len(keys), "checks": found_in,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **queue}
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_dir(folder / CHECKS_DIR) as tmp:

@@ -267,20 +267,15 @@ class DecisionLog:
         """(the decision standing when the item came back, the repeat's latest decision) for
         each item the annotator saw twice: what self-consistency compares (revisions made
         after the repeat are edits, not inconsistency)."""
-        first_rep: dict[tuple[Any, int], int] = {}
-        last_rep: dict[tuple[Any, int], dict[str, Any]] = {}
+        standing: dict[tuple[Any, int], dict[str, Any]] = {}
+        pairs: dict[tuple[Any, int], tuple[dict[str, Any], dict[str, Any]]] = {}
         for d in decisions:
-            if d["repeat"]:
-                key = (d["question_id"], d["rotation_deg"])
-                first_rep.setdefault(key, d["n"])
-                last_rep[key] = d
-        out = []
-        for key, rep in last_rep.items():
-            before = [d for d in decisions if not d["repeat"] and d["n"] < first_rep[key]
-                      and (d["question_id"], d["rotation_deg"]) == key]
-            if before:
-                out.append((before[-1], rep))
-        return out
+            key = (d["question_id"], d["rotation_deg"])
+            if not d["repeat"]:
+                standing[key] = d
+            elif key in standing:  # the first look as it stood at the repeat's first line
+                pairs[key] = (pairs[key][0] if key in pairs else standing[key], d)
+        return list(pairs.values())
 
     # --- writing -----------------------------------------------------------------------------
 

@@ -6,14 +6,18 @@ checked decisions written to their log.
 or exporting, with the rotation set it reviews. Statistics need neither: they read
 :meth:`ReviewFolder.read_log` (the decisions and the stored checks only).
 
-Each annotator's queue holds every rotated item once (groups the checker flags first) and a
-share of them again, ``repeat_gap`` items later, unannounced: a repeat is shown exactly as a
-first look. A first decision on a showing that the file already holds (a second tab, a
-second session) is refused, as is a revision of a decision another tab has revised since.
+Each annotator's queue holds every rotated item once, group by group (groups with a defect
+first, then those that need the scene, in an order drawn by the seed), and a share of the
+groups again, whole and unannounced (:func:`place_second_looks`): a second look comes as a
+group between two groups, at least ``repeat_gap`` showings after its first look and after
+the next two groups, at a distance drawn by the seed, among groups of its own verdict. A
+first decision on a showing that the file already holds (a second tab, a second session) is
+refused, as is a revision of a decision another tab has revised since.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import zlib
 from collections.abc import Sequence
@@ -27,24 +31,39 @@ from hf_real3d.real3dqa.format import plain_text
 
 from .folder import (
     CHECKS_DIR,
+    QUEUE_DEFAULTS,
     StoredChecks,
     create_folder,
     read_meta,
     run_checker,
+    set_items,
 )
 from .log import DECISIONS, DecisionLog, ReviewEntry, check_annotator, plain_answers
 
-__all__ = ["ReviewFolder", "MAX_REASON", "MAX_TEXT", "MAX_ANSWERS"]
+__all__ = ["ReviewFolder", "Refused", "place_second_looks", "gap_cost", "MAX_REASON",
+           "MAX_TEXT", "MAX_ANSWERS", "LISTED"]
 
 MAX_REASON = 1000  # characters of a reason
 MAX_TEXT = 2000  # characters of a corrected situation, and of all its answers together
 MAX_ANSWERS = 20
+LISTED = 40  # decisions the Review tab lists: fewer than the default gap (see gap_cost)
 _VERDICT_RANK = {"defect": 0, "needs_scene": 1, "pass": 2}
 
 
-def _base_order(verdicts: dict[tuple[Any, int], dict[str, Any]]) -> list[tuple[Any, int]]:
-    """Groups with a flagged item first (defects, then items that need the scene), each
-    group's viewpoints in turn."""
+class Refused(ValueError):
+    """A decision refused for what a box holds: ``box`` names the box to fix (``situation``,
+    ``answers`` or ``reason``)."""
+
+    def __init__(self, message: str, box: str):
+        super().__init__(message)
+        self.box = box
+
+
+def _groups(verdicts: dict[tuple[Any, int], dict[str, Any]], seed: int
+            ) -> list[tuple[int, list[tuple[Any, int]]]]:
+    """Every group as (tier, its items in turn): groups with a defect (tier 0), then those
+    with an item that needs the scene (1), then the rest (2), each tier in an order drawn by
+    the seed (so an id or a scene that comes back out of order tells nothing)."""
     groups: dict[Any, list[int]] = {}
     rank: dict[Any, int] = {}
     for (q, k), v in verdicts.items():
@@ -53,8 +72,59 @@ def _base_order(verdicts: dict[tuple[Any, int], dict[str, Any]]) -> list[tuple[A
         if r == 2 and v.get("rules"):
             r = 1
         rank[q] = min(rank.get(q, 2), r)
-    order = sorted(groups, key=lambda q: (rank[q], str(q)))
-    return [(q, k) for q in order for k in sorted(groups[q])]
+    ids = sorted(groups, key=str)
+    draw = np.random.default_rng(seed).random(len(ids))
+    order = sorted(range(len(ids)), key=lambda i: (rank[ids[i]], draw[i]))
+    return [(rank[ids[i]], [(ids[i], k) for k in sorted(groups[ids[i]])]) for i in order]
+
+
+def place_second_looks(groups: Sequence[tuple[int, Sequence[tuple[Any, int]]]], share: float,
+                       gap: int, rng: np.random.Generator) -> list[ReviewEntry]:
+    """The queue: each group's items in turn (first looks), and ``round(share * groups)``
+    groups shown again whole (second looks, ``repeat=True``) between two groups of the same
+    tier, at least ``gap`` showings after their first look and after the next two groups.
+    The distance beyond that is drawn from an exponential law of mean ``gap`` (memoryless:
+    the time since a group was seen says nothing of whether it comes back now); a group whose
+    draw would leave its tier is not shown again, another one is drawn (each tier's order is
+    drawn too, so which groups come back stays a random share)."""
+    starts = [0]
+    for _, items in groups:
+        starts.append(starts[-1] + len(items))
+    tier_end, eligible = {}, []
+    for j in reversed(range(len(groups))):
+        last = j + 1 == len(groups) or groups[j + 1][0] != groups[j][0]
+        tier_end[j] = starts[j + 1] if last else tier_end[j + 1]
+    for j in range(len(groups)):
+        lo = max(starts[j] + gap, starts[min(j + 3, len(groups))])
+        if lo <= tier_end[j]:
+            eligible.append((j, lo, tier_end[j]))
+    k = int(round(share * len(groups)))
+    at: dict[int, list[tuple[float, int]]] = {}
+    for i in rng.permutation(len(eligible)).tolist():
+        j, lo, hi = eligible[i]
+        x = rng.exponential(gap)
+        if k and lo + x <= hi:  # else the draw would leave the tier: another group is drawn
+            at.setdefault(bisect.bisect_left(starts, lo + x), []).append((x, j))
+            k -= 1
+    out: list[ReviewEntry] = []
+    for b in range(len(groups) + 1):
+        for _, j in sorted(at.get(b, [])):
+            out += [ReviewEntry(q, d, repeat=True) for q, d in groups[j][1]]
+        if b < len(groups):
+            out += [ReviewEntry(q, d) for q, d in groups[b][1]]
+    return out
+
+
+def gap_cost(gap: int) -> str:
+    """What a ``repeat_gap`` below the default costs, in one line ("" at or above it)."""
+    default = QUEUE_DEFAULTS["repeat_gap"]
+    if gap >= default:
+        return ""
+    listed = (f", and while its first look is still among the {LISTED} decisions the Review "
+              "tab lists" if gap < LISTED + 3 else "")
+    return (f"note: a gap of {gap} is below the default {default}: a second look may come "
+            f"{gap} showings after its first, soon enough to remember the item{listed}; "
+            "self-consistency then measures memory more than agreement")
 
 
 def _open_log(folder: Path, meta: dict[str, Any], checks: StoredChecks) -> DecisionLog:
@@ -72,12 +142,13 @@ class ReviewFolder:
         self.meta = meta
         self.rotation_set = rotation_set
         self.dataset = Path(rotation_set.path)
-        self.rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rotation_set.rows}
+        self.rows = set_items(rotation_set)[0]
         self.checks = checks.verdicts  # (question_id, deg) -> the checker's verdict line
         self.proposals = checks.proposals  # (question_id, deg) -> proposed repairs
         self.log = _open_log(folder, meta, checks)
         self._ids = {str(q): q for q, _ in self.rows}
-        self._order = _base_order(self.checks)
+        self._groups = _groups(self.checks, int(meta["seed"]))
+        self._order = [key for _, items in self._groups for key in items]
         self._queues: dict[str, list[ReviewEntry]] = {}
 
     @classmethod
@@ -88,8 +159,8 @@ class ReviewFolder:
         """Make a review folder for the rotation set ``dataset`` (``folder`` new or empty):
         ``checks``: a ``hf-real3d check-rotations`` output folder to take the suggestions from
         (default: the dataset folder's own ``checks/`` when it covers the set, else the
-        checker runs); the queue's settings default to 0.1 of the items repeated 10 items
-        later, seed 0."""
+        checker runs); the queue's settings default to 0.1 of the groups shown again at least
+        50 showings later (:func:`place_second_looks`), seed 0."""
         from hf_real3d.real3dqa.rotation_set import read_rotation_set  # the set's reader
 
         rs = read_rotation_set(dataset, scenes)
@@ -122,7 +193,6 @@ class ReviewFolder:
                     "path recorded in review.json), is no longer there; give its new place "
                     "with `dataset`")
         rs = read_rotation_set(dataset, scenes)
-        rotated = [r for r in rs.rows if int(r["rotation_deg"])]
         fp = rs.fingerprint()
         if meta["fingerprint"] != fp:
             raise FormatError(f"{folder}: this review folder was written for the rotation set "
@@ -130,10 +200,7 @@ class ReviewFolder:
                               f"{str(dataset)!r} (fingerprint {fp}); give the set it reviews, or "
                               "another review folder")
         if (folder / CHECKS_DIR / "verdicts.jsonl").is_file():
-            rows = {(r["question_id"], int(r["rotation_deg"])): r for r in rs.rows}
-            keys = sorted(((r["question_id"], int(r["rotation_deg"])) for r in rotated),
-                          key=str)
-            stored = StoredChecks.read(folder / CHECKS_DIR, rows, keys)
+            stored = StoredChecks.read(folder / CHECKS_DIR, *set_items(rs))
         else:  # a folder made before checks were stored: the checker runs (nothing written)
             stored = run_checker(rs)
         return cls(folder, meta, rs, stored)
@@ -152,25 +219,21 @@ class ReviewFolder:
 
     @property
     def order(self) -> list[tuple[Any, int]]:
-        """Every rotated item once, as ``(question_id, rotation_deg)``: groups with a flagged
-        item first (defects, then items that need the scene), each group's viewpoints in turn
-        (every annotator's queue before repeats)."""
+        """Every rotated item once, as ``(question_id, rotation_deg)``: groups with a defect
+        first, then those that need the scene, each tier in an order drawn by the seed, each
+        group's viewpoints in turn (every annotator's first looks, in order)."""
         return list(self._order)
 
     def queue(self, annotator: str) -> list[ReviewEntry]:
-        """What ``annotator`` is shown, in order: every rotated item once, and a share of them
-        again ``repeat_gap`` items later (or at the end), chosen by the seed and the name."""
+        """What ``annotator`` is shown, in order: every rotated item once, and a share of the
+        groups again (:func:`place_second_looks`), chosen by the seed and the name."""
         annotator = check_annotator(annotator)
-        if annotator in self._queues:
-            return list(self._queues[annotator])
-        n = len(self._order)
-        rng = np.random.default_rng([int(self.meta["seed"]), zlib.crc32(annotator.encode())])
-        k = int(round(float(self.meta["repeat_share"]) * n))
-        again = set(rng.choice(n, size=k, replace=False).tolist()) if k else set()
-        keyed = [((p, 0), ReviewEntry(q, d)) for p, (q, d) in enumerate(self._order)]
-        keyed += [((min(p + int(self.meta["repeat_gap"]), n - 1), 1),
-                   ReviewEntry(*self._order[p], repeat=True)) for p in sorted(again)]
-        self._queues[annotator] = [e for _, e in sorted(keyed, key=lambda x: x[0])]
+        if annotator not in self._queues:
+            rng = np.random.default_rng([int(self.meta["seed"]),
+                                         zlib.crc32(annotator.encode())])
+            self._queues[annotator] = place_second_looks(
+                self._groups, float(self.meta["repeat_share"]), int(self.meta["repeat_gap"]),
+                rng)
         return list(self._queues[annotator])
 
     def item_id(self, qid: Any) -> Any:
@@ -210,18 +273,10 @@ class ReviewFolder:
         """Every decision of the annotator, history included (:meth:`DecisionLog.decisions`)."""
         return self.log.decisions(annotator)
 
-    def latest(self, annotator: str, decisions: Sequence[dict[str, Any]] | None = None
-               ) -> dict[tuple[Any, int], dict[str, Any]]:
-        """Each item's standing decision by the annotator (its first showing's latest)."""
-        return self.log.latest(self.decisions(annotator) if decisions is None else decisions)
-
     def standing(self, annotator: str, entry: ReviewEntry) -> dict[str, Any] | None:
         """The annotator's latest decision on this showing of the item, or None."""
-        found = None
-        for d in self.decisions(annotator):
-            if (d["question_id"], d["rotation_deg"], d["repeat"]) == entry.key:
-                found = d
-        return found
+        return next((d for d in reversed(self.decisions(annotator))
+                     if (d["question_id"], d["rotation_deg"], d["repeat"]) == entry.key), None)
 
     # --- writing a decision ----------------------------------------------------------------
 
@@ -241,20 +296,22 @@ class ReviewFolder:
         item = f"question_id {key[0]} at {key[1]} degrees"
         reason = (reason or "").strip()
         if len(reason) > MAX_REASON:
-            raise ValueError(f"{item}: the reason has {len(reason):,} characters; keep it under "
-                             f"{MAX_REASON:,} (put long notes in a file of your own)")
-        if decision != "accept" and not reason:
-            raise ValueError(f"{item}: a decision to {decision} needs a reason")
+            raise Refused(f"{item}: the reason has {len(reason):,} characters; keep it under "
+                          f"{MAX_REASON:,} (put long notes in a file of your own)", "reason")
         sit, ans = _texts(item, situation, answers)
         out: dict[str, Any] = {"decision": decision, "reason": reason}
         edited = _edited(self.rows[key], sit, ans)
+        unedited = decision == "correct" and not edited
+        if unedited or (decision != "accept" and not reason):
+            raise Refused(_lacks(item, decision, unedited, reason),
+                          "situation" if unedited else "reason")
         if decision == "accept" and edited:
             raise ValueError(f"{item}: you edited the {' and '.join(edited)}, so this is a "
                              "correction, not an accept: press Correct (with a reason) to save "
                              "the edit, or press Reset text to put the item's own text back "
                              "and accept it; nothing was saved")
         if decision == "correct":
-            out.update(_correction(item, self.rows[key], sit, ans, edited))
+            out.update(_correction(item, self.rows[key], sit, ans))
         if repair is not None:
             out["repair"] = {k: repair[k] for k in ("rule", "field", "action") if k in repair}
         return out
@@ -294,15 +351,23 @@ def _edited(row: dict[str, Any], sit: str | None, ans: list[str] | None) -> list
     return out
 
 
-def _correction(item: str, row: dict[str, Any], sit: str | None, ans: list[str] | None,
-                edited: list[str]) -> dict[str, Any]:
+def _lacks(item: str, decision: str, unedited: bool, reason: str) -> str:
+    """Everything a correction or a discard lacks, in one message."""
+    lacks = ["must change the situation or the answers beyond case and spaces"] * unedited
+    lacks += ["needs a reason"] * (not reason)
+    noun = "a correction" if decision == "correct" else f"a decision to {decision}"
+    fix = ("" if not unedited else "; accept the item as it is instead" if reason else
+           "; edit the text and type a reason, or accept the item as it is")
+    return f"{item}: {noun} {' and '.join(lacks)}{fix}"
+
+
+def _correction(item: str, row: dict[str, Any], sit: str | None, ans: list[str] | None
+                ) -> dict[str, Any]:
     sit = row["situation"].strip() if sit is None else sit
     ans = [a.strip() for a in row["answers"]] if ans is None else ans
     if not sit or not ans:
-        raise ValueError(f"{item}: a correction needs a situation and at least one answer")
-    if not edited:
-        raise ValueError(f"{item}: a correction must change the situation or the answers "
-                         "beyond case and spaces; accept the item as it is instead")
+        raise Refused(f"{item}: a correction needs a situation and at least one answer",
+                      "answers" if sit else "situation")
     if len(sit) > MAX_TEXT or sum(map(len, ans)) > MAX_TEXT or len(ans) > MAX_ANSWERS:
         raise ValueError(f"{item}: the correction is too long (at most {MAX_TEXT:,} characters "
                          f"of situation and of answers, {MAX_ANSWERS} answers)")
