@@ -533,6 +533,20 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     write_dataset_folder(tmp_path / "old", configs, pretty_name="old", summary="old",
                          license="other", citation="")
     assert "semantics" not in load_local(tmp_path / "old", "real3dqa").column_names
+    # one reader of questions: which config holds them, decided in one place; a folder
+    # whose questions lack their semantics gets those its rotations config records (for the
+    # questions geometry turned)
+    from hf_real3d.sources import read_questions, resolve
+
+    src = resolve(tmp_path / "built")
+    assert src.question_config() == "real3dqa"
+    assert src.question_config(before_filtering=True) == "sqa3d"
+    kept = read_questions(src)
+    old = read_questions(resolve(tmp_path / "old"))
+    assert [r.question_id for r in read_questions(src, before_filtering=True)] == \
+        [r.question_id for r in recs] == [r.question_id for r in kept]
+    same = [(o.extra, k.extra) for o, k in zip(old, kept) if o.question_id in geometry]
+    assert len(same) == len(geometry) and all(a == b and a["synth"] for a, b in same)
     with StubLLM(lambda m: json.dumps(GOOD)) as srv:
         s = rotate_dataset(tmp_path / "old", tmp_path / "rot_old",
                            client(srv.url, tmp_path), progress=False)
@@ -649,7 +663,7 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         t = run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
                       client(None, tmp_path, **offline,
                              batch_out=str(tmp_path / "judge_requests.jsonl")))
-        assert t["requests"] == len(recs) and not (tmp_path / "b.jsonl").exists()
+        assert t.requests == len(recs) and not (tmp_path / "b.jsonl").exists()
         t = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                            client(None, tmp_path, **offline,
                                   batch_out=str(tmp_path / "rot_requests.jsonl")))
@@ -669,7 +683,7 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     with StubLLM(lambda m: "never asked") as srv:
         m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "e.jsonl",
                       client(srv.url, tmp_path, **offline, llm_no_probe=True))
-        assert srv.requests == 0 and m["cached"] == len(recs)
+        assert srv.requests == 0 and m.cached == len(recs)
     s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                        client(None, tmp_path, **offline,
                               batch_in=str(tmp_path / "rot_results.jsonl")), progress=False)
@@ -742,7 +756,7 @@ def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tm
         m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl",
                       client(srv.url, tmp_path, llm_cache=tmp_path / "c2"))
     n_hard = sum(r.question in hard for r in recs)
-    assert m["failed"] == n_hard >= 3 and m["answered"] == 12 - n_hard
+    assert m.failed == n_hard >= 3 and m.answered == 12 - n_hard
     full = tmp_path / "full.jsonl"
     full.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
                               for r in recs))
@@ -939,7 +953,7 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
     local = dict(llm_path=str(model), max_tokens=6)
     c = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c)
-    assert m["answered"] == 12 and c.stats.requests == 12 and m["judge"]["route"] == "local"
+    assert m.answered == 12 and c.stats.requests == 12 and m.judge["route"] == "local"
     first = (tmp_path / "j.jsonl").read_text()
     c2 = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c2)
@@ -1038,7 +1052,7 @@ def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
 
     with StubLLM(reply) as srv:
         m = run_judge(scanqa, tmp_path / "j.jsonl", client(srv.url, tmp_path))
-    assert m["questions"] == len(qs) and all(a.startswith("Situation: \nQuestion: ")
+    assert m.questions == len(qs) and all(a.startswith("Situation: \nQuestion: ")
                                              for a in asked)
     full = tmp_path / "full.jsonl"
     full.write_text("\n".join(json.dumps({"question_id": q, "prediction": "zzz"})
@@ -1046,7 +1060,7 @@ def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
     s = build_real_scanqa(scanqa, tmp_path / "rs", pairs=[("m", str(full), str(full))],
                           judges=[("stub", str(tmp_path / "j.jsonl"))])
     colour = int(qs.question.str.startswith("What color").sum())
-    assert colour and s["removed"] == colour
+    assert colour and s.removed == colour
     assert "judge `stub`: stub at http://127.0.0.1" in (tmp_path / "rs/README.md").read_text()
     assert f"removed {colour} question(s)" in (tmp_path / "rs/README.md").read_text()
 

@@ -23,6 +23,7 @@ from hf_real3d.real3dqa.format import (
 from hf_real3d.real3dqa.judge import judge_card_lines, refuse_failed_judges
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import RotationResult, rotate_records, viewpoint_angles
+from hf_real3d.real3dqa.runs import BuildRun, ImportRun
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
 from hf_real3d.sqa3d import read_split
@@ -49,10 +50,10 @@ def release_license(licenses: dict[str, Any]) -> tuple[str, str]:
             "and are not included. Source: the Real-3DQA repository (Ma et al., ICLR 2026).")
     return lic, note
 def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
-                   push_to_hub: str | None = None) -> dict[str, Any]:
+                   push_to_hub: str | None = None) -> ImportRun:
     """The official release as a dataset folder: configs ``real3dqa`` (default: the
     de-biased set) and ``rotations`` (all viewpoints, grouped on the base id, with a
-    ``quality`` column). Returns the validation report (+ ``url`` when pushed)."""
+    ``quality`` column). Returns the validation report (and the URL when pushed)."""
     data = read_release(release_dir)
     lic, note = release_license(data.report["licenses"])
     deb_f = question_features("source_question_id", "quality")
@@ -92,9 +93,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         license=lic, license_note=note, citation=CITATION,
         extra_sections=[section] + ([review] if review else []),
         extra_json={RELEASE_HEADERS_FILE: release_headers(release_dir)})
-    if push_to_hub:
-        rep["url"] = push_folder(out, push_to_hub)
-    return rep
+    return ImportRun(rep, push_folder(out, push_to_hub) if push_to_hub else None)
 
 
 def _review_section(release_dir: str | os.PathLike) -> tuple[str, dict[tuple[int, int], str]]:
@@ -154,7 +153,7 @@ def build_real3dqa(
     license: str = "other",
     progress: bool = True,
     allow_judge_failures: bool = False,
-) -> dict[str, Any]:
+) -> BuildRun:
     """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder
     (publish it with :func:`hf_real3d.hub.push_folder`, as ``--push_to_hub`` does).
 
@@ -196,8 +195,8 @@ def build_real3dqa(
         license_note=("Built by the user with hf_real3d from SQA3D-format questions (SQA3D "
                       "itself is Apache-2.0) and ScanNet-format scenes (the ScanNet Terms of "
                       "Use apply to real ScanNet scans); set the license with --license."))
-    return {"questions": len(records), "kept": len(kept), "removed": len(result.removed),
-            "filter_stats": result.stats(), "rotation": rstats, "rotation_rows": len(rot.rows)}
+    return BuildRun(len(records), len(kept), len(result.removed), result.stats(), rstats,
+                    len(rot.rows))
 
 
 def _check_scenes(scene_ids: list[str], scenes_dir: str | os.PathLike) -> None:
