@@ -169,7 +169,8 @@ def main() -> None:
         asyncio.run(_serve(a.serve))
         return
     from hf_real3d.llm import PromptTemplate
-    from hf_real3d.real3dqa.judge import JUDGE_TEMPLATE, read_questions
+    from hf_real3d.real3dqa.judge import JUDGE_TEMPLATE
+    from hf_real3d.sources import SQA3DFolder, read_questions
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_llm_"))
     server, url = _start_server(tmp)
@@ -177,8 +178,8 @@ def main() -> None:
         sqa3d = _questions(tmp, a.questions)
         tpl = PromptTemplate.load(JUDGE_TEMPLATE, required=("question",),
                                   optional=("situation",))
-        prompts = [tpl.messages(situation=q["situation"], question=q["question"])
-                   for q in read_questions(sqa3d)]
+        prompts = [tpl.messages(situation=q.situation, question=q.question)
+                   for q in read_questions(SQA3DFolder(sqa3d), validate_poses=False)]
         n = len(prompts)
         _bare(url, prompts[:64], a.concurrency)  # warm-up: imports, connections
         bare, live, dry = [], [], []

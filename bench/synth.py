@@ -26,7 +26,7 @@ def timed_build(cfg: SynthConfig, workers: int) -> tuple[float, int]:
         t0 = time.perf_counter()
         summary = build_benchmark(Path(tmp) / "synth", cfg, workers=workers, progress=False)
         dt = time.perf_counter() - t0
-    return dt, sum(s["questions"] for s in summary.values())
+    return dt, sum(s["questions"] for s in summary.splits.values())
 
 
 def main() -> None:

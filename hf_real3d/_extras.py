@@ -1,8 +1,9 @@
 """The optional extras: which ``pip install 'hf-real3d[...]'`` provides which package, and the
 one-line error that names it when a step needs a package that is not installed.
 
-The base install (``pip install hf-real3d``) loads and scores the benchmarks; torch, open3d and
-the rest come with the extras below (``setup.cfg`` lists their versions).
+The base install (``pip install hf-real3d``) loads and scores the benchmarks and reads and writes
+ScanNet-format scenes; torch, open3d (rendering) and the rest come with the extras below
+(``setup.cfg`` lists their versions).
 """
 
 from __future__ import annotations

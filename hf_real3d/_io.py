@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
     orjson = None
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
-           "remove_stale_temporaries", "save_png", "umask", "check_out",
+           "remove_stale_temporaries", "umask", "check_out",
            "write_jsonl", "cache_root", "read_jsonl", "check_link", "plain_value"]
 
 
@@ -271,12 +271,6 @@ def read_jsonl(path: str | os.PathLike, *, objects: bool = True) -> list[tuple[i
             raise FormatError(f"{path}: line {n} is not a JSON object")
         out.append((n, value))
     return out
-
-
-def save_png(fig, path: str | os.PathLike, dpi: int = 110) -> None:
-    """Write a matplotlib figure as PNG, atomically (a reader never sees half a file)."""
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
 
 
 def plain_value(v: Any) -> Any:

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +31,13 @@ import yaml
 from datasets.exceptions import NonMatchingSplitsSizesError
 from huggingface_hub import HfApi
 
-from hf_real3d import METRICS, metric_path
 from hf_real3d._io import FormatError, atomic_dir, atomic_path
 from hf_real3d.schema import FIELD_DOCS
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ConfigData", "HubError", "write_dataset_files", "write_dataset_folder", "push_folder",
            "load_local", "load_frame", "verify_shards", "card_header", "card_configs",
-           "publish_metrics"]
+           "hub_errors"]
 
 
 @dataclass
@@ -295,7 +293,7 @@ _NETWORK_MODULES = ("httpx", "httpcore", "requests", "urllib3", "huggingface_hub
 
 
 @contextlib.contextmanager
-def _hub_errors(what: str) -> Iterator[None]:
+def hub_errors(what: str) -> Iterator[None]:
     """Network and Hub errors (httpx, requests, huggingface_hub: whichever the installed
     huggingface_hub uses) become one :class:`HubError` naming the endpoint and the fix."""
     try:
@@ -319,7 +317,7 @@ def push_folder(folder: str | os.PathLike, repo_id: str, *, token: str | None = 
     folder = Path(folder)
     card_header(folder)  # a dataset folder's card, before anything is uploaded
     api = HfApi(token=token)
-    with _hub_errors(f"push {folder} to {repo_id}"):
+    with hub_errors(f"push {folder} to {repo_id}"):
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
                           commit_message=commit_message)
@@ -371,29 +369,3 @@ def load_frame(folder: str | os.PathLike, config: str, split: str = "test", *,
     if drop:
         ds = ds.remove_columns([c for c in drop if c in ds.column_names])
     return ds.to_pandas()
-
-
-def publish_metrics(namespace: str, *, private: bool = False, token: str | None = None,
-                    names: Sequence[str] | None = None) -> list[str]:
-    """Upload the metric modules as Hub Spaces (evaluate's convention), so that
-    ``evaluate.load("<namespace>/vrs")`` works for anyone with hf-real3d installed."""
-    api = HfApi(token=token)
-    urls = []
-    for name in names or METRICS:
-        src = Path(metric_path(name))
-        repo_id = f"{namespace}/{name}"
-        with tempfile.TemporaryDirectory() as tmp:
-            t = Path(tmp)
-            for f in src.iterdir():
-                if f.is_file() and f.suffix in (".py", ".md", ".txt"):
-                    (t / f.name).write_bytes(f.read_bytes())
-            (t / "app.py").write_text(
-                "import evaluate\nfrom evaluate.utils import launch_gradio_widget\n\n"
-                f"module = evaluate.load({repo_id!r})\nlaunch_gradio_widget(module)\n")
-            with _hub_errors(f"publish metric {name} as {repo_id}"):
-                api.create_repo(repo_id, repo_type="space", space_sdk="gradio",
-                                private=private, exist_ok=True)
-                api.upload_folder(folder_path=tmp, repo_id=repo_id, repo_type="space",
-                                  commit_message=f"Upload {name} metric with hf_real3d")
-        urls.append(f"{api.endpoint}/spaces/{repo_id}")
-    return urls

@@ -7,24 +7,15 @@ dataset (a local folder or a Hub id); run them with::
     lmms-eval --model llava_onevision --model_args pretrained=... \\
         --include_path OUT --tasks hf_real3d_3dsrbench_real,hf_real3d_real3dqa
 
-Tasks (names prefixed ``hf_real3d_`` so they never clash with lmms-eval's own ``3dsrbench``):
-
-* ``hf_real3d_real3dqa``: the ``rotations`` config, one document per question and viewpoint;
-  metrics ``em``, ``em_refined`` and, over the rotation groups, ``p_at_least_1..4`` and
-  ``vrs`` (incomplete groups left out, as ``hf-real3d evaluate`` does).
-* ``hf_real3d_real3dqa_debiased``: the ``real3dqa`` config (the filtered questions at 0
-  degrees); ``em`` and ``em_refined``.
-* ``hf_real3d_real3dqa_tst`` / ``hf_real3d_real3dqa_debiased_tst``: the same on the
-  ``rotations_tst`` / ``real3dqa_tst`` configs (what ``hf-real3d stress-test --prune``
-  kept), when the folder has them.
-* ``hf_real3d_real3dqa_checked``: the same on the ``rotations_checked`` config (the rotation
-  groups ``hf-real3d check-rotations`` flags nothing in), when the folder has it.
-* ``hf_real3d_3dsrbench_<config>`` for each 3DSRBench config (``real``,
-  ``synthetic_common``, ``synthetic_uncommon``): lmms-eval's own ``3dsrbench_circular``
-  metrics with its values (its letter extraction, fractions): ``vanilla_accuracy``,
-  ``flip_accuracy``, ``circular_accuracy``, ``flip_circular_accuracy`` and the row
-  accuracies ``height_accuracy`` ... ``multi_object_accuracy``
-  (``hf_real3d.srbench.rules``, rule ``lmms_eval``).
+Tasks (:data:`TASKS`, one row each; names prefixed ``hf_real3d_`` so they never clash with
+lmms-eval's own ``3dsrbench``): Real-3DQA's ``rotations`` config, one document per question and
+viewpoint (``em``, ``em_refined`` and, over the rotation groups, ``p_at_least_1..4`` and
+``vrs``, incomplete groups left out as ``hf-real3d evaluate`` does), its de-biased
+``real3dqa`` config (``em``, ``em_refined``), the same on what ``stress-test --prune`` kept
+and on the groups ``check-rotations`` passes (when the folder has them), Real-ScanQA, and each
+3DSRBench config with lmms-eval's own ``3dsrbench_circular`` metrics and values (its letter
+extraction: :mod:`hf_real3d.srbench.rules`, rule ``lmms_eval``). Each task includes one base
+template (:data:`BASE`: split, generation, metadata).
 
 Documents of a task are scored together at aggregation (P_k, CircularEval and FlipEval need
 whole groups), so ``--limit`` should keep whole groups to mean anything.
@@ -37,6 +28,8 @@ import os
 import shutil
 from pathlib import Path
 
+import yaml
+
 from hf_real3d._io import atomic_dir, looks_local
 
 __all__ = ["write_lmms_tasks", "TASK_UTILS", "SRBENCH_CONFIGS"]
@@ -48,36 +41,53 @@ SRBENCH_CONFIGS = ("real", "synthetic_common", "synthetic_uncommon")
 SRBENCH_LMMS_METRICS = ("vanilla_accuracy", "flip_accuracy", "circular_accuracy",
                         "flip_circular_accuracy", "height_accuracy", "location_accuracy",
                         "orientation_accuracy", "multi_object_accuracy")
+_EM = ("em", "em_refined")
+_ROTATION = (*_EM, "p_at_least_1", "p_at_least_2", "p_at_least_3", "p_at_least_4", "vrs")
+#: every task: (name, the input it reads, its config, the prefix of its utils.py hooks, its
+#: metrics, whether it is written for a Hub id too (else only when a local folder has the
+#: config))
+TASKS = (
+    ("hf_real3d_real3dqa", "real3dqa", "rotations", "real3dqa", _ROTATION, True),
+    ("hf_real3d_real3dqa_debiased", "real3dqa", "real3dqa", "real3dqa", _EM, True),
+    # what hf-real3d stress-test --prune kept, and the groups check-rotations passes
+    ("hf_real3d_real3dqa_tst", "real3dqa", "rotations_tst", "real3dqa", _ROTATION, False),
+    ("hf_real3d_real3dqa_debiased_tst", "real3dqa", "real3dqa_tst", "real3dqa", _EM, False),
+    ("hf_real3d_real3dqa_checked", "real3dqa", "rotations_checked", "real3dqa", _ROTATION,
+     False),
+    ("hf_real3d_real_scanqa", "real_scanqa", "real_scanqa", "real_scanqa", _EM, True),
+    *((f"hf_real3d_3dsrbench_{c}", "srbench", c, "srbench", SRBENCH_LMMS_METRICS, True)
+      for c in SRBENCH_CONFIGS))
+#: the command that builds each input, for the error naming a folder without its configs
+_BUILT_BY = {"real3dqa": "build-real3dqa or import-real3dqa",
+             "real_scanqa": "build-real-scanqa", "srbench": "build-3dsrbench"}
+#: the base template every task includes (lmms-eval's ``include:``); not a task itself
+BASE = "_hf_real3d_base_yaml"
 
-_GENERATION = """generation_kwargs:
-  max_new_tokens: {max_new_tokens}
-  temperature: 0.0
-  do_sample: false
-"""
+
+class _Function(str):
+    """A hook in ``utils.py``, written as lmms-eval's ``!function utils.NAME`` tag."""
 
 
-def _metric_list(prefix: str, names: tuple[str, ...]) -> str:
-    return "metric_list:\n" + "".join(
-        f"  - metric: {m}\n    aggregation: !function utils.{prefix}_{m}\n"
-        "    higher_is_better: true\n" for m in names)
+class _Dumper(yaml.SafeDumper):
+    pass
 
 
-def _task(name: str, path: str, config: str, prefix: str, metrics: tuple[str, ...],
-          max_new_tokens: int, target: str) -> str:
-    return (
-        f"task: {name}\n"
-        f"dataset_path: {path}\n"
-        f"dataset_name: {config}\n"
-        "test_split: test\n"
-        "output_type: generate_until\n"
-        f"doc_to_visual: !function utils.{prefix}_doc_to_visual\n"
-        f"doc_to_text: !function utils.{prefix}_doc_to_text\n"
-        f"doc_to_target: {target}\n"
-        f"process_results: !function utils.{prefix}_process_results\n"
-        + _GENERATION.format(max_new_tokens=max_new_tokens)
-        + _metric_list(prefix, metrics)
-        + "metadata:\n  - version: 1.0\n"
-    )
+_Dumper.add_representer(_Function, lambda d, f: d.represent_scalar("!function", f"utils.{f}"))
+
+
+def _dump(data: dict, path: Path) -> None:
+    path.write_text(yaml.dump(data, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
+
+
+def _task(name: str, path: str, config: str, prefix: str, metrics: tuple[str, ...]) -> dict:
+    return {"include": BASE, "task": name, "dataset_path": path, "dataset_name": config,
+            "doc_to_visual": _Function(f"{prefix}_doc_to_visual"),
+            "doc_to_text": _Function(f"{prefix}_doc_to_text"),
+            "doc_to_target": "answer" if prefix == "srbench" else
+            _Function(f"{prefix}_doc_to_target"),
+            "process_results": _Function(f"{prefix}_process_results"),
+            "metric_list": [{"metric": m, "aggregation": _Function(f"{prefix}_{m}"),
+                             "higher_is_better": True} for m in metrics]}
 
 
 def _configs(source: str) -> list[str] | None:
@@ -96,76 +106,43 @@ def _configs(source: str) -> list[str] | None:
 def write_lmms_tasks(out: str | os.PathLike, *, real3dqa: str | None = None,
                      srbench: str | None = None, real_scanqa: str | None = None,
                      max_new_tokens: int = 16) -> list[str]:
-    """Write task YAMLs and ``utils.py`` to ``out``; returns the task names.
+    """Write task YAMLs (the rows of :data:`TASKS` whose input is given), their base template
+    and ``utils.py`` to ``out``; returns the task names.
 
-    ``real3dqa`` / ``srbench``: a dataset folder built by this library (made absolute) or a
-    Hub dataset id. For a local folder only the configs it holds get a task."""
-    if not real3dqa and not srbench and not real_scanqa:
+    ``real3dqa`` / ``srbench`` / ``real_scanqa``: a dataset folder built by this library (made
+    absolute) or a Hub dataset id. For a local folder only the configs it holds get a task."""
+    inputs = {"real3dqa": real3dqa, "real_scanqa": real_scanqa, "srbench": srbench}
+    if not any(inputs.values()):
         raise ValueError("Give real3dqa, srbench and/or real_scanqa: a built dataset folder or "
                          "a Hub id")
-    tasks: dict[str, str] = {}
+    tasks: dict[str, dict] = {}
     views = None
-    if real3dqa:
-        path = str(Path(real3dqa).resolve()) if Path(real3dqa).is_dir() else real3dqa
-        have = _configs(real3dqa)
-        metrics = ("em", "em_refined", "p_at_least_1", "p_at_least_2", "p_at_least_3",
-                   "p_at_least_4", "vrs")
-        if have is None or "rotations" in have:
-            tasks["hf_real3d_real3dqa"] = _task("hf_real3d_real3dqa", path, "rotations",
-                                                "real3dqa", metrics, max_new_tokens,
-                                                "!function utils.real3dqa_doc_to_target")
-        if have is None or "real3dqa" in have:
-            tasks["hf_real3d_real3dqa_debiased"] = _task(
-                "hf_real3d_real3dqa_debiased", path, "real3dqa", "real3dqa",
-                ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
-        # what hf-real3d stress-test --prune kept, when the folder has it
-        if have is not None and "rotations_tst" in have:
-            tasks["hf_real3d_real3dqa_tst"] = _task("hf_real3d_real3dqa_tst", path,
-                                                    "rotations_tst", "real3dqa", metrics,
-                                                    max_new_tokens,
-                                                    "!function utils.real3dqa_doc_to_target")
-        if have is not None and "real3dqa_tst" in have:
-            tasks["hf_real3d_real3dqa_debiased_tst"] = _task(
-                "hf_real3d_real3dqa_debiased_tst", path, "real3dqa_tst", "real3dqa",
-                ("em", "em_refined"), max_new_tokens, "!function utils.real3dqa_doc_to_target")
-        if have is not None and "rotations_checked" in have:  # what check-rotations passes
+    for what, source in ((k, v) for k, v in inputs.items() if v):
+        path = str(Path(source).resolve()) if Path(source).is_dir() else source
+        have = _configs(source)
+        rows = [t for t in TASKS if t[1] == what and (have is None and t[5] or
+                                                       have is not None and t[2] in have)]
+        if what == "real3dqa" and have is not None and "rotations_checked" in have:
             # the checks must have judged this folder's rotations (their set's fingerprint)
             from hf_real3d.real3dqa.checker.folder import read_checks_config
             from hf_real3d.real3dqa.rotation_set import read_rotation_set
 
-            read_checks_config(read_rotation_set(real3dqa))
-            tasks["hf_real3d_real3dqa_checked"] = _task(
-                "hf_real3d_real3dqa_checked", path, "rotations_checked", "real3dqa", metrics,
-                max_new_tokens, "!function utils.real3dqa_doc_to_target")
-        if have is not None and not {"rotations", "real3dqa"} & set(have):
-            raise FileNotFoundError(f"{real3dqa}: no rotations/ or real3dqa/ config; build it "
-                                    "with hf-real3d build-real3dqa or import-real3dqa")
-        if have is not None and "views" in have:  # documents carry the rendered views
-            views = {"path": path, "split": "test"}
-    if real_scanqa:
-        path = str(Path(real_scanqa).resolve()) if Path(real_scanqa).is_dir() else real_scanqa
-        have = _configs(real_scanqa)
-        if have is not None and "real_scanqa" not in have:
-            raise FileNotFoundError(f"{real_scanqa}: no real_scanqa/ config; build it with "
-                                    "hf-real3d build-real-scanqa")
-        tasks["hf_real3d_real_scanqa"] = _task("hf_real3d_real_scanqa", path, "real_scanqa",
-                                               "real_scanqa", ("em", "em_refined"),
-                                               max_new_tokens,
-                                               "!function utils.real_scanqa_doc_to_target")
-    if srbench:
-        path = str(Path(srbench).resolve()) if Path(srbench).is_dir() else srbench
-        have = _configs(srbench)
-        configs = [c for c in SRBENCH_CONFIGS if have is None or c in have]
-        if not configs:
-            raise FileNotFoundError(f"{srbench}: none of the configs {list(SRBENCH_CONFIGS)}; "
-                                    "build it with hf-real3d build-3dsrbench")
-        for c in configs:
-            name = f"hf_real3d_3dsrbench_{c}"
-            tasks[name] = _task(name, path, c, "srbench",
-                                SRBENCH_LMMS_METRICS, max_new_tokens, "answer")
+            read_checks_config(read_rotation_set(source))
+        if not any(t[5] for t in rows):
+            wanted = " or ".join(f"{t[2]}/" for t in TASKS if t[1] == what and t[5])
+            raise FileNotFoundError(f"{source}: no {wanted} config; build it with hf-real3d "
+                                    f"{_BUILT_BY[what]}")
+        tasks.update({t[0]: _task(t[0], path, *t[2:5]) for t in rows})
+        if what == "real3dqa" and have is not None and "views" in have:
+            views = {"path": path, "split": "test"}  # documents carry the rendered views
+    base = {"test_split": "test", "output_type": "generate_until",
+            "generation_kwargs": {"max_new_tokens": max_new_tokens, "temperature": 0.0,
+                                  "do_sample": False},
+            "metadata": [{"version": 1.0}]}
     with atomic_dir(out) as tmp:
-        for name, text in tasks.items():
-            (tmp / f"{name}.yaml").write_text(text)
+        _dump(base, tmp / BASE)
+        for name, task in tasks.items():
+            _dump(task, tmp / f"{name}.yaml")
         shutil.copyfile(TASK_UTILS, tmp / "utils.py")
         if views is not None:
             (tmp / "views.json").write_text(json.dumps(views))

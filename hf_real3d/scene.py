@@ -1,4 +1,5 @@
-"""Scenes as objects with boxes and points; ScanNet on-disk format; scene-graph queries.
+"""Scenes as objects with boxes and points; ScanNet on-disk format (the mesh read and written
+with plyfile, as ScanNet's own scripts do); scene-graph queries.
 
 A ScanNet scene folder ``<root>/<scene_id>/`` holds
 
@@ -20,13 +21,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from plyfile import PlyData, PlyElement, PlyParseError
 
-from hf_real3d._extras import require
 from hf_real3d._io import FormatError, atomic_dir, read_json, write_json
-from hf_real3d.geometry import Pose, bin_margin, direction_bin, direction_names
+from hf_real3d.geometry import Pose, bin_margin, direction_bin
 
 __all__ = ["COLORS", "SceneObject", "Scene", "STRUCTURAL_LABELS", "check_scene_id", "scannet_paths",
            "read_scannet", "write_scannet"]
@@ -188,34 +188,6 @@ class Scene:
             "distance": np.atleast_1d(pose.distance(centers)) if objs else np.zeros(0),
         }
 
-    def in_direction(self, pose: Pose, direction: str, *, n: int = 4, label: str | None = None
-                     ) -> list[tuple[SceneObject, float]]:
-        """Objects (structure left out) whose centre lies in ``direction`` from ``pose``,
-        nearest first."""
-        names = direction_names(n)
-        if direction not in names:
-            raise ValueError(f"Expected a direction in {names} but got {direction!r}")
-        objs = [o for o in self.non_structural() if label is None or o.label == label]
-        if not objs:
-            return []
-        ego = self.egocentric(pose, objs, n)
-        want = names.index(direction)
-        hits = [(o, float(d)) for o, b, d in zip(objs, ego["bin"], ego["distance"]) if b == want]
-        return sorted(hits, key=lambda t: t[1])
-
-    def nearest(self, pose: Pose, label: str | None = None) -> SceneObject | None:
-        return self._extreme(pose, label, far=False)
-
-    def farthest(self, pose: Pose, label: str | None = None) -> SceneObject | None:
-        return self._extreme(pose, label, far=True)
-
-    def _extreme(self, pose: Pose, label: str | None, far: bool) -> SceneObject | None:
-        objs = [o for o in self.non_structural() if label is None or o.label == label]
-        if not objs:
-            return None
-        d = np.atleast_1d(pose.distance(np.stack([o.center for o in objs])))
-        return objs[int(np.argmax(d) if far else np.argmin(d))]
-
     # --- arrays for datasets ---------------------------------------------------------
     def point_cloud(self) -> np.ndarray:
         """All points (N, 6) float32, xyz + rgb in [0, 1]."""
@@ -228,11 +200,6 @@ class Scene:
 
 def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
     """Write ``scene`` as ScanNet files under ``root/<scene_id>/`` atomically."""
-    require("open3d", what="writing a ScanNet scene (.ply)")
-    # open3d (the [scenes] extra) takes ~1 s to import and needs libusb: loaded only when
-    # ScanNet files are read or written
-    import open3d as o3d
-
     paths = scannet_paths(root, scene.scene_id)
     verts, colors, faces, seg_idx, groups = [], [], [], [], []
     offset = 0
@@ -258,16 +225,9 @@ def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
             "yaw": float(obj.yaw),
         })
         offset += n
-    mesh = o3d.geometry.TriangleMesh()
-    mesh.vertices = o3d.utility.Vector3dVector(np.concatenate(verts))
-    mesh.vertex_colors = o3d.utility.Vector3dVector(np.clip(np.concatenate(colors), 0, 1))
-    if faces:
-        mesh.triangles = o3d.utility.Vector3iVector(np.concatenate(faces).astype(np.int32))
     with atomic_dir(paths["folder"]) as tmp:
-        ply = tmp / paths["ply"].name
-        if not o3d.io.write_triangle_mesh(str(ply), mesh, write_ascii=False, compressed=False,
-                                          write_vertex_normals=False, print_progress=False):
-            raise OSError(f"{scene.scene_id}: open3d could not write {ply}")
+        _write_ply(tmp / paths["ply"].name, np.concatenate(verts), np.concatenate(colors),
+                   np.concatenate(faces) if faces else np.zeros((0, 3), np.int64))
         write_json(tmp / paths["segs"].name, {
             "sceneId": scene.scene_id,
             "segIndices": np.concatenate(seg_idx).tolist(),
@@ -282,65 +242,59 @@ def write_scannet(scene: Scene, root: str | os.PathLike) -> Path:
     return paths["folder"]
 
 
-_PLY_SIZES = {"char": 1, "uchar": 1, "int8": 1, "uint8": 1, "short": 2, "ushort": 2,
-              "int16": 2, "uint16": 2, "int": 4, "uint": 4, "int32": 4, "uint32": 4,
-              "float": 4, "float32": 4, "double": 8, "float64": 8}
+def _write_ply(path: Path, verts: np.ndarray, colors: np.ndarray, faces: np.ndarray) -> None:
+    """A binary PLY mesh laid out as ScanNet's (and as open3d wrote it before): double x, y, z;
+    uchar red, green, blue (a colour in [0, 1] times 255, rounded half away from zero); each
+    face a uchar count and three uint indices. plyfile writes the header; the rows go at once
+    (its writer would go face by face)."""
+    v = np.empty(len(verts), dtype=[(k, "<f8") for k in "xyz"]
+                 + [(k, "u1") for k in ("red", "green", "blue")])
+    rgb = np.clip(colors, 0.0, 1.0) * 255.0
+    rgb = np.floor(rgb) + (rgb - np.floor(rgb) >= 0.5)
+    for i, k in enumerate("xyz"):
+        v[k] = verts[:, i]
+    for i, k in enumerate(("red", "green", "blue")):
+        v[k] = rgb[:, i]
+    f = np.empty(len(faces), dtype=[("n", "u1"), ("vertex_indices", "<u4", (3,))])
+    f["n"], f["vertex_indices"] = 3, faces
+    ply = PlyData([PlyElement.describe(v, "vertex"),
+                   PlyElement.describe(np.empty(len(f), [f.dtype.descr[1]]), "face",
+                                       len_types={"vertex_indices": "u1"},
+                                       val_types={"vertex_indices": "u4"})],
+                  text=False, byte_order="<", comments=["Created by hf_real3d"])
+    with open(path, "wb") as out:
+        out.write(ply.header.encode("ascii") + b"\n" + v.tobytes() + f.tobytes())
 
 
-def ply_header(path: str | os.PathLike) -> dict[str, Any]:
-    """Format, element counts, vertex record size and header length of a PLY file."""
-    path = Path(path)
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    end = head.find(b"end_header")
-    if not head.startswith(b"ply") or end < 0:
-        raise FormatError(f"{path}: not a PLY file (no 'ply' magic or no end_header)")
-    nl = head.find(b"\n", end)
-    out: dict[str, Any] = {"format": "", "counts": {}, "vertex_bytes": 0, "face_bytes": 0,
-                           "header_bytes": (nl if nl >= 0 else end + 10) + 1,
-                           "file_bytes": path.stat().st_size}
-    element = None
-    for line in head[:end].decode("ascii", "replace").splitlines():
-        parts = line.split()
-        if parts[:1] == ["format"] and len(parts) > 1:
-            out["format"] = parts[1]
-        elif parts[:1] == ["element"] and len(parts) == 3:
-            element = parts[1]
-            out["counts"][element] = int(parts[2])
-        elif parts[:1] == ["property"] and element == "vertex" and parts[1] != "list":
-            out["vertex_bytes"] += _PLY_SIZES.get(parts[1], 0)
-        elif parts[:2] == ["property", "list"] and element == "face" and len(parts) == 5:
-            # a triangle: the count, then three indices
-            out["face_bytes"] = _PLY_SIZES.get(parts[2], 1) + 3 * _PLY_SIZES.get(parts[3], 4)
-    return out
-
-
-def _check_mesh(path: Path, header: dict[str, Any], verts: np.ndarray, colors: np.ndarray,
-                tris: np.ndarray) -> None:
-    """What open3d returned must be what the header promises: it reads short or corrupt
-    files with a warning only, filling the rest with garbage."""
-    n_v = header["counts"].get("vertex", 0)
-    n_f = header["counts"].get("face", 0)
-    if n_v == 0 or len(verts) == 0:
+def _read_ply(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices, colours in [0, 1], triangles) of a PLY mesh; a file cut short or corrupt is
+    a :class:`FormatError` (never garbage read past its end)."""
+    try:
+        with open(path, "rb") as f:
+            ply = PlyData.read(f, known_list_len={"face": {"vertex_indices": 3,
+                                                           "vertex_index": 3}})
+            v = ply["vertex"].data
+            verts = np.stack([v[k] for k in "xyz"], axis=1).astype(np.float64)
+            rgb = ("red", "green", "blue")
+            colors = np.stack([v[k] for k in rgb], axis=1) / 255.0 \
+                if set(rgb) <= set(v.dtype.names) else np.zeros_like(verts)
+            faces = ply["face"].data[ply["face"].properties[0].name] if "face" in ply else []
+            # a text file's faces come as an array of lists, a binary file's as one table
+            tris = np.array(np.vstack(faces) if len(faces) and faces.dtype == object else
+                            faces, dtype=np.int64).reshape(len(faces), -1)
+    except (PlyParseError, KeyError, ValueError) as err:
+        raise FormatError(f"{path}: not a readable PLY mesh of triangles with x, y, z vertices "
+                          f"({err}): the file is truncated or corrupt; copy it again") from None
+    if len(verts) == 0:
         raise FormatError(f"{path}: no vertices (not a ScanNet mesh?)")
-    if header["format"].startswith("binary"):
-        need = header["header_bytes"] + n_v * header["vertex_bytes"] + n_f * header["face_bytes"]
-        if header["file_bytes"] < need:
-            raise FormatError(
-                f"{path}: file has {header['file_bytes']} bytes but its header promises "
-                f"{n_v} vertices and {n_f} faces (at least {need} bytes): the file is "
-                "truncated; copy it again")
-    if len(verts) != n_v:
-        raise FormatError(f"{path}: read {len(verts)} vertices but the header says {n_v}; "
-                          "the file is truncated or corrupt")
-    if len(tris) != n_f:
-        raise FormatError(f"{path}: read {len(tris)} faces but the header says {n_f}; "
-                          "the file is truncated or corrupt")
-    if not np.isfinite(verts).all() or (len(colors) and not np.isfinite(colors).all()):
-        raise FormatError(f"{path}: vertex positions or colours are not finite; the file is "
-                          "corrupt")
+    if len(tris) and tris.shape[1] != 3:
+        raise FormatError(f"{path}: faces of {tris.shape[1]} vertices; a ScanNet mesh has "
+                          "triangles")
+    if not np.isfinite(verts).all():
+        raise FormatError(f"{path}: vertex positions are not finite; the file is corrupt")
     if len(tris) and (tris.min() < 0 or tris.max() >= len(verts)):
         raise FormatError(f"{path}: faces index vertices outside 0..{len(verts) - 1}")
+    return verts, colors, tris
 
 
 def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
@@ -351,19 +305,7 @@ def read_scannet(root: str | os.PathLike, scene_id: str) -> Scene:
             raise FileNotFoundError(
                 f"{scene_id}: missing {paths[key].name} in {paths['folder']}; "
                 "expected ScanNet's *_vh_clean_2.ply, *.segs.json and *.aggregation.json")
-    require("open3d", what="reading a ScanNet scene (.ply)")
-    # open3d (the [scenes] extra) takes ~1 s to import and needs libusb: loaded only when
-    # ScanNet files are read or written
-    import open3d as o3d
-
-    header = ply_header(paths["ply"])
-    mesh = o3d.io.read_triangle_mesh(str(paths["ply"]))
-    verts = np.asarray(mesh.vertices, dtype=np.float64)
-    colors = np.asarray(mesh.vertex_colors, dtype=np.float64)
-    tris = np.asarray(mesh.triangles, dtype=np.int64)
-    _check_mesh(paths["ply"], header, verts, colors, tris)
-    if len(colors) != len(verts):
-        colors = np.zeros_like(verts)
+    verts, colors, tris = _read_ply(paths["ply"])
     segs = read_json(paths["segs"])
     agg = read_json(paths["aggregation"])
     if not isinstance(segs, dict) or "segIndices" not in segs:

@@ -1,4 +1,5 @@
-"""The one reader of inputs: what kind of input a path is, and the one scene getter.
+"""The one reader of inputs: what kind of input a path is, its questions, and the one scene
+getter.
 
 Every command and module that takes a user's path asks :func:`resolve` what it is, instead
 of looking into the folder itself (a folder that is two kinds at once, release files beside a
@@ -15,7 +16,9 @@ saved dataset say, is an error naming both; a link that loops is named as one):
 * :class:`ScanQAFile`: a ScanQA JSON file (or a folder holding exactly one);
 * :class:`SRBenchTSV`: a 3DSRBench TSV in VLMEvalKit's format.
 
-:func:`scene_getter` is the one way to the scenes: a folder of ScanNet-format scenes, or a
+:func:`read_questions` is the one way to the questions (SQA3D records) of any of them that
+holds some, and :data:`QUESTION_CONFIGS` the one list of a dataset folder's configs that hold
+them. :func:`scene_getter` is the one way to the scenes: a folder of ScanNet-format scenes, or a
 dataset folder's ``scenes`` config; :class:`SceneRows` reads a ``scenes`` config already
 loaded (the rooms by id, each read once).
 """
@@ -29,15 +32,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hf_real3d._io import check_link
-from hf_real3d.errors import InputError
+from hf_real3d.errors import FormatError, InputError
 
-if TYPE_CHECKING:  # for annotations only: a scene loads open3d when it is read
+if TYPE_CHECKING:  # for annotations only
     from hf_real3d.scene import Scene
+    from hf_real3d.sqa3d import SQA3DRecord
 
-__all__ = ["DEBIASED_FILE", "DatasetFolder", "Release", "RotationFiles", "SQA3DFolder",
-           "SRBenchTSV", "ScanQAFile", "SceneRows", "Source", "resolve", "scene_getter"]
+__all__ = ["DEBIASED_FILE", "QUESTION_CONFIGS", "DatasetFolder", "Release", "RotationFiles",
+           "SQA3DFolder", "SRBenchTSV", "ScanQAFile", "SceneRows", "Source", "read_questions",
+           "resolve", "scene_getter"]
 
 DEBIASED_FILE = "de-biased_testset_with_question_type.json"
+#: the configs of a dataset folder that hold its questions, in the order they are looked for:
+#: the kept (de-biased) set before the set it was filtered from; 3DSRBench's last
+QUESTION_CONFIGS = ("real3dqa", "real_scanqa", "sqa3d", "scanqa", "real", "synthetic_common")
 _KINDS_TEXT = {
     "Release": "the Real-3DQA release folder (rotation_0.json and the de-biased file)",
     "RotationFiles": "a folder of rotation_{k}.json files",
@@ -85,17 +93,46 @@ class DatasetFolder(Source):
 
         return card_configs(self.path)
 
-    def splits(self, config: str) -> list[str]:
-        """The splits the card lists for ``config``."""
+    def pick_split(self, config: str, split: str | None = None) -> str:
+        """``split`` of ``config`` (an error naming the splits the card lists when it lacks
+        it); by default ``test``, or the config's one split."""
         # likewise
         from hf_real3d.hub import card_splits
 
-        return card_splits(self.path, config)
+        splits = card_splits(self.path, config)
+        if split is None and len(splits) == 1:
+            return splits[0]
+        if splits and (split or "test") not in splits:
+            raise InputError(f"{self.path}: its {config} config has splits {splits}, not "
+                             f"{split or 'test'!r}" + ("" if split else "; name the split"))
+        return split or "test"
 
-    def first_config(self, names: Sequence[str]) -> str | None:
-        """The first of ``names`` the folder has, or None."""
-        have = self.configs()
-        return next((c for c in names if c in have), None)
+    def table(self, config: str, split: str | None = None) -> tuple[Any, str]:
+        """``config``'s split (:meth:`pick_split`) as a ``datasets.Dataset``, and the split."""
+        # the dataset folder's rows (hub, datasets) only when they are read
+        from hf_real3d.hub import load_local
+
+        split = self.pick_split(config, split)
+        return load_local(self.path, config, split), split
+
+    def rows(self, config: str, split: str | None = None, columns: Sequence[str] | None = None
+             ) -> tuple[list[dict[str, Any]], str]:
+        """The rows of ``config``'s split (:meth:`pick_split`) as plain Python values, and
+        the split read; ``columns``: only those of them the config has."""
+        ds, split = self.table(config, split)
+        if columns is not None:
+            ds = ds.select_columns([c for c in columns if c in ds.column_names])
+        return ds.to_list(), split
+
+    def question_config(self, *, before_filtering: bool = False,
+                        situated: bool = False) -> str | None:
+        """The config that holds the folder's questions: the first of
+        :data:`QUESTION_CONFIGS` the card lists (``before_filtering``: the set a filter
+        reads, sqa3d or scanqa, first; ``situated``: real3dqa or sqa3d alone), or None."""
+        order = [c for c in QUESTION_CONFIGS if not situated or c in ("real3dqa", "sqa3d")]
+        if before_filtering:
+            order.sort(key=lambda c: c not in ("sqa3d", "scanqa"))
+        return next((c for c in order if c in self.configs()), None)
 
 
 @dataclass(frozen=True)
@@ -199,7 +236,7 @@ def scene_getter(source: str | os.PathLike | Source | None = None, *,
         root = Path(scenes)
         if not root.is_dir():
             raise FileNotFoundError(f"{root}: no such folder of ScanNet-format scenes")
-        # the scene reader (open3d) only when scenes are read
+        # the scene reader only when scenes are read
         from hf_real3d.scene import read_scannet, scannet_paths
 
         def from_scannet(scene_id: str) -> Scene:
@@ -217,10 +254,8 @@ def scene_getter(source: str | os.PathLike | Source | None = None, *,
     # the dataset folder's rows (hub, datasets) only for a folder with scenes
     from hf_real3d.hub import load_local
 
-    splits = src.splits("scenes")
-    if split is None:
-        split = "test" if "test" in splits or len(splits) != 1 else splits[0]
-    return SceneRows(load_local(src.path, "scenes", split), where=str(src.path)).__getitem__
+    return SceneRows(load_local(src.path, "scenes", src.pick_split("scenes", split)),
+                     where=str(src.path)).__getitem__
 
 
 class SceneRows(Mapping[str, "Scene"]):
@@ -249,3 +284,54 @@ class SceneRows(Mapping[str, "Scene"]):
 
     def __len__(self) -> int:
         return len(self._index)
+
+
+def read_questions(src: Source, split: str = "test", *, before_filtering: bool = False,
+                   situated: bool = False, validate_poses: bool = True) -> list[SQA3DRecord]:
+    """The questions of ``src`` as SQA3D records: an SQA3D folder's ``split``; a dataset
+    folder's (its :meth:`DatasetFolder.question_config`, whose questions take the
+    ``semantics`` its rotations or sqa3d config records for them when they lack them, so
+    geometry rotates what it rotated when the folder was built); a ScanQA file's (no situation,
+    no pose, ScanQA's string ids). Another kind of source has none (an error)."""
+    # each reader imported for its kind of input (datasets only for a dataset folder)
+    from hf_real3d.sqa3d import SQA3DRecord, read_split
+
+    if isinstance(src, SQA3DFolder):
+        return read_split(src.path, src.check_split(split), validate_poses=validate_poses)
+    if isinstance(src, ScanQAFile):
+        # likewise
+        from hf_real3d.scanqa import read_scanqa
+
+        rows = read_scanqa(src.path).to_dict("records")
+    elif isinstance(src, DatasetFolder):
+        rows = _question_rows(src, split, before_filtering, situated)
+    else:
+        raise InputError(f"{src.path}: {_KINDS_TEXT[src.kind]} holds no questions to read")
+    if rows and "position" not in rows[0]:  # ScanQA's: no situation, no pose
+        return [SQA3DRecord(r["question_id"], r["scene_id"], r.get("situation") or "",
+                            r["question"], list(r.get("answers") or []), {}, {}) for r in rows]
+    # likewise
+    from hf_real3d.schema import record_from_row
+
+    return [record_from_row(r) for r in rows]
+
+
+def _question_rows(src: DatasetFolder, split: str, before_filtering: bool,
+                   situated: bool) -> list[dict[str, Any]]:
+    """The rows of the folder's questions; without semantics, those its rotations (at 0
+    degrees) or sqa3d config records for them."""
+    config = src.question_config(before_filtering=before_filtering, situated=situated)
+    if config is None:
+        names = [c for c in QUESTION_CONFIGS if not situated or c in ("real3dqa", "sqa3d")]
+        raise FormatError(f"{src.path}: its card lists configs {src.configs()}, none of "
+                          f"{', '.join(names)}; build it with hf-real3d build-real3dqa or synth")
+    rows, split = src.rows(config, split)
+    if any(r.get("semantics") for r in rows) or "position" not in (rows or [{}])[0]:
+        return rows
+    known: dict[int, str] = {}
+    for other in ("rotations", "sqa3d"):
+        if other != config and other in src.configs():
+            for r in src.rows(other, split, ("question_id", "rotation_deg", "semantics"))[0]:
+                if r.get("semantics") and not r.get("rotation_deg"):
+                    known.setdefault(int(r["question_id"]), r["semantics"])
+    return [dict(r, semantics=known.get(int(r["question_id"]), "")) for r in rows]

@@ -1,12 +1,16 @@
-"""The one Markdown table writer: every report, card and README table goes through it."""
+"""The one Markdown table writer (every report, card and README table goes through it) and the
+one figure writer (every report's PNG)."""
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["fmt", "markdown_table"]
+from hf_real3d._io import atomic_path
+
+__all__ = ["fmt", "markdown_table", "save_png"]
 
 
 def fmt(v: Any, digits: int = 1, missing: str = "-") -> str:
@@ -42,3 +46,9 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, digi
              "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(fmt(c, digits, missing) for c in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def save_png(fig, path: str | os.PathLike, dpi: int = 110) -> None:
+    """Write a matplotlib figure as PNG, atomically (a reader never sees half a file)."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")

@@ -157,9 +157,9 @@ def test_out_is_never_an_input_nor_inside_one(name, tmp_path, capsys):
 
 
 def test_a_missing_extra_inside_a_progress_bar_is_the_last_line(tmp_path, capsys, monkeypatch):
-    """Issue 56: an error raised while a progress bar runs (synth's scenes need open3d to be
-    written) is printed on a line of its own, after the bar is closed, and nothing is redrawn
-    after it."""
+    """Issue 56: an error raised while a progress bar runs (a missing extra while synth writes
+    its scenes) is printed on a line of its own, after the bar is closed, and nothing is
+    redrawn after it."""
     import gc
 
     from hf_real3d._extras import MissingExtraError

@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
@@ -216,8 +215,11 @@ def test_a_missing_extra_is_named(tmp_path, monkeypatch):
     package; a package no extra provides is named as it is."""
     import importlib.util
 
+    import numpy as np
+
     from hf_real3d import _extras
-    from hf_real3d.scene import read_scannet, scannet_paths
+    from hf_real3d.scene import Scene, SceneObject, read_scannet, write_scannet
+    from hf_real3d.synth.render import Renderer
 
     err = ModuleNotFoundError("No module named 'trl'", name="trl.trainer")
     assert _extras.missing_extra_message(err) == \
@@ -228,18 +230,20 @@ def test_a_missing_extra_is_named(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"^x needs nosuch_pkg_, which is not installed: "
                                           r"pip install nosuch_pkg_$"):
         _extras.require("nosuch_pkg_", what="x")
-    # a ScanNet scene without open3d: the files are there, the package is not
-    paths = scannet_paths(tmp_path, "scene0000_00")
-    paths["folder"].mkdir(parents=True)
-    for key in ("ply", "segs", "aggregation"):
-        paths[key].write_text("{}")
+    # without open3d: ScanNet scenes are still written and read (plyfile), rendering is not
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "open3d" else real(name, *a))
+    monkeypatch.setitem(sys.modules, "open3d", None)  # an import raises ModuleNotFoundError
+    scene = Scene("scene0000_00", [SceneObject(1, "chair", (1, 0, 0.5), (0.5, 0.5, 1), 0.0, {},
+                                               np.array([[1, 0, 0.5, 1, 0, 0]] * 3, float),
+                                               np.array([[0, 1, 2]]))])
+    write_scannet(scene, tmp_path)
+    assert read_scannet(tmp_path, "scene0000_00").object(1).label == "chair"
     with pytest.raises(_extras.MissingExtraError) as info:
-        read_scannet(tmp_path, "scene0000_00")
-    assert str(info.value) == ("reading a ScanNet scene (.ply) needs open3d, which is not "
-                               "installed: pip install 'hf-real3d[scenes]'")
+        Renderer(8, 8)
+    assert str(info.value) == ("rendering scenes needs open3d, which is not installed: "
+                               "pip install 'hf-real3d[scenes]'")
     assert info.value.name == "open3d"
 
 
@@ -275,14 +279,55 @@ def test_extras_agree_with_setup_cfg_and_makefile():
     assert "-e '.[$(EXTRAS)]'" in make
 
 
+def _train_install(site: Path) -> list[str]:
+    """What ``pip install 'hf-real3d[train]'`` brings, taken from this environment: the
+    distributions hf-real3d's base and [train] requirements name, and theirs, recursively
+    (markers evaluated, with the extras each requirement asks for). Their files are linked
+    into ``site``; returns their names. open3d and the other extras' packages are not among
+    them, so a step that needs one fails there as it would after a real [train] install."""
+    import configparser
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    todo = [(Requirement(line.strip()), {""}) for key in ("install_requires", "train")
+            for line in (cfg["options"] if key == "install_requires" else
+                         cfg["options.extras_require"])[key].splitlines() if line.strip()]
+    found: dict[str, metadata.Distribution] = {}
+    seen = set()
+    while todo:
+        req, asked = todo.pop()
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in asked):
+            continue
+        try:
+            dist = metadata.distribution(req.name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional dependency this platform does not install
+        key = dist.metadata["Name"].lower().replace("_", "-")
+        if (key, frozenset(req.extras)) in seen:
+            continue
+        seen.add((key, frozenset(req.extras)))
+        found[key] = dist
+        todo += [(Requirement(r), set(req.extras) | {""}) for r in dist.requires or []]
+    site.mkdir(parents=True)
+    for dist in found.values():
+        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
+            if Path(dist.locate_file(top)).exists() and not (site / top).exists():
+                (site / top).symlink_to(dist.locate_file(top))
+    return sorted(found)
+
+
 @pytest.mark.slow
-def test_the_wheel_runs_its_training_flow_outside_a_clone(tmp_path, base_wheel, synth_folder):
-    """The wheel installed in a new virtual environment, used from a folder that is not a
-    clone: the recipes and their YAML configs come from the installed package, the README's
-    Python quick start runs as written (on a small data/synth already built there), and
-    ``hf-real3d demo --help`` and ``hf-real3d train`` answer. The wheel goes in without its
-    dependencies, which this environment's site-packages provide (a .pth after the venv's
-    own, so every hf_real3d module is the wheel's): the [train] install itself is pip's."""
+def test_the_wheel_runs_its_training_flow_outside_a_clone(tmp_path, base_wheel):
+    """The wheel installed with [train] alone in a new virtual environment, used from a folder
+    that is not a clone: ``hf-real3d synth`` writes and reads its ScanNet scenes without
+    open3d, the recipes and their YAML configs come from the installed package, the README's
+    Python quick start runs as written (on the small data/synth built there), and ``hf-real3d
+    demo --help`` and ``hf-real3d train`` answer. The wheel goes in without its dependencies;
+    the [train] install's distributions come from this environment (:func:`_train_install`,
+    after the venv's own site-packages, so every hf_real3d module is the wheel's)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = str(venv / "bin" / "python")
@@ -294,14 +339,28 @@ def test_the_wheel_runs_its_training_flow_outside_a_clone(tmp_path, base_wheel, 
     assert pip.returncode == 0, pip.stderr[-3000:]
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
                            "['purelib'])"], capture_output=True, text=True, check=True).stdout
-    (Path(site.strip()) / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"])
+    # a folder named as pip's (dill, which datasets hashes with, pickles modules from a
+    # site-packages folder by reference)
+    deps = tmp_path / "train_install" / "site-packages"
+    names = _train_install(deps)
+    assert {"torch", "trl", "plyfile", "datasets"} <= set(names), names
+    assert not {"open3d-cpu", "open3d", "gradio", "openai"} & set(names), names
+    (Path(site.strip()) / "zz_dependencies.pth").write_text(str(deps))
     work = tmp_path / "work"  # a user's folder: no recipes/, no clone above it
-    shutil.copytree(synth_folder, work / "data" / "synth")
+    work.mkdir()
 
     def run(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True,
                               timeout=900)
 
+    # no open3d here; the scenes of data/synth are written and read all the same
+    assert run(python, "-c", "import importlib.util as u; print(u.find_spec('open3d'))"
+               ).stdout.strip() == "None"
+    synth = run(str(venv / "bin" / "hf-real3d"), "synth", "--out", "data/synth",
+                "--train-scenes", "3", "--val-scenes", "1", "--test-scenes", "1",
+                "--questions-per-scene", "20")
+    assert synth.returncode == 0, synth.stderr[-3000:]
+    assert (work / "data/synth/scans/synth0004_00/synth0004_00_vh_clean_2.ply").is_file()
     # the flows and their configs are the installed package's, found without a clone
     where = run(python, "-c", "import hf_real3d.recipes as r, json; print(json.dumps([(m.__file__, "
                 "str(getattr(m, 'CONFIG', m.__file__))) for m in map(r.load_recipe, r.RECIPES)]))")

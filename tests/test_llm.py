@@ -361,6 +361,15 @@ def sqa3d_folder(tmp_path_factory):
     return root / "synth"
 
 
+def rotated(*args, **kwargs) -> dict:
+    """rotate_dataset's typed summary (a RotateRun, or a Trial) as the dict its JSON is."""
+    import dataclasses
+
+    from hf_real3d.real3dqa.rotate import rotate_dataset
+
+    return dataclasses.asdict(rotate_dataset(*args, **kwargs))
+
+
 def _parts(messages):
     text = messages[-1]["content"]
     return (text.split("Situation before the turn: ")[1].split("\n")[0],
@@ -389,7 +398,7 @@ def test_rotate_keeps_what_parses_and_checks_it(sqa3d_folder, tmp_path):
         return json.dumps({"situation": new, "answer": "no"})
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
+        s = rotated(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
     garbage = sum(v == 2 for v in kinds.values())
     no_cue = sum(v == 0 for v in kinds.values())
     assert s["sources"] == {"lm": 3 * s["groups"]} and s["groups"] == len(recs) - garbage - no_cue
@@ -433,7 +442,7 @@ def test_a_sibling_viewpoints_exclusion_is_reported(sqa3d_folder, tmp_path):
         return "no idea" if (sit, q) in odd and deg == 180 else json.dumps(GOOD)
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
+        s = rotated(sqa3d_folder / "sqa3d", tmp_path / "rot", client(srv.url, tmp_path))
     n = len(odd)
     assert s["groups"] == len(recs) - n
     assert s["reasons"] == {"not a JSON object": n, "a sibling viewpoint was excluded": 2 * n}
@@ -473,7 +482,7 @@ def test_no_heading_cue(sqa3d_folder, tmp_path):
         return json.dumps(GOOD)
 
     with StubLLM(reply) as srv:
-        s = rotate_dataset(folder, tmp_path / "rot", client(srv.url, tmp_path))
+        s = rotated(folder, tmp_path / "rot", client(srv.url, tmp_path))
     assert s["no_heading_cue"] == 2 and s["reasons"] == {"no heading cue without a scene": 6}
     assert not any(lamp in t for t in seen) and len(seen) == 3 * 10
     ex = load_local(tmp_path / "rot", "rotations_excluded").to_pandas()
@@ -482,7 +491,7 @@ def test_no_heading_cue(sqa3d_folder, tmp_path):
                                                                  ).read_text()
     seen.clear()
     with StubLLM(reply) as srv:
-        s = rotate_dataset(folder, tmp_path / "rot2", client(srv.url, tmp_path),
+        s = rotated(folder, tmp_path / "rot2", client(srv.url, tmp_path),
                            scenes=sqa3d_folder / "scans")
     cue_less = [t for t in seen if lamp in t]
     assert s["no_heading_cue"] == 2 and len(cue_less) == 6
@@ -508,7 +517,7 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     geometry = set(built.question_id)
     assert geometry
     with StubLLM(lambda m: json.dumps(GOOD)) as srv:
-        s = rotate_dataset(tmp_path / "built", tmp_path / "rot", client(srv.url, tmp_path))
+        s = rotated(tmp_path / "built", tmp_path / "rot", client(srv.url, tmp_path))
         asked = srv.requests
     rot = load_local(tmp_path / "rot", "rotations").to_pandas()
     assert set(rot[rot.source == "geometry"].question_id) == geometry
@@ -530,8 +539,22 @@ def test_rotate_of_a_built_folder_keeps_its_geometry_groups(sqa3d_folder, tmp_pa
     write_dataset_folder(tmp_path / "old", configs, pretty_name="old", summary="old",
                          license="other", citation="")
     assert "semantics" not in load_local(tmp_path / "old", "real3dqa").column_names
+    # one reader of questions: which config holds them, decided in one place; a folder
+    # whose questions lack their semantics gets those its rotations config records (for the
+    # questions geometry turned)
+    from hf_real3d.sources import read_questions, resolve
+
+    src = resolve(tmp_path / "built")
+    assert src.question_config() == "real3dqa"
+    assert src.question_config(before_filtering=True) == "sqa3d"
+    kept = read_questions(src)
+    old = read_questions(resolve(tmp_path / "old"))
+    assert [r.question_id for r in read_questions(src, before_filtering=True)] == \
+        [r.question_id for r in recs] == [r.question_id for r in kept]
+    same = [(o.extra, k.extra) for o, k in zip(old, kept) if o.question_id in geometry]
+    assert len(same) == len(geometry) and all(a == b and a["synth"] for a, b in same)
     with StubLLM(lambda m: json.dumps(GOOD)) as srv:
-        s = rotate_dataset(tmp_path / "old", tmp_path / "rot_old",
+        s = rotated(tmp_path / "old", tmp_path / "rot_old",
                            client(srv.url, tmp_path))
     assert s["sources"]["geometry"] == 3 * len(geometry)
     # --out equal to or inside the input is refused before any work
@@ -556,7 +579,7 @@ def test_reask_with_the_next_seed_and_cut_replies(sqa3d_folder, tmp_path):
             rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "a", client(srv.url, tmp_path))
         assert not (tmp_path / "a").exists()
         asked = srv.requests
-        s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b",
+        s = rotated(sqa3d_folder / "sqa3d", tmp_path / "b",
                            client(srv.url, tmp_path, llm_reask=2))
         # each first attempt came from the cache; the re-ask with seed 1 was sent
         assert srv.requests == 2 * asked and s["groups"] == asked // 3
@@ -645,8 +668,8 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
         t = run_judge(sqa3d_folder / "sqa3d", tmp_path / "b.jsonl",
                       client(None, tmp_path, **offline,
                              batch_out=str(tmp_path / "judge_requests.jsonl")))
-        assert t["requests"] == len(recs) and not (tmp_path / "b.jsonl").exists()
-        t = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
+        assert t.requests == len(recs) and not (tmp_path / "b.jsonl").exists()
+        t = rotated(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                            client(None, tmp_path, **offline,
                                   batch_out=str(tmp_path / "rot_requests.jsonl")))
         assert t["requests"] == 3 * len(recs) and not (tmp_path / "b_rot").exists()
@@ -665,8 +688,8 @@ def test_batch_round_trip_gives_the_live_output(sqa3d_folder, tmp_path):
     with StubLLM(lambda m: "never asked") as srv:
         m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "e.jsonl",
                       client(srv.url, tmp_path, **offline, llm_no_probe=True))
-        assert srv.requests == 0 and m["cached"] == len(recs)
-    s = rotate_dataset(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
+        assert srv.requests == 0 and m.cached == len(recs)
+    s = rotated(sqa3d_folder / "sqa3d", tmp_path / "b_rot",
                        client(None, tmp_path, **offline,
                               batch_in=str(tmp_path / "rot_results.jsonl")))
     assert s["groups"] > 0 and s["excluded"] > 0
@@ -738,7 +761,7 @@ def test_failed_judge_runs_exit_non_zero_and_build_refuses_them(sqa3d_folder, tm
         m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl",
                       client(srv.url, tmp_path, llm_cache=tmp_path / "c2"))
     n_hard = sum(r.question in hard for r in recs)
-    assert m["failed"] == n_hard >= 3 and m["answered"] == 12 - n_hard
+    assert m.failed == n_hard >= 3 and m.answered == 12 - n_hard
     full = tmp_path / "full.jsonl"
     full.write_text("\n".join(json.dumps({"question_id": r.question_id, "prediction": "zzz"})
                               for r in recs))
@@ -935,7 +958,7 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
     local = dict(llm_path=str(model), max_tokens=6)
     c = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     m = run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c)
-    assert m["answered"] == 12 and c.stats.requests == 12 and m["judge"]["route"] == "local"
+    assert m.answered == 12 and c.stats.requests == 12 and m.judge["route"] == "local"
     first = (tmp_path / "j.jsonl").read_text()
     c2 = LLMClient(LLMConfig(**local, llm_cache=str(tmp_path / "cache")), progress=False)
     run_judge(sqa3d_folder / "sqa3d", tmp_path / "j.jsonl", c2)
@@ -1034,7 +1057,7 @@ def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
 
     with StubLLM(reply) as srv:
         m = run_judge(scanqa, tmp_path / "j.jsonl", client(srv.url, tmp_path))
-    assert m["questions"] == len(qs) and all(a.startswith("Situation: \nQuestion: ")
+    assert m.questions == len(qs) and all(a.startswith("Situation: \nQuestion: ")
                                              for a in asked)
     full = tmp_path / "full.jsonl"
     full.write_text("\n".join(json.dumps({"question_id": q, "prediction": "zzz"})
@@ -1042,7 +1065,7 @@ def test_judge_of_a_scanqa_file_filters_real_scanqa(sqa3d_folder, tmp_path):
     s = build_real_scanqa(scanqa, tmp_path / "rs", pairs=[("m", str(full), str(full))],
                           judges=[("stub", str(tmp_path / "j.jsonl"))])
     colour = int(qs.question.str.startswith("What color").sum())
-    assert colour and s["removed"] == colour
+    assert colour and s.removed == colour
     assert "judge `stub`: stub at http://127.0.0.1" in (tmp_path / "rs/README.md").read_text()
     assert f"removed {colour} question(s)" in (tmp_path / "rs/README.md").read_text()
 

@@ -33,8 +33,9 @@ def test_import_official_release(real_dir, tmp_path, monkeypatch):
     for k, items in files.items():
         got = sorted(r for r, d in zip(rot["source_question_id"], rot["rotation_deg"]) if d == k)
         assert got == sorted(q["question_id"] for q in items)
-    assert rep["rotations"]["incomplete_groups"] == {"220602007663": {"missing_viewpoints": [180]}}
-    flags = rep["rotations"]["flags"]
+    assert rep.report["rotations"]["incomplete_groups"] == {
+        "220602007663": {"missing_viewpoints": [180]}}
+    flags = rep.report["rotations"]["flags"]
     assert flags["rotation_90:situation_unchanged_answer_changed"] == 7
     assert 31 <= flags["rotation_180:question_edited"] <= 39
     quality = [q for qs in rot["quality"] for q in qs]
@@ -116,7 +117,7 @@ def test_build_eight_viewpoints_and_bad_inputs(synth_dir, tmp_path):
                        pairs=[("oracle", full, blind)], n_viewpoints=8, progress=False)
     rot = load_dataset(str(tmp_path / "r8"), "rotations", split="test")
     assert set(pd.Series(rot["question_id"]).value_counts()) == {8}
-    assert s["rotation_rows"] == rot.num_rows
+    assert s.rotation_rows == rot.num_rows
     with pytest.raises(ValueError, match="does not divide 360"):
         build_real3dqa(synth_dir / "sqa3d", synth_dir / "scans", tmp_path / "bad",
                        pairs=[("oracle", full, blind)], n_viewpoints=7)

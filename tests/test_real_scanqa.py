@@ -94,7 +94,7 @@ def test_build_filters_and_writes_the_card(tmp_path):
     judge = full.assign(prediction=["two" if q.startswith("How") else "?" for q in df.question])
     s = build_real_scanqa(p, tmp_path / "rs", pairs=[("leo", full, blind)],
                           judges=[("llm", judge)])
-    assert (s["questions"], s["kept"], s["removed"]) == (9, 3, 6)
+    assert (s.questions, s.kept, s.removed) == (9, 3, 6)
     import datasets
 
     kept = datasets.load_dataset(str(tmp_path / "rs"), "real_scanqa", split="test")
@@ -106,7 +106,7 @@ def test_build_filters_and_writes_the_card(tmp_path):
     card = (tmp_path / "rs" / "README.md").read_text()
     assert "| where | 3 | 3 | 0 |" in card and "| what | 3 | 0 | 3 |" in card
     assert "no rotation" in card.lower() and "config_name: real_scanqa" in card
-    assert s["per_type"]["how"] == {"questions": 3, "kept": 0}
+    assert s.per_type["how"] == {"questions": 3, "kept": 0}
 
 
 def test_em_and_refined_em_by_hand(tmp_path):

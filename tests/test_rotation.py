@@ -1,6 +1,7 @@
 import collections
 
 import pytest
+from helpers.data import in_direction
 
 from hf_real3d.english.asks import parse_question
 from hf_real3d.geometry import turn_direction
@@ -51,8 +52,8 @@ def test_rotated_answers_agree_with_scene_graph(rotated):
             assert turn_direction(orig, row["rotation_deg"]) == nav[row["answers"][0]]
             checked += 1
         elif row["kind"] == "nearest_in_direction":
-            hits = scene.in_direction(pose, meta["params"]["direction"])
-            assert hits[0][0].label == row["answers"][0]
+            hits = in_direction(scene, pose, meta["params"]["direction"])
+            assert hits[0].label == row["answers"][0]
             checked += 1
     assert checked > 10
 

@@ -32,20 +32,20 @@ def test_unsafe_scene_ids_rejected(bad, tmp_path):
 
 
 def test_queries():
+    """Where each object is from a pose: the one home, :class:`hf_real3d.spatial.View`, over
+    the scene's egocentric arrays."""
+    from hf_real3d.spatial import View
+
     scene = _scene()
     # agent at the origin facing +x: yaw such that facing = (1, 0, 0)
-    pose = Pose(np.zeros(3), yaw_from_facing([1, 0, 0]))
-    assert [o.label for o, _ in scene.in_direction(pose, "front")] == ["chair"]
-    assert [o.label for o, _ in scene.in_direction(pose, "back")] == ["table"]
-    assert [o.object_id for o, _ in scene.in_direction(pose, "left")] == [3]
-    assert [o.label for o, _ in scene.in_direction(pose, "right")] == ["lamp"]
-    assert scene.nearest(pose).label == "lamp"
-    assert scene.farthest(pose).object_id == 3
-    assert scene.nearest(pose, "chair").object_id == 1
+    view = View(scene, Pose(np.zeros(3), yaw_from_facing([1, 0, 0])), margin_deg=0.0)
+    where = {view.objs[i].object_id: view.direction(i) for i in range(len(view.objs))}
+    assert where == {1: "front", 2: "back", 3: "left", 4: "right"}  # the floor left out
+    order = [view.objs[i] for i in np.argsort(view.dist)]
+    assert order[0].label == "lamp" and order[-1].object_id == 3  # nearest, farthest
+    assert next(o for o in order if o.label == "chair").object_id == 1
     assert scene.counts() == {"chair": 2, "table": 1, "lamp": 1}
     assert scene.count("floor") == 1
-    with pytest.raises(ValueError, match="direction"):
-        scene.in_direction(pose, "up")
 
 
 def test_scannet_roundtrip_synthetic(small_synth, tmp_path):

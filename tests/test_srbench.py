@@ -25,9 +25,26 @@ from hf_real3d.synth.srbench_gen import (
     SRBenchConfig,
     World,
     _scene_rows,
-    flipped_answer_matches_mirror,
+    answer_text,
+    mirror_world,
     srbench_scene,
 )
+
+
+def flipped_answer_matches_mirror(row, scene_world, cfg) -> bool:
+    """Check a FlipEval item on geometry: the *same* question asked of the mirrored world
+    has the flipped item's answer, and the rule-based ``mirrored_answer`` agrees."""
+    from hf_real3d.srbench.format import flip_expand, mirrored_answer
+
+    fields = {k: v for k, v in json.loads(row["camera"]).items()
+              if k in Camera.__dataclass_fields__}
+    cam = Camera(**{**fields, "position": tuple(fields["position"])})
+    flipped = next(r for r in flip_expand([row]) if r["flipped"])
+    mirrored = answer_text(row["category"], tuple(row["objects"]),
+                           mirror_world(scene_world, cam), cam, cfg)
+    text = flipped["options"][LETTERS.index(flipped["answer"])]
+    return (flipped["question"] == row["question"] and mirrored == text
+            and mirrored_answer(row) == flipped["answer"])
 
 
 def _in_fresh_process(fn, *args):

@@ -3,6 +3,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers.data import in_direction
 
 from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTIONS_4
 from hf_real3d.scene import read_scannet
@@ -50,11 +51,11 @@ def test_answers_follow_geometry(small_synth):
             (oid,) = meta["objects"]
             assert view.direction(view.index(scene.object(oid))) == nav[ans]
         elif kind in ("nearest_in_direction", "turn_nearest"):
-            hits = scene.in_direction(pose, meta["direction"])
-            assert hits[0][0].label == ans
+            hits = in_direction(scene, pose, meta["direction"])
+            assert hits[0].label == ans
         elif kind == "count_direction":
             label = r.question.split("How many ")[1].split(" are ")[0]
-            n = sum(1 for o, _ in scene.in_direction(pose, meta["direction"]))
+            n = len(in_direction(scene, pose, meta["direction"]))
             assert n >= 0 and len(meta["objects"]) == ["zero", "one", "two", "three", "four",
                                                         "five", "six"].index(ans)
             assert all(scene.object(i).label.startswith(label[:3]) for i in meta["objects"])
@@ -117,7 +118,7 @@ def test_build_is_deterministic_and_readable(tmp_path):
         a, b = (tmp_path / x / "sqa3d" / name for x in "ab")
         assert a.read_bytes() == b.read_bytes()
     recs = read_split(tmp_path / "a/sqa3d", "test")
-    assert len(recs) == 30 and s1["test"]["questions"] == 30
+    assert len(recs) == 30 and s1.splits["test"]["questions"] == 30
     assert {r.scene_id for r in recs} == {"synth0003_00", "synth0004_00"}
     scene = read_scannet(tmp_path / "a/scans", "synth0003_00")
     for r in recs:
@@ -131,7 +132,7 @@ def test_build_is_deterministic_and_readable(tmp_path):
                          questions_per_scene=cfg.questions_per_scene), workers=1, progress=False)
     assert (tmp_path / "c/sqa3d/v1_balanced_questions_test_scannetv2.json").read_bytes() != \
         (tmp_path / "a/sqa3d/v1_balanced_questions_test_scannetv2.json").read_bytes()
-    assert s3["test"]["questions"] == 30
+    assert s3.splits["test"]["questions"] == 30
 
 
 def test_bad_config():

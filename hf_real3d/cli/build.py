@@ -36,15 +36,6 @@ class _SQA3DInputs:
     scenes: str = help_field("Folder of ScanNet-format scene folders.")
 
 
-def _print_summary(summary: dict) -> None:
-    """The synthetic benchmark's summary, one line per split."""
-    print(f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
-          "types (what/is/how/can/which/other)")
-    for split, s in summary.items():
-        t = "/".join(str(v) for v in s["question_types"].values())
-        print(f"{split:<6} {s['questions']:>9} {s['scenes']:>6} {s['guessable_share']:>9.1%}  {t}")
-
-
 @dataclass
 class SynthOptions:
     """Generates the embedded synthetic benchmark: procedural rooms with SQA3D-format questions
@@ -90,12 +81,11 @@ def cmd_synth(o: SynthOptions) -> None:
     """``hf-real3d synth``."""
     from hf_real3d.synth import build as synth_build
 
-    summary = synth_build.build_benchmark(o.out, o.config(), write_scenes=not o.no_scenes,
-                                          workers=o.workers)
-    _print_summary(summary)
-    print(f"wrote {o.out}")
+    run = synth_build.build_benchmark(o.out, o.config(), write_scenes=not o.no_scenes,
+                                      workers=o.workers)
+    print("\n".join(run.lines(o.out)))
     if o.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(run.splits, indent=2))
 
 
 @dataclass
@@ -125,21 +115,17 @@ def cmd_build_real3dqa(o: BuildReal3DQAOptions) -> None:
     """``hf-real3d build-real3dqa``."""
     from hf_real3d.real3dqa import build as r3_build
 
-    summary = r3_build.build_real3dqa(
+    run = r3_build.build_real3dqa(
         o.sqa3d, o.scenes, o.out, pairs=prediction_pairs(o.full, o.blind),
         judges=named_files(o.judge), split=o.split, n_viewpoints=o.viewpoints,
         license=o.license, allow_judge_failures=o.allow_judge_failures)
+    url = None
     if o.push_to_hub:
         # the Hub client only to publish
         from hf_real3d.hub import push_folder
 
-        summary["url"] = push_folder(o.out, o.push_to_hub)
-    rot = summary["rotation"]
-    print(f"{summary['questions']} questions -> {summary['kept']} kept "
-          f"({summary['removed']} filtered out)")
-    print(f"rotation coverage: {rot['kept']} of {summary['kept']} kept questions rotate "
-          f"({rot['kept'] / max(summary['kept'], 1):.1%}); excluded: {rot['reasons']}")
-    print(f"wrote {o.out}" + (f", pushed to {summary['url']}" if "url" in summary else ""))
+        url = push_folder(o.out, o.push_to_hub)
+    print("\n".join(run.lines(o.out, url)))
 
 
 @dataclass
@@ -160,17 +146,12 @@ def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
     """``hf-real3d import-real3dqa``."""
     from hf_real3d.real3dqa import build as r3_build
 
-    rep = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub, sqa3d=o.sqa3d)
-    print(json.dumps(rep["rotations"], indent=2))
-    if rep["sqa3d"] is None:
+    run = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub, sqa3d=o.sqa3d)
+    if run.sqa3d is None:
         print("no SQA3D test files given (--sqa3d) or beside the release: the import keeps no "
               "sqa3d config, so check-rotations of it runs without the evidence at each pose "
               "unless given --sqa3d", file=sys.stderr)
-    else:
-        print(f"kept SQA3D's questions of the release's scenes from {rep['sqa3d']} (config "
-              "sqa3d): check-rotations of the import reads them as the release's check does")
-    if "url" in rep:
-        print("pushed to", rep["url"])
+    print("\n".join(run.lines()))
 
 
 @dataclass
@@ -221,11 +202,10 @@ def cmd_build_real_scanqa(o: BuildRealScanQAOptions) -> None:
     from hf_real3d.sources import ScanQAFile, resolve
 
     path = resolve(o.scanqa, ScanQAFile, what="`scanqa`").path
-    s = build_real_scanqa(path, o.out, pairs=prediction_pairs(o.full, o.blind),
-                          judges=named_files(o.judge), push_to_hub=o.push_to_hub,
-                          license=o.license, allow_judge_failures=o.allow_judge_failures)
-    print(f"wrote {o.out}: {s['questions']} questions, {s['kept']} kept, {s['removed']} "
-          "removed" + (f"; {s['url']}" if s.get("url") else ""))
+    run = build_real_scanqa(path, o.out, pairs=prediction_pairs(o.full, o.blind),
+                            judges=named_files(o.judge), push_to_hub=o.push_to_hub,
+                            license=o.license, allow_judge_failures=o.allow_judge_failures)
+    print("\n".join(run.lines(o.out)))
 
 
 @dataclass
@@ -269,12 +249,12 @@ def cmd_build_3dsrbench(o: Build3DSRBenchOptions) -> None:
     """``hf-real3d build-3dsrbench``."""
     from hf_real3d.synth import srbench_build
 
-    summary = srbench_build.build_srbench_folder(
+    run = srbench_build.build_srbench_folder(
         o.out, SRBenchConfig(seed=o.seed, scenes=o.scenes,
                              questions_per_scene=o.questions_per_scene),
         tsv=o.tsv, workers=o.workers, export_tsv=o.export_tsv, push_to_hub=o.push_to_hub,
         license=o.license)
-    print(f"wrote {o.out}: {summary['counts']}")
+    print("\n".join(run.lines(o.out)))
 
 
 @dataclass
@@ -315,7 +295,7 @@ class PublishMetricsOptions:
 
 def cmd_publish_metrics(o: PublishMetricsOptions) -> None:
     """``hf-real3d publish-metrics``."""
-    from hf_real3d import hub
+    from hf_real3d.metric_base import publish_metrics
 
-    for url in hub.publish_metrics(o.namespace, private=o.private, token=o.token):
+    for url in publish_metrics(o.namespace, private=o.private, token=o.token):
         print(url)

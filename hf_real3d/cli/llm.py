@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any
 
 from hf_real3d._fields import help_field
 from hf_real3d.geometry import MARGIN_DEG
-from hf_real3d.llm import LLMClient, LLMConfig, render_prompt
+from hf_real3d.llm import LLMClient, LLMConfig
 
 
 @dataclass(kw_only=True)
@@ -72,82 +71,31 @@ class RotateOptions(_LLMOptions):
                                "check-rotations --margin).", default=MARGIN_DEG)
 
 
-def _print_trial(t: dict[str, Any], command: str) -> bool:
-    """Print what --dry_run or --batch_out did; True when the run was one of them."""
-    if t.get("dry_run"):
-        show = t["show"]
-        if show:
-            name, prompt = show[0]
-            print(f"--- {name} (the whole prompt) ---\n{render_prompt(prompt)}")
-            for name, prompt in show[1:20]:
-                last = prompt[-1]["content"] if isinstance(prompt, list) else prompt
-                print(f"--- {name} (its last turn) ---\n{last}")
-            if len(show) > 20:
-                print(f"... and {len(show) - 20} more (--batch_out FILE writes them all)")
-        print(f"dry run: {t['prompts']} prompts, {t['cached']} answered from the cache, "
-              f"{t['requests']} request(s) would be sent; none sent, nothing written")
-        return True
-    if "batch_out" in t:
-        print(f"wrote {t['requests']} request(s) to {t['batch_out']} ({t['cached']} of "
-              f"{t['prompts']} prompts answered from the cache); run them, e.g. vllm run-batch "
-              f"-i {t['batch_out']} -o results.jsonl --model MODEL, then: hf-real3d {command} "
-              "... --batch_in results.jsonl")
-        return True
-    return False
-
-
 def cmd_judge(o: JudgeOptions) -> None:
     """``hf-real3d judge``."""
     from hf_real3d.real3dqa.judge import run_judge
+    from hf_real3d.real3dqa.runs import Trial
 
     client = o.client()
-    m = run_judge(o.dataset, o.out, client, template=o.prompt, split=o.split, limit=o.limit,
-                  dry_run=o.dry_run)
-    if _print_trial(m, "judge"):
+    run = run_judge(o.dataset, o.out, client, template=o.prompt, split=o.split, limit=o.limit,
+                    dry_run=o.dry_run)
+    if isinstance(run, Trial):
+        print("\n".join(run.lines("judge")))
         return
-    u = m["usage"]
-    print(f"{m['questions']} questions judged by {m['judge']['model']}: {m['answered']} "
-          f"answered, {m['failed']} failed, {m['cached']} from the cache; "
-          f"{client.stats.requests} request(s) sent; tokens {u['prompt_tokens']} prompt, "
-          f"{u['completion_tokens']} completion; finish reasons {u['finish_reasons']}")
-    for f in m["failures"][:5]:
-        print(f"  failed: question_id {f['question_id']}: {f['reason']}", file=sys.stderr)
-    if m["failed"] > 0.1 * m["questions"]:
-        again = ("write the requests still missing with --batch_out in place of --batch_in, "
-                 "run them and read their results" if o.batch_in else "run the same command "
-                 "again") + " (answered questions come from the cache)"
-        print(f"hf-real3d judge: warning: {m['failed']} of {m['questions']} questions failed; "
-              f"build-real3dqa --judge refuses a file with more than a tenth failed: {again}",
-              file=sys.stderr)
-    print(f"wrote {o.out}; use it with build-real3dqa --judge NAME={o.out}")
+    print("\n".join(run.lines(o.out, client.stats.requests)))
+    for line in run.warnings(bool(o.batch_in)):
+        print(line, file=sys.stderr)
 
 
 def cmd_rotate(o: RotateOptions) -> None:
     """``hf-real3d rotate``."""
     from hf_real3d.real3dqa.checker.check import CheckOptions
     from hf_real3d.real3dqa.rotate import rotate_dataset
+    from hf_real3d.real3dqa.runs import Trial
 
     check = CheckOptions(o.margin)  # refused before the client starts
     client = o.client()
-    s = rotate_dataset(o.dataset, o.out, client, scenes=o.scenes, template=o.prompt,
-                       split=o.split, n_viewpoints=o.viewpoints, limit=o.limit,
-                       dry_run=o.dry_run, check=check)
-    if _print_trial(s, "rotate"):
-        print(f"  ({s['questions']} questions: {s['geometry_groups']} turned from geometry, "
-              f"{s['no_heading_cue']} with no heading cue)")
-        return
-    u = s["usage"]
-    print(f"{s['questions']} questions -> {s['groups']} rotation groups ({s['sources']}); "
-          f"{s['asked']} prompts, {s['cached']} cached, {s['requests']} request(s) sent, "
-          f"{s['failed']} failed; {s['excluded']} turned items excluded: {s['reasons']}")
-    print(f"  no heading cue: {s['no_heading_cue']} questions; structured output: "
-          f"{s['structured']}; tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} "
-          f"completion; finish reasons {u['finish_reasons']}")
-    if s["check"]:
-        c = s["check"]
-        v, g = c.get("verdicts") or {}, c.get("group_verdicts") or {}
-        print(f"check-rotations: of {c['items']} turned items "
-              + ", ".join(f"{n} {k}" for k, n in v.items())
-              + f"; {g.get('pass', 0)} groups pass (review them: hf-real3d explore --dataset "
-              f"{o.out} --review REVIEW_FOLDER)")
-    print(f"wrote {o.out}")
+    run = rotate_dataset(o.dataset, o.out, client, scenes=o.scenes, template=o.prompt,
+                         split=o.split, n_viewpoints=o.viewpoints, limit=o.limit,
+                         dry_run=o.dry_run, check=check)
+    print("\n".join(run.lines("rotate") if isinstance(run, Trial) else run.lines(o.out)))

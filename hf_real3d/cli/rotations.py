@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 from dataclasses import dataclass, field
@@ -44,23 +45,15 @@ class CheckRotationsOptions:
 def cmd_check_rotations(o: CheckRotationsOptions) -> None:
     """``hf-real3d check-rotations``."""
     from hf_real3d.real3dqa.checker.run import check_rotations
+    from hf_real3d.real3dqa.runs import CheckRun
 
     s = check_rotations(o.dataset, o.out, scenes=o.scenes, margin_deg=o.margin,
                         write_configs=not o.no_configs, sqa3d=o.sqa3d,
                         pose_evidence=not o.no_pose_evidence)
     if s.get("evidence_missing"):
         print(as_flags(s["evidence_missing"], ("sqa3d",)), file=sys.stderr)
-    v, g = s["verdicts"], s["group_verdicts"]
-    print(f"{s['items']} rotated items in {s['groups']} groups: " + ", ".join(
-        f"{v[k]} {k} ({g[k]} groups)" for k in ("defect", "needs_scene", "pass")))
-    print(f"  (a group takes its worst item's verdict; {s['items_with_several_rules']} items "
-          "break more than one rule, so the rule counts overlap)")
-    for rule, c in s["rules"].items():
-        if c["items"]:
-            print(f"  {rule:<22} {c['items']:>5} items ({c['as_defect']} defect, "
-                  f"{c['as_needs_scene']} needs_scene) in {c['groups']:>4} groups")
-    print(f"wrote {o.out}/check.json, verdicts.jsonl, flags.jsonl, repairs.jsonl, report.md"
-          + (f"; configs {', '.join(s['configs'])} in {o.dataset}" if s.get("configs") else ""))
+    # check_rotations returns check.json's summary as a dict, typed here
+    print("\n".join(CheckRun.of(s).lines(o.dataset, o.out)))
 
 
 @dataclass
@@ -125,9 +118,7 @@ def cmd_review_init(o: ReviewInitOptions) -> None:
 
     rf = ReviewFolder.create(o.review, o.dataset, scenes=o.scenes, checks=o.checks,
                              repeat_share=o.repeat, repeat_gap=o.gap, seed=o.seed)
-    verdicts: dict[str, int] = {}
-    for v in rf.checks.values():
-        verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
+    verdicts = collections.Counter(v["verdict"] for v in rf.checks.values())
     n_prop = sum(len(p) for p in rf.proposals.values())
     again = len(rf.queue("annotator")) - len(rf.order)
     print(f"review folder {o.review}: {len(rf.order)} rotated items of {rf.meta['dataset']} "

@@ -18,7 +18,14 @@ from typing import Any
 
 from hf_real3d._io import FormatError, first_repeat
 from hf_real3d.answers import normalize_answer
-from hf_real3d.sources import DatasetFolder, Source, SQA3DFolder, SRBenchTSV, resolve
+from hf_real3d.sources import (
+    DatasetFolder,
+    Source,
+    SQA3DFolder,
+    SRBenchTSV,
+    read_questions,
+    resolve,
+)
 from hf_real3d.sqa3d import question_type
 
 __all__ = ["Items", "load_items", "srbench_items", "KINDS"]
@@ -139,7 +146,7 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
 
         return srbench_items(read_tsv(path, decode_images=False), src, group_by)
     if isinstance(kind, SQA3DFolder):
-        return _sqa3d_items(path, src, split, group_by, type_column)
+        return _sqa3d_items(kind, src, split, group_by, type_column)
     if isinstance(kind, DatasetFolder) and not kind.saved:
         rows, src = _built_rows(kind, src, config, split)
         items = _built_items(rows, src, guess=question_columns is None,
@@ -163,34 +170,27 @@ def load_items(dataset: str | os.PathLike, *, config: str | None = None, split: 
     return items
 
 
-def _sqa3d_items(path: Path, src: str, split: str, group_by: str | None,
+def _sqa3d_items(src: SQA3DFolder, name: str, split: str, group_by: str | None,
                  type_column: str | None) -> Items:
-    # the SQA3D reader imported for its kind of input
-    from hf_real3d.sqa3d import read_split
-
-    recs = read_split(path, split, validate_poses=False)
     rows = [{"question_id": r.question_id, "scene_id": r.scene_id,
              "situation": r.situation, "question": r.question, "answers": r.answers,
-             "question_type": r.qtype} for r in recs]
-    return _from_rows(rows, src, kind="sqa3d", question=("situation", "question"),
+             "question_type": r.qtype}
+            for r in read_questions(src, split, validate_poses=False)]
+    return _from_rows(rows, name, kind="sqa3d", question=("situation", "question"),
                       answer="answers", group=group_by or "scene_id",
                       qtype=type_column or "question_type", id_col="question_id")
 
 
-def _built_rows(kind: DatasetFolder, src: str, config: str | None,
+def _built_rows(src: DatasetFolder, name: str, config: str | None,
                 split: str) -> tuple[list[dict[str, Any]], str]:
-    """The rows of a built folder's ``config`` and the source name that says which."""
-    # the datasets stack (hub) loads only here, so that importing the items is light
-    from hf_real3d.hub import load_local
-
-    configs = kind.configs()
-    config = config or next((c for c in ("real3dqa", "real_scanqa", "real",
-                                          "synthetic_common", "test") if c in configs),
-                            configs[0] if configs else None)
+    """The rows of a built folder's ``config`` (by default the one holding its questions, else
+    its first) and the source name that says which."""
+    configs = src.configs()
+    config = config or src.question_config() or (configs[0] if configs else None)
     if config not in configs:
-        raise FormatError(f"{src}: no config {config!r} (has {configs}); pick one with "
+        raise FormatError(f"{name}: no config {config!r} (has {configs}); pick one with "
                           "`config`")
-    return [dict(r) for r in load_local(kind.path, config, split)], f"{src} ({config})"
+    return src.rows(config, split)[0], f"{name} ({config})"
 
 
 def _built_items(rows: list[dict[str, Any]], src: str, *, guess: bool,

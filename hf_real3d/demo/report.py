@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from hf_real3d._io import atomic_path, save_png
+from hf_real3d._io import atomic_path
 from hf_real3d.real3dqa.report import plot_pk, plot_radar, radar_types
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
 from hf_real3d.srbench.report import (
@@ -25,7 +25,7 @@ from hf_real3d.srbench.report import (
     study_cell,
 )
 from hf_real3d.stats import mean_std, seed_stats
-from hf_real3d.tables import markdown_table
+from hf_real3d.tables import markdown_table, save_png
 
 from .findings import (
     findings,

@@ -54,11 +54,11 @@ def run_seed(cfg: DemoConfig, seed: int, pool: TrainingPool | None = None) -> Se
     pruning = bias_pruning(run, filtered, scores)
     rotation = viewpoint_study(run, models, filtered, scores)
     navigate = [r["question_id"] for r in filtered.rotation_rows if r["kind"] == "navigate"]
-    (run.root / "summary.json").write_text(json.dumps({"build": filtered.summary}, indent=2,
-                                                      default=str))
+    build = json.loads(json.dumps(asdict(filtered.summary), default=str))
+    (run.root / "summary.json").write_text(json.dumps({"build": build}, indent=2))
     return SeedResult(
         seed=seed, metrics=scores.metrics, ablations=why.ablations, attention=why.attention,
-        flips=why.flips, build=json.loads(json.dumps(filtered.summary, default=str)),
+        flips=why.flips, build=build,
         example_question_id=int(navigate[0] if navigate
                                 else filtered.rotation_rows[0]["question_id"]),
         root=str(run.root), by_kind=why.by_kind, weights=why.weights, text_only=why.text_only,

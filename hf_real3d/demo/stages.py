@@ -34,6 +34,7 @@ from hf_real3d.demo.flips import accuracy_by, flips, original_correct
 from hf_real3d.hub import load_frame, load_local
 from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa import build_real3dqa, load_references, score_predictions
+from hf_real3d.real3dqa.runs import BuildRun
 from hf_real3d.real_scanqa import build_real_scanqa, score_real_scanqa
 from hf_real3d.scanqa import read_scanqa
 from hf_real3d.srbench import baselines, build_srbench, expand, load_rows
@@ -149,7 +150,7 @@ class FilteredSet:
 
     refs: pd.DataFrame
     rotation_rows: list[dict[str, Any]]
-    summary: dict[str, Any]
+    summary: BuildRun
     folder: Path
 
     @property

@@ -92,36 +92,24 @@ def real3dqa_em_refined(entries):
     return float(_correct(entries)[1].mean() * 100)
 
 
-def _vrs(entries):
-    _, refined = _correct(entries)
-    return vrs(refined, [e["question_id"] for e in entries],
-               [e["rotation_deg"] for e in entries], incomplete="drop")
+def _vrs(key):
+    """The aggregation of one of P_1..P_4 and VRS (%) over the rotation groups (NaN where
+    fewer viewpoints leave P_k undefined): a named hook per figure, as the task YAML's
+    ``!function utils.real3dqa_<figure>`` asks."""
+    def aggregate(entries):
+        _, refined = _correct(entries)
+        return vrs(refined, [e["question_id"] for e in entries],
+                   [e["rotation_deg"] for e in entries], incomplete="drop").get(key, float("nan"))
+
+    aggregate.__name__ = f"real3dqa_{key}"
+    return aggregate
 
 
-def real3dqa_p_at_least_1(entries):
-    """P_1 (%): questions right from at least one viewpoint."""
-    return _vrs(entries)["p_at_least_1"]
-
-
-def real3dqa_p_at_least_2(entries):
-    """P_2 (%): questions right from at least two viewpoints."""
-    return _vrs(entries)["p_at_least_2"]
-
-
-def real3dqa_p_at_least_3(entries):
-    """P_3 (%): questions right from at least three viewpoints."""
-    return _vrs(entries)["p_at_least_3"]
-
-
-def real3dqa_p_at_least_4(entries):
-    """P_4 (%): questions right from all four viewpoints (NaN with fewer viewpoints)."""
-    out = _vrs(entries)
-    return out.get("p_at_least_4", float("nan"))
-
-
-def real3dqa_vrs(entries):
-    """The Viewpoint Rotation Score (%): the mean of P_1..P_n."""
-    return _vrs(entries)["vrs"]
+real3dqa_p_at_least_1 = _vrs("p_at_least_1")
+real3dqa_p_at_least_2 = _vrs("p_at_least_2")
+real3dqa_p_at_least_3 = _vrs("p_at_least_3")
+real3dqa_p_at_least_4 = _vrs("p_at_least_4")
+real3dqa_vrs = _vrs("vrs")
 
 
 # --- 3DSRBench -----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from hf_real3d.real3dqa.format import (
 from hf_real3d.real3dqa.judge import judge_card_lines, refuse_failed_judges
 from hf_real3d.real3dqa.predictions import load_predictions
 from hf_real3d.real3dqa.rotation import RotationResult, rotate_records, viewpoint_angles
+from hf_real3d.real3dqa.runs import BuildRun, ImportRun
 from hf_real3d.scene import read_scannet, scannet_paths
 from hf_real3d.schema import fill_rows, question_features, scene_features, scene_rows
 from hf_real3d.sqa3d import read_split
@@ -67,13 +68,13 @@ def _sqa3d_config(release_dir: str | os.PathLike, sqa3d: str | os.PathLike | Non
 
 def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
                    push_to_hub: str | None = None,
-                   sqa3d: str | os.PathLike | None = None) -> dict[str, Any]:
+                   sqa3d: str | os.PathLike | None = None) -> ImportRun:
     """The official release as a dataset folder: configs ``real3dqa`` (default: the
     de-biased set), ``rotations`` (all viewpoints, grouped on the base id, with a
     ``quality`` column) and, with SQA3D's test files (``sqa3d``, or an ``sqa3d`` folder beside
     the release), ``sqa3d``: their questions of the release's scenes, so that checking the
-    import gives the release's verdicts. Returns the validation report (``sqa3d``: where the
-    texts came from, or None; + ``url`` when pushed)."""
+    import gives the release's verdicts. Returns the validation report, where SQA3D's texts
+    came from (``sqa3d``, or None) and the URL when pushed."""
     data = read_release(release_dir)
     texts, rep_sqa3d = _sqa3d_config(release_dir, sqa3d,
                                      {r["scene_id"] for r in data.rotations})
@@ -116,10 +117,7 @@ def import_release(release_dir: str | os.PathLike, out: str | os.PathLike, *,
         license=lic, license_note=note, citation=CITATION,
         extra_sections=[section] + ([review] if review else []),
         extra_json={RELEASE_HEADERS_FILE: release_headers(release_dir)})
-    rep["sqa3d"] = rep_sqa3d
-    if push_to_hub:
-        rep["url"] = push_folder(out, push_to_hub)
-    return rep
+    return ImportRun(rep, push_folder(out, push_to_hub) if push_to_hub else None, rep_sqa3d)
 
 
 def _review_section(release_dir: str | os.PathLike) -> tuple[str, dict[tuple[int, int], str]]:
@@ -179,7 +177,7 @@ def build_real3dqa(
     license: str = "other",
     progress: bool = True,
     allow_judge_failures: bool = False,
-) -> dict[str, Any]:
+) -> BuildRun:
     """SQA3D-format data + ScanNet scenes + prediction files -> a Real-3DQA dataset folder
     (publish it with :func:`hf_real3d.hub.push_folder`, as ``--push_to_hub`` does).
 
@@ -221,8 +219,8 @@ def build_real3dqa(
         license_note=("Built by the user with hf_real3d from SQA3D-format questions (SQA3D "
                       "itself is Apache-2.0) and ScanNet-format scenes (the ScanNet Terms of "
                       "Use apply to real ScanNet scans); set the license with --license."))
-    return {"questions": len(records), "kept": len(kept), "removed": len(result.removed),
-            "filter_stats": result.stats(), "rotation": rstats, "rotation_rows": len(rot.rows)}
+    return BuildRun(len(records), len(kept), len(result.removed), result.stats(), rstats,
+                    len(rot.rows))
 
 
 def _check_scenes(scene_ids: list[str], scenes_dir: str | os.PathLike) -> None:

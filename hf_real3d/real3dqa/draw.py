@@ -13,11 +13,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon
 
-from hf_real3d._io import save_png
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.scene import read_scannet
 from hf_real3d.spatial import Unanswerable
 from hf_real3d.sqa3d import read_split
+from hf_real3d.tables import save_png
 
 __all__ = ["draw_question", "topdown_figure", "topdown_panel", "plot_topdown", "turn_words",
            "PANEL_DPI", "PANEL_FONT"]

@@ -19,6 +19,7 @@ import collections
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,42 +41,13 @@ from hf_real3d.llm import (
     seeded_subset,
     usage_totals,
 )
-from hf_real3d.sources import DatasetFolder, ScanQAFile, SQA3DFolder, resolve
-from hf_real3d.sqa3d import read_split
+from hf_real3d.real3dqa.runs import JudgeRun, Trial
+from hf_real3d.sources import DatasetFolder, ScanQAFile, SQA3DFolder, read_questions, resolve
 
-__all__ = ["JUDGE_TEMPLATE", "read_questions", "run_judge", "judge_meta", "judge_card_lines",
+__all__ = ["JUDGE_TEMPLATE", "run_judge", "judge_meta", "judge_card_lines",
            "refuse_failed_judges"]
 
 JUDGE_TEMPLATE = PROMPTS / "judge.json"
-
-
-def read_questions(dataset: str | os.PathLike, split: str = "test") -> list[dict[str, Any]]:
-    """(question_id, situation, question) of an SQA3D folder, a ScanQA JSON file (or a folder
-    holding one), or a dataset folder this library built (its ``sqa3d``, ``scanqa``,
-    ``real3dqa`` or ``real_scanqa`` config, the first it has)."""
-    src = resolve(dataset, SQA3DFolder, DatasetFolder, ScanQAFile, what="the questions")
-    path = src.path
-    if isinstance(src, SQA3DFolder):
-        return [{"question_id": r.question_id, "situation": r.situation,
-                 "question": r.question}
-                for r in read_split(path, src.check_split(split), validate_poses=False)]
-    if isinstance(src, DatasetFolder):
-        # datasets (through hub) only for a dataset folder
-        from hf_real3d.hub import load_local
-
-        config = src.first_config(("sqa3d", "scanqa", "real3dqa", "real_scanqa"))
-        if config is None:
-            raise FormatError(f"{path}: its card lists configs {src.configs()}, none of sqa3d, "
-                              "scanqa, real3dqa or real_scanqa")
-        ds = load_local(path, config)
-        return [{"question_id": r["question_id"], "situation": r.get("situation") or "",
-                 "question": r["question"]} for r in ds]
-    # the ScanQA reader only for a ScanQA file
-    from hf_real3d.scanqa import read_scanqa
-
-    df = read_scanqa(path)
-    return [{"question_id": q, "situation": "", "question": t}
-            for q, t in zip(df.question_id, df.question)]
 
 
 def _meta_path(out: Path) -> Path:
@@ -91,12 +63,13 @@ def _judge_check(i: int, reply: Reply) -> str | None:
 
 def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMClient, *,
               template: str | os.PathLike | None = None, split: str = "test",
-              limit: int | None = None, dry_run: bool = False) -> dict[str, Any]:
+              limit: int | None = None, dry_run: bool = False) -> JudgeRun | Trial:
     """Ask ``client`` every question of ``dataset`` (``limit``: a subset drawn with the
     decoding seed) from its text alone; write the predictions to ``out`` and the record beside
     it (both atomically). Returns the record. ``dry_run``: what would be asked, nothing sent
     or written; a client with ``batch_out`` writes the requests as a Batch API file, nothing
-    else. A run with no answered question writes nothing and raises :class:`LLMError`."""
+    else (either returns a :class:`Trial`). A run with no answered question writes nothing and
+    raises :class:`LLMError`."""
     out = Path(out)
     if out.is_dir():
         raise FileExistsError(f"`out` {out}: a folder; give a predictions file (.jsonl)")
@@ -106,19 +79,22 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
         check_out(batch_out, name="batch_out", dataset=dataset, prompt=template)
     tpl = PromptTemplate.load(template or JUDGE_TEMPLATE, required=("question",),
                               optional=("situation",))
-    questions = read_questions(dataset, split)
+    # the questions before any filter: an SQA3D folder's split, a ScanQA file, or a dataset
+    # folder's sqa3d or scanqa config (else its real3dqa or real_scanqa)
+    questions = read_questions(resolve(dataset, SQA3DFolder, DatasetFolder, ScanQAFile,
+                                       what="the questions"), split, before_filtering=True,
+                               validate_poses=False)
     if not questions:
         raise FormatError(f"{dataset}: no questions to judge")
     questions = [questions[i] for i in seeded_subset(len(questions), limit,
                                                      client.decoding.seed)]
-    prompts = [tpl.messages(situation=q["situation"], question=q["question"])
-               for q in questions]
-    names = [f"question_id {q['question_id']}" for q in questions]
+    prompts = [tpl.messages(situation=q.situation, question=q.question) for q in questions]
+    names = [f"question_id {q.question_id}" for q in questions]
     trial = offline_step(client, prompts, names, check=_judge_check, dry_run=dry_run)
     if trial is not None:
-        return {**trial, "questions": len(questions)}
+        return Trial.of({**trial, "questions": len(questions)})
     results = client.generate(prompts, desc="judging", items=names, check=_judge_check)
-    failed = [{"question_id": q["question_id"], "reason": g.error or g.reason}
+    failed = [{"question_id": q.question_id, "reason": g.error or g.reason}
               for q, g in zip(questions, results) if not g.ok]
     if len(failed) == len(questions):
         reasons = collections.Counter(_reason_kind(f["reason"]) for f in failed)
@@ -129,25 +105,22 @@ def run_judge(dataset: str | os.PathLike, out: str | os.PathLike, client: LLMCli
     with atomic_path(out) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             for q, g in zip(questions, results):
-                row = {"question_id": q["question_id"],
+                row = {"question_id": q.question_id,
                        "prediction": _first_line(g.text) if g.ok else ""}
                 if not g.ok:
                     row["error"] = g.error or g.reason
                 if g.reply is not None:
                     row.update(finish_reason=g.finish_reason, **g.usage)
                 f.write(json.dumps(row) + "\n")
-    meta = {"dataset": str(dataset), "questions": len(questions),
-            "answered": len(questions) - len(failed), "failed": len(failed),
-            "cached": sum(g.cached for g in results), "limit": limit,
-            "judge": client.describe(),
-            "prompt": {"file": tpl.path.name, "system": tpl.system, "user": tpl.user},
-            "usage": usage_totals(results),
-            "this_run": {k: v for k, v in client.stats.as_dict().items()},
-            "failure_reasons": dict(collections.Counter(_reason_kind(f["reason"])
-                                                        for f in failed)),
-            "failures": failed[:50]}
-    write_json(_meta_path(out), meta, indent=2)
-    return meta
+    run = JudgeRun(
+        str(dataset), len(questions), answered=len(questions) - len(failed), failed=len(failed),
+        cached=sum(g.cached for g in results), limit=limit, judge=client.describe(),
+        prompt={"file": tpl.path.name, "system": tpl.system, "user": tpl.user},
+        usage=usage_totals(results), this_run=client.stats.as_dict(),
+        failure_reasons=dict(collections.Counter(_reason_kind(f["reason"]) for f in failed)),
+        failures=failed[:50])
+    write_json(_meta_path(out), asdict(run), indent=2)
+    return run
 
 
 def _reason_kind(reason: str | None) -> str:

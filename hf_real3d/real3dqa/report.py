@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from hf_real3d._io import atomic_path, save_png, write_json
-from hf_real3d.tables import markdown_table
+from hf_real3d._io import atomic_path, write_json
+from hf_real3d.tables import markdown_table, save_png
 
 __all__ = ["results_table", "plot_pk", "plot_radar", "radar_types", "write_report"]
 

@@ -46,7 +46,7 @@ from hf_real3d._io import FormatError, atomic_dir, check_out
 from hf_real3d.english.mentions import HOUR_WORDS, heading_cue
 from hf_real3d.errors import InputError
 from hf_real3d.geometry import Pose, quaternion_from_yaw, yaw_from_quaternion
-from hf_real3d.hub import ConfigData, load_local, write_dataset_files
+from hf_real3d.hub import ConfigData, write_dataset_files
 from hf_real3d.llm import (
     PROMPTS,
     Generation,
@@ -65,17 +65,17 @@ from hf_real3d.real3dqa.checker.outputs import check_configs, write_check_folder
 from hf_real3d.real3dqa.format import CITATION, question_row, same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
 from hf_real3d.real3dqa.rotation_set import RotationSet
+from hf_real3d.real3dqa.runs import RotateRun, Trial
 from hf_real3d.scene import Scene
 from hf_real3d.schema import (
     fill_rows,
     question_features,
-    record_from_row,
     scene_features,
     scene_rows,
 )
-from hf_real3d.sources import DatasetFolder, SQA3DFolder, resolve, scene_getter
+from hf_real3d.sources import DatasetFolder, SQA3DFolder, read_questions, resolve, scene_getter
 from hf_real3d.spatial import Unanswerable, View
-from hf_real3d.sqa3d import SQA3DRecord, read_split
+from hf_real3d.sqa3d import SQA3DRecord
 from hf_real3d.tables import markdown_table
 
 __all__ = ["ROTATE_TEMPLATE", "ROTATION_SCHEMA", "scene_graph_text", "parse_rotation",
@@ -148,21 +148,10 @@ def _turned_rotation(rotation: dict[str, float], degrees: int, item: str) -> dic
 def _inputs(dataset: str | os.PathLike, scenes: str | os.PathLike | None, split: str
             ) -> tuple[list[SQA3DRecord], Callable[[str], Scene | None] | None]:
     """(records, scene getter or None) of an SQA3D folder or a built dataset folder (its
-    ``real3dqa`` config, else ``sqa3d``; its ``scenes`` config unless ``scenes`` is given)."""
+    ``real3dqa`` config, else ``sqa3d``: :func:`hf_real3d.sources.read_questions`; its
+    ``scenes`` config unless ``scenes`` is given)."""
     src = resolve(dataset, SQA3DFolder, DatasetFolder, what="the questions to rotate")
-    path = src.path
-    if isinstance(src, SQA3DFolder):
-        recs = read_split(path, src.check_split(split))
-    else:
-        configs = src.configs()
-        config = src.first_config(("real3dqa", "sqa3d"))
-        if config is None:
-            raise FormatError(f"{path}: its card lists configs {configs}, neither real3dqa nor "
-                              "sqa3d; build it with hf-real3d build-real3dqa or synth")
-        rows = list(load_local(path, config))
-        if not any(r.get("semantics") for r in rows):
-            rows = _with_semantics(path, configs, rows)
-        recs = [record_from_row(r) for r in rows]
+    recs = read_questions(src, split, situated=True)
     scene = scene_getter(src, scenes=scenes)
     get = None
     if scene is not None:
@@ -172,28 +161,8 @@ def _inputs(dataset: str | os.PathLike, scenes: str | os.PathLike | None, split:
             except KeyError:
                 return None
     if not recs:
-        raise FormatError(f"{path}: no questions to rotate")
+        raise FormatError(f"{src.path}: no questions to rotate")
     return recs, get
-
-
-def _with_semantics(path: Path, configs: list[str], rows: list[dict[str, Any]]
-                    ) -> list[dict[str, Any]]:
-    """``rows`` with the ``semantics`` another config of the folder records for them (a
-    folder built before the real3dqa config kept it: the rotations config's 0-degree rows, or
-    the sqa3d config), so that geometry rotates what it rotated when the folder was built."""
-    known: dict[int, str] = {}
-    for config in ("rotations", "sqa3d"):
-        if config not in configs:
-            continue
-        ds = load_local(path, config)
-        if "semantics" not in ds.column_names:
-            continue
-        degs = ds["rotation_deg"] if "rotation_deg" in ds.column_names else [0] * len(ds)
-        for q, d, sem in zip(ds["question_id"], degs, ds["semantics"]):
-            if sem and not d:
-                known.setdefault(int(q), sem)
-    return [dict(r, semantics=known.get(int(r["question_id"]), r.get("semantics") or ""))
-            for r in rows] if known else rows
 
 
 def _excluded(question_id: int, degrees: int, reason: str, output: str = "") -> dict[str, Any]:
@@ -453,9 +422,9 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
                    scenes: str | os.PathLike | None = None,
                    template: str | os.PathLike | None = None, split: str = "test",
                    n_viewpoints: int = 4, limit: int | None = None, dry_run: bool = False,
-                   check: CheckOptions | None = None) -> dict[str, Any]:
+                   check: CheckOptions | None = None) -> RotateRun | Trial:
     """Rotate every question of ``dataset`` (see the module docstring) into the dataset folder
-    ``out``, checked before it is written. Returns the summary. ``limit``: a subset of the
+    ``out``, checked before it is written. Returns a :class:`RotateRun`. ``limit``: a subset of the
     questions drawn with the decoding seed; ``dry_run``: what would be asked, nothing sent or
     written; a client with ``batch_out`` writes the requests as a Batch API file, nothing
     else."""
@@ -470,8 +439,8 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     trial = offline_step(client, plan.prompts, plan.names, schema=ROTATION_SCHEMA,
                          check=plan.check, dry_run=dry_run)
     if trial is not None:
-        return {**trial, "questions": len(recs), "geometry_groups": len(plan.groups),
-                "no_heading_cue": len(plan.no_cue)}
+        return Trial.of({**trial, "questions": len(recs), "geometry_groups": len(plan.groups),
+                         "no_heading_cue": len(plan.no_cue)})
     results = _ask(client, plan, out)
     calls = _parse(plan, results)
     if not plan.groups:
@@ -496,4 +465,5 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     checked = _write(out, _configs(plan, rows, calls, split, evidence), rows,
                      _card_section(s, plan, limited, client, tpl), present, split,
                      _Check(check or CheckOptions(), evidence, client.progress))
-    return {**s, "check": {k: checked.get(k) for k in ("items", "verdicts", "group_verdicts")}}
+    return RotateRun.of({**s, "check": {k: checked.get(k) for k in ("items", "verdicts",
+                                                                     "group_verdicts")}})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hf_real3d.errors import FormatError, InputError
+from hf_real3d.errors import FormatError
 from hf_real3d.real3dqa.format import read_release, read_rotation_files
 from hf_real3d.sources import DatasetFolder, Release, RotationFiles, resolve, scene_getter
 
@@ -58,32 +58,13 @@ class RotationSet:
 def _folder_rows(src: DatasetFolder, split: str | None
                  ) -> tuple[list[dict[str, Any]], str, Any]:
     """The rows, the split and the whole split as read (a Dataset, read once)."""
-    # the dataset folder's rows (hub, datasets) only for a dataset folder
-    from hf_real3d.hub import load_local
-
-    configs = src.configs()
-    if "rotations" not in configs:
-        raise FileNotFoundError(f"{src.path}: the card lists configs {configs}, no `rotations`; "
-                                "build it with hf-real3d build-real3dqa, import-real3dqa or "
-                                "rotate first")
-    splits = src.splits("rotations")
-    if split is None:
-        split = "test" if "test" in splits or not splits else \
-            splits[0] if len(splits) == 1 else None
-        if split is None:
-            raise InputError(f"{src.path}: its rotations config has splits {splits} and no "
-                             "test split; name the split to read")
-    elif splits and split not in splits:
-        raise InputError(f"{src.path}: its rotations config has splits {splits}, not "
-                         f"{split!r}")
-    table = load_local(src.path, "rotations", split)
-    rows = table.select_columns([c for c in (*_ROW_KEYS, *_OPTIONAL_KEYS)
-                                 if c in table.column_names]).to_pandas().to_dict("records")
-    for r in rows:
-        r["answers"] = list(r["answers"])
-        if r.get("alternative_situation") is not None:
-            r["alternative_situation"] = list(r["alternative_situation"])
-    return rows, split, table
+    if "rotations" not in src.configs():
+        raise FileNotFoundError(f"{src.path}: the card lists configs {src.configs()}, no "
+                                "`rotations`; build it with hf-real3d build-real3dqa, "
+                                "import-real3dqa or rotate first")
+    table, split = src.table("rotations", split)
+    keep = [c for c in (*_ROW_KEYS, *_OPTIONAL_KEYS) if c in table.column_names]
+    return table.select_columns(keep).to_list(), split, table
 
 
 def read_rotation_set(dataset: str | os.PathLike,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import datasets
@@ -16,13 +17,29 @@ from hf_real3d.real_scanqa.predictions import read_predictions
 from hf_real3d.scanqa import read_scanqa, require_answers
 from hf_real3d.tables import markdown_table
 
-__all__ = ["build_real_scanqa"]
+__all__ = ["ScanQABuildRun", "build_real_scanqa"]
+
+
+@dataclass
+class ScanQABuildRun:
+    """``hf-real3d build-real-scanqa``: the filter's counts, overall and per question type."""
+
+    questions: int
+    kept: int
+    removed: int
+    filter_stats: list[dict[str, Any]]
+    per_type: dict[str, dict[str, int]]
+    url: str | None = None  # where it was published
+
+    def lines(self, out: str) -> list[str]:
+        return [f"wrote {out}: {self.questions} questions, {self.kept} kept, {self.removed} "
+                "removed" + (f"; {self.url}" if self.url else "")]
 
 
 def build_real_scanqa(scanqa_json: str | os.PathLike, out: str | os.PathLike, *,
                       pairs: list[tuple[str, Any, Any]], judges: list[tuple[str, Any]] = (),
                       push_to_hub: str | None = None, license: str = "other",
-                      allow_judge_failures: bool = False) -> dict[str, Any]:
+                      allow_judge_failures: bool = False) -> ScanQABuildRun:
     """ScanQA JSON + (full, blind) prediction pairs (+ text-only judges) -> a dataset folder
     with configs ``scanqa`` (all questions), ``real_scanqa`` (kept, default) and
     ``filtered_out`` (removed, with reasons). ``license``: the card's license identifier
@@ -77,10 +94,6 @@ def build_real_scanqa(scanqa_json: str | os.PathLike, out: str | os.PathLike, *,
         license_note=("Built by the user with hf_real3d from ScanQA-format questions: ScanQA's "
                       "own license and the ScanNet Terms of Use apply to real data. Set the "
                       "license of your build with --license."))
-    summary = {"questions": len(qs), "kept": len(kept), "removed": len(removed),
-               "filter_stats": result.stats(), "per_type": {r[0]: {"questions": r[1],
-                                                                   "kept": r[2]}
-                                                            for r in type_rows}}
-    if push_to_hub:
-        summary["url"] = push_folder(out, push_to_hub)
-    return summary
+    return ScanQABuildRun(len(qs), len(kept), len(removed), result.stats(),
+                          {r[0]: {"questions": r[1], "kept": r[2]} for r in type_rows},
+                          push_folder(out, push_to_hub) if push_to_hub else None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from hf_real3d.srbench.format import (
     write_tsv,
 )
 
-__all__ = ["CITATION", "expand", "build_srbench", "load_rows"]
+__all__ = ["CITATION", "SRBenchBuildRun", "expand", "build_srbench", "load_rows"]
 
 CITATION = """@article{ma20243dsrbench,
   title={3DSRBench: A Comprehensive 3D Spatial Reasoning Benchmark},
@@ -37,10 +38,22 @@ def expand(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(r, index=i) for i, r in enumerate(circular_expand(flip_expand(rows)))]
 
 
+@dataclass
+class SRBenchBuildRun:
+    """``hf-real3d build-3dsrbench``: the rows of each config written."""
+
+    counts: dict[str, int]
+    url: str | None = None  # where it was published
+    stats: dict[str, Any] = field(default_factory=dict)  # the synthetic generator's
+
+    def lines(self, out: str) -> list[str]:
+        return [f"wrote {out}: {self.counts}"]
+
+
 def build_srbench(out: str | os.PathLike, *, tsv: str | list | None = None, synthetic=None,
                   export_tsv: bool = False, push_to_hub: str | None = None,
                   license: str = "cc-by-4.0", complementary_questions: bool = True
-                  ) -> dict[str, Any]:
+                  ) -> SRBenchBuildRun:
     """Folder with configs ``real`` (from an official TSV), ``synthetic_common`` and
     ``synthetic_uncommon`` (from the synthetic generator's output, expanded). ``license``:
     the card's license (3DSRBench's is CC BY 4.0; set yours for your own rows).
@@ -84,10 +97,8 @@ def build_srbench(out: str | os.PathLike, *, tsv: str | list | None = None, synt
     if export_tsv:
         for name, rows in expanded.items():
             write_tsv(rows, Path(out) / "tsv" / f"{name}.tsv")
-    summary = {"counts": counts}
-    if push_to_hub:
-        summary["url"] = push_folder(out, push_to_hub)
-    return summary
+    return SRBenchBuildRun(counts, push_folder(out, push_to_hub) if push_to_hub else None,
+                           stats)
 
 
 def load_rows(folder: str | os.PathLike, config: str) -> list[dict[str, Any]]:

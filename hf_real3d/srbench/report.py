@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from hf_real3d._io import save_png
 from hf_real3d.srbench.format import CATEGORIES, GROUPS
 from hf_real3d.stats import mean_std, seed_stats
-from hf_real3d.tables import markdown_table
+from hf_real3d.tables import markdown_table, save_png
 
 __all__ = ["SRBENCH_VIEW_CONFIGS", "SRBENCH_METRICS", "srbench_table",
            "srbench_viewpoint_table", "srbench_study_summary", "srbench_study_table",

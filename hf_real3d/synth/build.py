@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,26 @@ from hf_real3d.synth.config import SPLITS, SynthConfig
 from hf_real3d.synth.questions import generate_questions, sample_situation
 from hf_real3d.synth.rooms import generate_room
 
-__all__ = ["SynthConfig", "build_benchmark", "ensure_benchmark", "generate_split",
+__all__ = ["SynthConfig", "SynthRun", "build_benchmark", "ensure_benchmark", "generate_split",
            "generate_scene_records"]
 
 _SPLIT_CODE = {"train": 1, "val": 2, "test": 3}
+
+
+@dataclass
+class SynthRun:
+    """``hf-real3d synth``: each split's summary (questions, scenes, question types, the
+    guessable share, ...), also in ``synth_config.json``; ``--json`` prints ``splits``."""
+
+    splits: dict[str, dict[str, Any]]
+
+    def lines(self, out: str) -> list[str]:
+        return [f"{'split':<6} {'questions':>9} {'scenes':>6} {'guessable':>9}  "
+                "types (what/is/how/can/which/other)",
+                *(f"{split:<6} {s['questions']:>9} {s['scenes']:>6} "
+                  f"{s['guessable_share']:>9.1%}  "
+                  + "/".join(str(v) for v in s["question_types"].values())
+                  for split, s in self.splits.items()), f"wrote {out}"]
 
 
 def generate_scene_records(config: SynthConfig, split: str, scene_id: str
@@ -121,7 +137,7 @@ def generate_split(config: SynthConfig, split: str) -> tuple[list[Scene], list[S
 
 def build_benchmark(out: str | os.PathLike, config: SynthConfig | None = None, *,
                     write_scenes: bool = True, workers: int | None = None,
-                    progress: bool = True) -> dict[str, Any]:
+                    progress: bool = True) -> SynthRun:
     """Generate the benchmark into ``out`` (atomically) and return its summary."""
     config = config or SynthConfig()
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
@@ -160,7 +176,7 @@ def build_benchmark(out: str | os.PathLike, config: SynthConfig | None = None, *
         write_json(tmp / "synth_config.json",
                    {"config": asdict(config), "summary": summary}, indent=2)
         _write_card(tmp, config, records, write_scenes)
-    return summary
+    return SynthRun(summary)
 
 
 def ensure_benchmark(out: str | os.PathLike, config: SynthConfig | None = None) -> Path:

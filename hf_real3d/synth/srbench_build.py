@@ -8,9 +8,8 @@ start-up time of every per-scene process).
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from hf_real3d.srbench.build import build_srbench
+from hf_real3d.srbench.build import SRBenchBuildRun, build_srbench
 from hf_real3d.srbench.format import read_tsv
 from hf_real3d.synth.srbench_gen import SRBenchConfig, generate_srbench
 
@@ -20,13 +19,10 @@ __all__ = ["build_srbench_folder"]
 def build_srbench_folder(out: str | os.PathLike, cfg: SRBenchConfig, *, tsv: str | None = None,
                          workers: int = 2, export_tsv: bool = False,
                          push_to_hub: str | None = None,
-                         license: str = "cc-by-4.0") -> dict[str, Any]:
+                         license: str = "cc-by-4.0") -> SRBenchBuildRun:
     """``hf-real3d build-3dsrbench``: render ``cfg.scenes`` synthetic scenes (none when 0)
     and write them, with the official ``tsv`` rows if given, as a dataset folder."""
     real = read_tsv(tsv) if tsv else None  # a bad TSV fails before minutes of rendering
     synthetic = generate_srbench(cfg, workers=workers) if cfg.scenes > 0 else None
-    summary = build_srbench(out, tsv=real, synthetic=synthetic, export_tsv=export_tsv,
-                            push_to_hub=push_to_hub, license=license)
-    if synthetic:
-        summary["stats"] = synthetic["stats"]
-    return summary
+    return build_srbench(out, tsv=real, synthetic=synthetic, export_tsv=export_tsv,
+                         push_to_hub=push_to_hub, license=license)

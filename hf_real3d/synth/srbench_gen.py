@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from hf_real3d.choices import LETTERS
 from hf_real3d.scene import Scene
-from hf_real3d.srbench.format import CATEGORIES, flip_expand, mirrored_answer, qid_base
+from hf_real3d.srbench.format import CATEGORIES, qid_base
 from hf_real3d.synth.catalog import CATALOG
 from hf_real3d.synth.config import SRBenchConfig
 from hf_real3d.synth.render import Camera, Renderer, png_bytes, scene_mesh_arrays
@@ -388,18 +388,3 @@ def generate_srbench(cfg: SRBenchConfig | None = None, *, workers: int = 2,
         "margins": {"height_m": cfg.height_margin, "distance_m": cfg.distance_margin,
                     "angle_deg": cfg.angle_margin}}
     return {"synthetic_common": common, "synthetic_uncommon": uncommon, "stats": stats}
-
-
-def flipped_answer_matches_mirror(row: dict[str, Any], scene_world: World,
-                                  cfg: SRBenchConfig) -> bool:
-    """Check a FlipEval item on geometry: the *same* question asked of the mirrored world
-    has the flipped item's answer, and the rule-based :func:`mirrored_answer` agrees."""
-    fields = {k: v for k, v in json.loads(row["camera"]).items()
-              if k in Camera.__dataclass_fields__}
-    cam = Camera(**{**fields, "position": tuple(fields["position"])})
-    flipped = next(r for r in flip_expand([row]) if r["flipped"])
-    mirrored = answer_text(row["category"], tuple(row["objects"]),
-                           mirror_world(scene_world, cam), cam, cfg)
-    text = flipped["options"][LETTERS.index(flipped["answer"])]
-    return (flipped["question"] == row["question"] and mirrored == text
-            and mirrored_answer(row) == flipped["answer"])

@@ -112,3 +112,16 @@ def srb_rows(tmp_path):
                   "flip_group": f"Q000000{i}"})
         rows.append(r)
     return expand(rows)
+
+
+def in_direction(scene, pose, direction: str) -> list:
+    """The objects (walls, floor and ceiling aside) whose centre lies in ``direction`` (front,
+    left, back, right) from ``pose``, nearest first: what a direction-dependent answer must
+    name, from the scene's geometry."""
+    import numpy as np
+
+    from hf_real3d.spatial import View
+
+    view = View(scene, pose, margin_deg=0.0)
+    return [view.objs[i] for i in np.argsort(view.dist, kind="stable")
+            if view.direction(i) == direction]

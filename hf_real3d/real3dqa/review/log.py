@@ -17,7 +17,6 @@ set has), never the rotation set itself.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from hf_real3d._io import FormatError, plain_value
 from hf_real3d.real3dqa.format import plain_text
@@ -287,9 +288,10 @@ class DecisionLog:
         without it the showing must not have been judged yet (else :class:`JudgedElsewhere`,
         nothing written)."""
         annotator = check_annotator(annotator)
-        fd = os.open(self.path(annotator), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
-        try:  # the mode above: the umask applies
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        path = self.path(annotator)
+        # the lock beside the file (filelock: its mode, like the file's, follows the umask)
+        with FileLock(f"{path}.lock"), open(path, "ab+") as f:
+            fd = f.fileno()
             sep = b""
             if os.fstat(fd).st_size:  # never append to a line a crash cut short
                 os.lseek(fd, -1, os.SEEK_END)
@@ -308,8 +310,6 @@ class DecisionLog:
                 line["revises"] = int(revises)
             os.write(fd, sep + (json.dumps(line, ensure_ascii=False) + "\n").encode())
             os.fsync(fd)
-        finally:
-            os.close(fd)
         return line
 
     @staticmethod
