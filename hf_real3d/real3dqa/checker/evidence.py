@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from hf_real3d.english.mentions import normal_text, singular, tokens
-from hf_real3d.sources import SQA3DFolder, resolve
+from hf_real3d.errors import InputError
+from hf_real3d.sources import DatasetFolder, SQA3DFolder, resolve
 from hf_real3d.sqa3d import SQA3DRecord, read_split
 
 __all__ = ["EVIDENCE_RULES", "PoseEvidence", "PoseQuestions", "evidence_of", "find_evidence",
@@ -110,18 +111,19 @@ def sqa3d_beside(dataset: str | os.PathLike) -> Path | None:
 
 
 def _folder_records(folder: Path, split: str) -> list[SQA3DRecord] | None:
-    """The SQA3D records a dataset folder keeps in its ``sqa3d`` config (``split``), or
-    None when it has none."""
-    # hub and schema bring datasets: only for a dataset folder
-    from hf_real3d.hub import card_configs, card_splits, load_local
+    """The SQA3D records a dataset folder keeps in its ``sqa3d`` config (``split``): all the
+    questions of its scenes, never a filtered set; None when it has none."""
+    src = resolve(folder, DatasetFolder)
+    if "sqa3d" not in src.configs():
+        return None
+    try:
+        split = src.pick_split("sqa3d", split)
+    except InputError:  # its questions of another split are no evidence for this one
+        return None
+    # schema brings datasets: only for a dataset folder
     from hf_real3d.schema import record_from_row
 
-    if "sqa3d" not in card_configs(folder) or split not in card_splits(folder, "sqa3d"):
-        return None
-    table = load_local(folder, "sqa3d", split)
-    cols = [c for c in ("question_id", "scene_id", "situation", "alternative_situation",
-                        "question", "answers", "position", "rotation") if c in table.column_names]
-    return [record_from_row(r) for r in table.select_columns(cols).to_list()]
+    return [record_from_row(r) for r in src.rows("sqa3d", split)[0]]
 
 
 def find_evidence(dataset: str | os.PathLike, *, sqa3d: str | os.PathLike | None = None,
