@@ -94,7 +94,7 @@ class ScriptArguments(SceneModelArguments):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_counts(self, max_train_questions=1, dataset_num_proc=1, rotation_viewpoints=1)
+        check_counts(self, max_train_questions=1, dataset_num_proc=1, rotation_viewpoints=2)
 
 
 @dataclass
@@ -127,7 +127,7 @@ class VLMScriptArguments:
 
     def __post_init__(self) -> None:
         check_counts(self, hidden_size=1, num_layers=1, image_size=8, max_train_questions=1,
-                     rotation_viewpoints=1)
+                     rotation_viewpoints=2)
 
 
 DEFAULT_DATASET = ScriptArguments.dataset_name  # the embedded benchmark's default folder

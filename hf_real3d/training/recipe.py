@@ -117,8 +117,6 @@ def check_augment_args(args: ScriptArguments) -> None:
             raise InputError(f"{', '.join(given)} without `rotation_augment`: nothing would be "
                              "augmented; set `rotation_augment` to all (or one)")
         return
-    if args.rotation_viewpoints < 2:
-        raise InputError(f"`rotation_viewpoints` {args.rotation_viewpoints}: expected at least 2")
     if args.rotation_kinds is not None and not _kinds(args):
         raise InputError("`rotation_kinds` is empty; name the kinds to turn, comma-separated")
 

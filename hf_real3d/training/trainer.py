@@ -108,7 +108,8 @@ class ReweightingArguments:
         # the trainer's counts (the TrainingArguments this mixin joins): a zero would train
         # nothing, or by epochs when steps were asked for, or reach a division
         check_counts(self, per_device_train_batch_size=1, per_device_eval_batch_size=1,
-                     gradient_accumulation_steps=1, dataloader_num_workers=0, warmup_steps=0)
+                     gradient_accumulation_steps=1, dataloader_num_workers=0, warmup_steps=0,
+                     seed=0)
         if self.max_steps == 0 or self.max_steps < -1:
             raise InputError(f"`max_steps` {self.max_steps}: expected a positive number of "
                              "steps, or -1 to train for `num_train_epochs`")
@@ -126,6 +127,9 @@ class ReweightingArguments:
             raise InputError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
         if self.aux_loss not in AUX_LOSS_MODES:
             raise InputError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
+        if self.weight_clip is not None and not self.weight_clip > 0:
+            raise InputError(f"Expected weight_clip > 0 (or None: no clipping) but got "
+                             f"{self.weight_clip}")
         if self.epsilon <= 0:
             raise InputError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":
