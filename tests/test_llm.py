@@ -307,7 +307,8 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
 
 def test_shipped_examples_rotate_correctly():
     tpl = PromptTemplate.load(ROTATE_TEMPLATE, required=("degrees", "situation", "question",
-                                                          "answer"), optional=("scene_graph",))
+                                                          "answer"), optional=("scene_graph",),
+                              output=("situation", "answer"))
     assert len(tpl.examples) >= 3
     for ex in tpl.examples:
         assert check_text(ex["situation"], ex["output"]["situation"], ex["degrees"]) == [], ex

@@ -69,7 +69,15 @@ class Reply:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Reply:
-        return cls(str(d["text"]), d.get("finish_reason"), dict(d.get("usage") or {}))
+        """The reply :meth:`to_dict` wrote; anything else (a null text, another schema) is a
+        ``TypeError`` saying what it holds, never a reply."""
+        if not isinstance(d, dict) or not isinstance(d.get("text"), str):
+            raise TypeError(f"a reply has a string `text`, not {type(d).__name__} {d!r:.80}")
+        if not isinstance(d.get("finish_reason"), str | None) or \
+                not isinstance(d.get("usage"), dict | None):
+            raise TypeError("a reply's `finish_reason` is a string or null and its `usage` an "
+                            "object")
+        return cls(d["text"], d.get("finish_reason"), dict(d.get("usage") or {}))
 
 
 def first_json_object(text: str) -> Any:
