@@ -46,9 +46,10 @@ class Decoding:
     max_tokens: int = 128
 
     def __post_init__(self) -> None:
-        if self.temperature < 0 or self.max_tokens < 1:
-            raise ValueError(f"`temperature` {self.temperature} must be >= 0 and `max_tokens` "
-                             f"{self.max_tokens} >= 1")
+        if self.temperature < 0:
+            raise ValueError(f"`temperature` {self.temperature}: expected 0 (greedy) or more")
+        if self.max_tokens < 1:
+            raise ValueError(f"`max_tokens` {self.max_tokens}: expected at least 1 token")
 
 
 @dataclass
