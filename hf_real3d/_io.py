@@ -126,12 +126,11 @@ def check_out(out: str | os.PathLike, *, name: str = "out", prefix: str = "",
     return Path(out)
 
 
-def model_folder(path: str | os.PathLike, option: str, *, tokenizer: bool = False
-                 ) -> dict[str, Any]:
+def model_folder(path: str | os.PathLike, option: str) -> dict[str, Any]:
     """The ``config.json`` of a saved transformers model folder given as ``option``, checked
-    before anything loads it: a folder, its config, weights that are not git-lfs pointers, and
-    with ``tokenizer`` its tokenizer; one line naming the folder and what it lacks otherwise
-    (transformers would look for a Hub repository, or build fresh weights)."""
+    before anything loads it: a folder, its config, weights that are not git-lfs pointers; one
+    line naming the folder and what it lacks otherwise (transformers would look for a Hub
+    repository, or build fresh weights)."""
     p = Path(path).expanduser()
     fix = "give a folder written by save_pretrained (config.json and model.safetensors)"
     if not p.is_dir():
@@ -154,10 +153,6 @@ def model_folder(path: str | os.PathLike, option: str, *, tokenizer: bool = Fals
             if f.read(64).startswith(b"version https://git-lfs"):
                 raise InputError(f"`{option}` {path}: {w.name} is a git-lfs pointer file, not "
                                  f"the weights; run `git lfs pull` in {path}")
-    if tokenizer and not any((p / n).is_file() for n in ("tokenizer.json",
-                                                          "tokenizer_config.json")):
-        raise InputError(f"`{option}` {path}: no tokenizer (tokenizer.json) beside the model; "
-                         "save the tokenizer it was trained with into the folder")
     return cfg
 
 

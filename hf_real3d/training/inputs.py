@@ -36,7 +36,7 @@ def saved_model(path: str | os.PathLike, option: str, kind: str, *,
                 tokenizer: bool = False) -> dict[str, Any]:
     """The config of the saved model folder ``path`` (given as ``option``), which must hold
     a model of ``kind`` (a key of :data:`KINDS`) with its weights (and its tokenizer)."""
-    cfg = model_folder(path, option, tokenizer=tokenizer)
+    cfg = model_folder(path, option)
     what, types = KINDS[kind]
     got = cfg.get("model_type")
     if got not in types:
@@ -44,6 +44,9 @@ def saved_model(path: str | os.PathLike, option: str, kind: str, *,
         raise InputError(f"`{option}` {path}: holds {other or f'a {got!r} model'}, not {what}; "
                          "give a folder of that kind (transformers would start it from fresh "
                          "weights)")
+    if tokenizer and not has_tokenizer(path):
+        raise InputError(f"`{option}` {path}: no tokenizer (tokenizer.json) beside the model; "
+                         "save the tokenizer it was trained with into the folder")
     return cfg
 
 

@@ -128,8 +128,8 @@ class ReweightingArguments:
         if self.aux_loss not in AUX_LOSS_MODES:
             raise InputError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
         if self.weight_clip is not None and not self.weight_clip > 0:
-            raise InputError(f"Expected weight_clip > 0 (or None: no clipping) but got "
-                             f"{self.weight_clip}")
+            raise InputError(f"`weight_clip` {self.weight_clip}: expected more than 0 (or None: "
+                             "no clipping)")
         if self.epsilon <= 0:
             raise InputError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":
