@@ -13,21 +13,22 @@ import dataclasses
 import difflib
 import os
 import sys
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
+import yaml
 from trl import TrlParser
 
-from hf_real3d._argparse import check_values
-from hf_real3d._yaml import read_yaml
-from hf_real3d.errors import InputError
+from hf_real3d.errors import FormatError, InputError
 from hf_real3d.modeling.settings import SceneModelArguments, check_counts
 from hf_real3d.training.augment import AUGMENT_CHOICES
 from hf_real3d.training.trainer import ReweightedConfig
 
 __all__ = ["ScriptArguments", "VLMScriptArguments", "RecipeParser", "make_parser",
-           "parse_recipe_args", "DEFAULT_DATASET"]
+           "check_values", "parse_recipe_args", "DEFAULT_DATASET"]
 
 
 @dataclass
@@ -153,13 +154,64 @@ def make_parser(classes: tuple = (ScriptArguments, ReweightedConfig)) -> RecipeP
     return RecipeParser(classes)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, for which a key set twice in one mapping is an error."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key, line = self.construct_object(key_node, deep=deep), key_node.start_mark.line + 1
+            if key in seen:
+                raise FormatError(f"{self.name}: line {line}: key {key!r} is set twice (first "
+                                  f"at line {seen[key]}); keep one")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_mapping(path: str | os.PathLike) -> dict[str, Any]:
-    loaded = read_yaml(path)
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
+    """A YAML file of arguments read strictly (a byte-order mark allowed): a key set twice or
+    malformed YAML is a :class:`FormatError` naming the file and line."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    loader = _UniqueKeyLoader(Path(path).read_text(encoding="utf-8-sig"))
+    loader.name = str(path)
+    try:
+        loaded = loader.get_single_data()
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise FormatError(f"{path}: malformed YAML: {at}"
+                          f"{getattr(err, 'problem', None) or err}") from None
+    finally:
+        loader.dispose()
+    if loaded is not None and not isinstance(loaded, dict):
         raise InputError(f"{path}: expected a mapping of argument names to values")
-    return loaded
+    return loaded or {}
+
+
+def check_values(cfg: dict[str, Any], classes: tuple, path: str = "config") -> None:
+    """A mapping of argument values (a YAML file's) for the fields of ``classes``: an unknown
+    key is refused naming the nearest valid one, a value of another type than the field's
+    (checked exactly, as msgspec's strict conversion does: 6.5 is no int, [0.1] no float,
+    "3" no number) naming the field and the value."""
+    hints = {f.name: typing.get_type_hints(c)[f.name] for c in classes
+             for f in dataclasses.fields(c) if f.init}
+    for key, value in cfg.items():
+        if key not in hints:
+            near = difflib.get_close_matches(str(key), list(hints), n=1)
+            raise ValueError(f"{path}: unknown argument {key!r}"
+                             + (f"; did you mean {near[0]!r}?" if near else ""))
+        tp = hints[key]
+        try:
+            msgspec.convert(value, tp, strict=True)
+        except msgspec.ValidationError:
+            name = getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+            raise TypeError(f"{path}: {key}: expected {name} but got {value!r} "
+                            f"({type(value).__name__})") from None
+        except TypeError:  # a union msgspec does not take (an Enum or str): its values are str
+            if str in typing.get_args(tp) and not isinstance(value, str):
+                raise TypeError(f"{path}: {key}: expected str but got {value!r} "
+                                f"({type(value).__name__})") from None
 
 
 def _config_path(argv: list[str]) -> str | None:
