@@ -51,6 +51,7 @@ def saved_model(path: str | os.PathLike, option: str, kind: str, *,
 
 
 def has_tokenizer(path: str | os.PathLike) -> bool:
+    """Whether the folder ``path`` holds a saved tokenizer."""
     return any((Path(path) / n).is_file() for n in ("tokenizer.json", "tokenizer_config.json"))
 
 
