@@ -7,24 +7,19 @@ and ``--no_flag`` when the default is True), ``list[X]`` (one or more values); t
 ``help`` and ``aliases`` field metadata; ``--field_name`` or ``--field-name``; a field
 without a default is required. Any other type raises ``TypeError`` naming the field, so
 a new option either parses identically or fails loudly (tests/test_cli.py compares both
-parsers on every command).
-
-:func:`check_values` checks a mapping of values (a recipe's YAML file) against the same
-dataclass fields, exactly: the one place that knows what a field's type accepts.
+parsers on every command). The recipes parse with trl's ``TrlParser``
+(:mod:`hf_real3d.training.args`).
 """
 
 from __future__ import annotations
 
 import argparse
-import collections.abc
 import dataclasses
-import difflib
-import enum
 import types
 import typing
 from typing import Any
 
-__all__ = ["DataclassParser", "string_to_bool", "check_values", "accepts"]
+__all__ = ["DataclassParser", "string_to_bool"]
 
 
 def string_to_bool(v: Any) -> bool:
@@ -106,55 +101,3 @@ class DataclassParser(argparse.ArgumentParser):
         if rest:
             raise ValueError(f"Some specified arguments are not used by the parser: {rest}")
         return self.dataclass_type(**vars(namespace))
-
-
-def accepts(tp: Any, value: Any) -> bool:
-    """Whether a YAML ``value`` has the dataclass field type ``tp`` exactly (no coercion:
-    6.5 is not an int, [0.1] is not a float, "3" is not a number)."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(accepts(a, value) for a in args)
-    if tp is type(None):
-        return value is None
-    if origin is typing.Literal:
-        return value in args
-    if tp is bool:
-        return isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if tp is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if tp is str:
-        return isinstance(value, str)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return isinstance(value, tp) or (isinstance(value, str | int | float)
-                                         and value in {m.value for m in tp})
-    if origin in (list, tuple, collections.abc.Sequence):
-        return isinstance(value, list) and (not args or all(accepts(args[0], v) for v in value))
-    if origin is dict or tp is dict:
-        return isinstance(value, dict)
-    return True  # a type this check does not know: left to the parser
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-def check_values(cfg: dict[str, Any], classes: tuple, path: str = "config") -> None:
-    """A mapping of option values (a YAML file's) for the fields of ``classes``: unknown
-    keys are refused naming the nearest valid one, values of another type than the field's
-    (checked exactly, :func:`accepts`) naming the field and the value."""
-    hints: dict[str, Any] = {}
-    for cls in classes:
-        hints.update({f.name: typing.get_type_hints(cls)[f.name]
-                      for f in dataclasses.fields(cls) if f.init})
-    for key, value in cfg.items():
-        if key not in hints:
-            near = difflib.get_close_matches(str(key), list(hints), n=1)
-            raise ValueError(f"{path}: unknown argument {key!r}"
-                             + (f"; did you mean {near[0]!r}?" if near else ""))
-        if not accepts(hints[key], value):
-            raise TypeError(f"{path}: {key}: expected {_type_name(hints[key])} but got "
-                            f"{value!r} ({type(value).__name__})")

@@ -29,7 +29,8 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
            "remove_stale_temporaries", "umask", "check_out",
-           "write_jsonl", "cache_root", "read_jsonl", "check_link", "plain_value"]
+           "write_jsonl", "cache_root", "read_jsonl", "check_link", "plain_value",
+           "model_folder"]
 
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -123,6 +124,36 @@ def check_out(out: str | os.PathLike, *, name: str = "out", prefix: str = "",
         raise InputError(f"{prefix}{name} {out} {why}: an output never replaces, holds or sits "
                          f"in an input; give {prefix}{name} a place of its own")
     return Path(out)
+
+
+def model_folder(path: str | os.PathLike, option: str) -> dict[str, Any]:
+    """The ``config.json`` of a saved transformers model folder given as ``option``, checked
+    before anything loads it: a folder, its config, weights that are not git-lfs pointers; one
+    line naming the folder and what it lacks otherwise (transformers would look for a Hub
+    repository, or build fresh weights)."""
+    p = Path(path).expanduser()
+    fix = "give a folder written by save_pretrained (config.json and model.safetensors)"
+    if not p.is_dir():
+        raise (InputError if p.exists() else FileNotFoundError)(
+            f"`{option}` {path}: {'a file' if p.exists() else 'no such folder'}; {fix}")
+    try:
+        cfg = json.loads((p / "config.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"`{option}` {path}: no config.json, so no saved model; {fix}") from None
+    except ValueError as err:
+        raise FormatError(f"{p / 'config.json'}: not JSON ({err}); {fix}") from None
+    if not isinstance(cfg, dict):
+        raise FormatError(f"{p / 'config.json'}: not a model config (a JSON object); {fix}")
+    weights = [w for w in p.iterdir() if w.suffix in (".safetensors", ".bin")
+               and not w.name.startswith("training_args")]
+    if not weights:
+        raise InputError(f"`{option}` {path}: no weights (model.safetensors); {fix}")
+    for w in weights:
+        with open(w, "rb") as f:
+            if f.read(64).startswith(b"version https://git-lfs"):
+                raise InputError(f"`{option}` {path}: {w.name} is a git-lfs pointer file, not "
+                                 f"the weights; run `git lfs pull` in {path}")
+    return cfg
 
 
 @contextlib.contextmanager

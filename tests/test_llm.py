@@ -150,7 +150,7 @@ def test_refusals_before_any_work(tmp_path, monkeypatch, capsys):
         assert f"asking {srv.url} for its models" in err and "serves 'a'" in err
     with pytest.raises(LLMError, match="HF_REAL3D_TEST_KEY.*not set"):
         client("http://127.0.0.1:1/v1", tmp_path, llm_api_key_env="HF_REAL3D_TEST_KEY").check()
-    with pytest.raises(LLMError, match="no model folder there"):
+    with pytest.raises(LLMError, match="no config.json, so no saved model"):
         LLMClient(LLMConfig(llm_path=str(tmp_path)), progress=False)
     # a clone without `git lfs pull`
     (tmp_path / "lfs").mkdir()
@@ -307,7 +307,8 @@ def test_structured_output_falls_back_and_the_record_says_so(tmp_path):
 
 def test_shipped_examples_rotate_correctly():
     tpl = PromptTemplate.load(ROTATE_TEMPLATE, required=("degrees", "situation", "question",
-                                                          "answer"), optional=("scene_graph",))
+                                                          "answer"), optional=("scene_graph",),
+                              output=("situation", "answer"))
     assert len(tpl.examples) >= 3
     for ex in tpl.examples:
         assert check_text(ex["situation"], ex["output"]["situation"], ex["degrees"]) == [], ex
@@ -973,7 +974,7 @@ def test_local_folder_route(sqa3d_folder, tmp_path):
     assert (tmp_path / "o.jsonl").read_text() == first
     p = _cli("judge", "--dataset", sqa3d_folder / "sqa3d", "--out", tmp_path / "l.jsonl",
              "--llm-path", tmp_path / "nothing")
-    assert p.returncode == 2 and "no model folder there" in p.stderr
+    assert p.returncode == 2 and "--llm_path" in p.stderr and "no such folder" in p.stderr
 
 
 def _readme_pipeline() -> list[str]:

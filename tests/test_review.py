@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.cli import run_cli
+from helpers.errors import one_line_error
 
 from hf_real3d._io import FormatError
 from hf_real3d.cli import main
@@ -1587,3 +1588,54 @@ def test_review_tab_small_fixes_of_issue_64(flagged_folder, tmp_path):
             browser.close()
     finally:
         app.close()
+
+
+def test_annotator_options_round_7(flagged_folder, tmp_path, capsys):
+    """Issue 63, class 6: --annotators names that differ only in case are the folder's
+    annotator (one person, one queue), absent ones are named with those present, a threshold
+    above the annotators counted or below 0 and a rotation set edited since the review began
+    are one line each, with nothing written."""
+    shutil.copytree(flagged_folder, tmp_path / "set")
+    rf = ReviewFolder.create(tmp_path / "rv", tmp_path / "set", repeat_share=0.0)
+    g = _groups(rf)[0]
+    _decide(rf, {"ann1": dict.fromkeys(g, "accept"), "Ann2": dict.fromkeys(g, "accept")})
+    before = sorted(p.name for p in (tmp_path / "rv").rglob("*"))
+    capsys.readouterr()
+    for names in (["ann1", "Ann2"], ["ANN1", "ann2"]):
+        assert main(["review-stats", str(tmp_path / "rv"), "--annotators", *names, "--out",
+                     str(tmp_path / "st" / names[0])]) == 0, capsys.readouterr().err
+        s = json.loads((tmp_path / "st" / names[0] / "stats.json").read_text())
+        assert s["counted"] == ["Ann2", "ann1"] and s["not_counted"] == []
+    exported = []
+    for names in (["ann1", "Ann2"], ["ANN1", "ANN2"]):
+        out = tmp_path / f"rel_{names[0]}"
+        assert main(["export-rotations", "--dataset", str(tmp_path / "set"), "--reviews",
+                     str(tmp_path / "rv"), "--out", str(out), "--min_annotators", "2",
+                     "--annotators", *names]) == 0, capsys.readouterr().err
+        exported.append([(out / f"rotation_{k}.json").read_bytes() for k in (0, 90, 180, 270)])
+    assert exported[0] == exported[1]
+    capsys.readouterr()
+    export = ["export-rotations", "--dataset", str(tmp_path / "set"), "--reviews",
+              str(tmp_path / "rv"), "--out", str(tmp_path / "rel")]
+    for argv, said in (
+            (["review-stats", str(tmp_path / "rv"), "--annotators", "nobody"],
+             ["--annotators nobody: not in", "its annotators: Ann2, ann1"]),
+            ([*export, "--annotators", "ann3"], ["--annotators ann3: not in"]),
+            ([*export, "--min_annotators", "3"],
+             ["--min_annotators 3, but 2 annotator(s) are counted", "--allow_empty"]),
+            ([*export, "--annotators", "ANN1", "--min_annotators", "2"],
+             ["--min_annotators 2, but 1 annotator(s) are counted (ann1)"]),
+            ([*export, "--min_annotators", "-1"], ["min_annotators -1: expected 0"])):
+        assert main(argv) == 2, argv
+        one_line_error(capsys, *said)
+        assert not (tmp_path / "rel").exists()
+    # the rotation set edited after the review began: the export refuses it, naming both
+    rot = load_local(tmp_path / "set", "rotations")
+    rows = rot.to_list()
+    rows[1]["situation"] = rows[1]["situation"] + " Edited."
+    add_config(tmp_path / "set", ConfigData("rotations", {"test": rows}, rot.features, "edited"))
+    assert main(export) == 2
+    one_line_error(capsys, "this review folder was written for the rotation set",
+                   "give the set it reviews, or another review folder")
+    assert not (tmp_path / "rel").exists()
+    assert sorted(p.name for p in (tmp_path / "rv").rglob("*")) == before

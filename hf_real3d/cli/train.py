@@ -5,6 +5,8 @@ it); ``accelerate launch -m hf_real3d.cli train 3drft`` runs it on several proce
 
 from __future__ import annotations
 
+import difflib
+
 TRAINED = ("sft", "blind_ft", "3drft", "3drft_vlm")  # `hf-real3d train RECIPE`
 USAGE = (f"usage: hf-real3d train RECIPE [--config FILE.yaml] [flags]\n\n"
          f"RECIPE: one of {', '.join(TRAINED)}; `hf-real3d train RECIPE --help` lists its "
@@ -19,8 +21,10 @@ def cmd_train(argv: list[str]) -> None:
             raise SystemExit(2)
         return
     if argv[0] not in TRAINED:
-        raise ValueError(f"unknown recipe {argv[0]!r}; one of {list(TRAINED)} (predictions: "
-                         "hf-real3d predict)")
+        near = difflib.get_close_matches(argv[0], TRAINED, n=1)
+        raise ValueError(f"unknown recipe {argv[0]!r}" + (f" (did you mean {near[0]!r}?)" if near
+                                                          else "")
+                         + f"; one of {list(TRAINED)} (predictions: hf-real3d predict)")
     run(argv[0], argv[1:], prog=f"hf-real3d train {argv[0]}")
 
 

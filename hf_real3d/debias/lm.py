@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hf_real3d._io import model_folder
+
 __all__ = ["LMDiagnostic", "PROMPT"]
 
 PROMPT = "{text} answer:"
@@ -51,9 +53,8 @@ class LMDiagnostic:
 
     def check(self) -> None:
         """Refuse a missing checkpoint before any work."""
-        if self.lm_path is not None and not (Path(self.lm_path) / "config.json").is_file():
-            raise FileNotFoundError(f"`lm_path` {self.lm_path}: no config.json; give a local "
-                                    "causal-LM folder (with its tokenizer) or a saved SceneLM")
+        if self.lm_path is not None:  # a causal LM or a saved SceneLM, with its weights
+            model_folder(self.lm_path, "lm_path")
 
     # --- model ------------------------------------------------------------------------------
     def _load(self, corpus: Sequence[str]):

@@ -46,9 +46,10 @@ class Decoding:
     max_tokens: int = 128
 
     def __post_init__(self) -> None:
-        if self.temperature < 0 or self.max_tokens < 1:
-            raise ValueError(f"`temperature` {self.temperature} must be >= 0 and `max_tokens` "
-                             f"{self.max_tokens} >= 1")
+        if self.temperature < 0:
+            raise ValueError(f"`temperature` {self.temperature}: expected 0 (greedy) or more")
+        if self.max_tokens < 1:
+            raise ValueError(f"`max_tokens` {self.max_tokens}: expected at least 1 token")
 
 
 @dataclass
@@ -69,7 +70,15 @@ class Reply:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Reply:
-        return cls(str(d["text"]), d.get("finish_reason"), dict(d.get("usage") or {}))
+        """The reply :meth:`to_dict` wrote; anything else (a null text, another schema) is a
+        ``TypeError`` saying what it holds, never a reply."""
+        if not isinstance(d, dict) or not isinstance(d.get("text"), str):
+            raise TypeError(f"a reply has a string `text`, not {type(d).__name__} {d!r:.80}")
+        if not isinstance(d.get("finish_reason"), str | None) or \
+                not isinstance(d.get("usage"), dict | None):
+            raise TypeError("a reply's `finish_reason` is a string or null and its `usage` an "
+                            "object")
+        return cls(d["text"], d.get("finish_reason"), dict(d.get("usage") or {}))
 
 
 def first_json_object(text: str) -> Any:

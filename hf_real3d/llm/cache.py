@@ -76,6 +76,9 @@ class CachedBackend:
         meta = self.folder / "model.json"
         if meta.is_file():
             have = read_json(meta)
+            if not isinstance(have, dict) or not isinstance(have.get("model"), str):
+                raise LLMError(f"`llm_cache` {meta}: not a response cache's record of its model "
+                               "(an object naming the model); give another cache folder")
             if have != self.meta:
                 what = f"{have.get('model')!r} ({have.get('route')}" + (
                     f", tag {have['tag']!r}" if have.get("tag") else "") + ")"
@@ -108,15 +111,28 @@ class CachedBackend:
     def lookup(self, prompt: Prompt, d: Decoding, response_format: dict | None
                ) -> Reply | None:
         key = self.key(prompt, d, response_format)
-        if self._made:
-            try:
-                return Reply.from_dict(json.loads(self._path(key).read_bytes()))
-            except (ValueError, KeyError, TypeError, OSError):  # absent or unreadable: ask
-                pass
+        if self._made and self._path(key).is_file():
+            return self._entry(self._path(key), prompt)
         reply = self.inner.lookup(prompt, d, response_format)
         if reply is not None:  # a batch result joins the cache
             self._put(key, prompt, reply)
         return reply
+
+    def _entry(self, path: Path, prompt: Prompt) -> Reply:
+        """The reply cached at ``path``, as this client wrote it for ``prompt``: an entry of
+        another schema, a null text, or another prompt's reply is refused naming the file,
+        never used as an answer."""
+        try:
+            entry = json.loads(path.read_bytes())
+            reply = Reply.from_dict(entry)
+        except (ValueError, TypeError) as err:
+            why = f"{err}"
+        else:
+            if entry.get("prompt", prompt) == prompt:
+                return reply
+            why = "the reply to another prompt than its key's"
+        raise LLMError(f"`llm_cache` {path}: not a reply this client cached ({why}); delete "
+                       "the file to ask again, or give another cache folder")
 
     def ask_many(self, prompts: Sequence[Prompt], d: Decoding, response_format: dict | None
                  ) -> list[Reply]:

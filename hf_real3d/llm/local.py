@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hf_real3d._io import model_folder
 from hf_real3d.llm.base import Backend, Decoding, LLMError, Prompt, Reply
 
 __all__ = ["LocalBackend"]
@@ -26,16 +27,11 @@ class LocalBackend(Backend):
     def __init__(self, path: str | os.PathLike, tag: str | None = None):
         super().__init__(tag)
         folder = Path(path)
-        if not (folder / "config.json").is_file():
-            raise LLMError(f"`llm_path` {folder}: no model folder there (no config.json); give "
-                           "a local transformers causal-LM folder with its tokenizer")
+        try:  # a folder with its config and weights (not git-lfs pointers)
+            model_folder(folder, "llm_path")
+        except (ValueError, FileNotFoundError) as err:
+            raise LLMError(str(err)) from None
         weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
-        for p in weights:
-            with open(p, "rb") as f:
-                head = f.read(64)
-            if head.startswith(b"version https://git-lfs"):
-                raise LLMError(f"`llm_path` {folder}: {p.name} is a git-lfs pointer file, not "
-                               f"the weights; run `git lfs pull` in {folder}")
         self.path = folder
         self.digest = hashlib.sha256(json.dumps(
             [(folder / "config.json").read_text(), [(p.name, p.stat().st_size) for p in weights]]

@@ -19,6 +19,8 @@ __all__ = ["PROMPTS", "PromptTemplate", "render_prompt", "seeded_subset"]
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 _FIELD = re.compile(r"\{([a-z_]+)\}")
+_BRACED = re.compile(r"\{\s*[A-Za-z_][A-Za-z0-9_ ]*\}")  # what reads as a placeholder
+_KEYS = ("about", "system", "user", "examples")
 
 
 @dataclass
@@ -35,9 +37,12 @@ class PromptTemplate:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, required: Sequence[str],
-             optional: Sequence[str] = ()) -> PromptTemplate:
+             optional: Sequence[str] = (), output: Sequence[str] = ()) -> PromptTemplate:
         """Read and check a template: its user prompt must hold every ``required`` field and
-        no field outside ``required`` and ``optional``."""
+        no placeholder outside ``required`` and ``optional`` (``{Question}`` or ``{ question
+        }`` would be sent as written); its system text no field (it is not filled); each
+        example every field its user prompt uses and an ``output``: a text, or with
+        ``output`` an object with those keys (the reply's JSON)."""
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such prompt template")
@@ -45,27 +50,19 @@ class PromptTemplate:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as err:
             raise ValueError(f"{path}: not a JSON prompt template ({err})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("user"), str):
-            raise ValueError(f"{path}: a prompt template is a JSON object with a 'user' "
-                             "template (and optional 'system' and 'examples')")
-        have = set(_FIELD.findall(data["user"]))
-        missing = [f for f in required if f not in have]
-        unknown = sorted(have - set(required) - set(optional))
-        if missing or unknown:
-            raise ValueError(f"{path}: the user template "
-                             + (f"lacks {', '.join('{' + f + '}' for f in missing)}"
-                                if missing else "")
-                             + ("; " if missing and unknown else "")
-                             + (f"has unknown field(s) {', '.join('{' + f + '}' for f in unknown)}"
-                                if unknown else "")
-                             + f"; it fills {', '.join('{' + f + '}' for f in required)}"
+        if not isinstance(data, dict) or not isinstance(data.get("user"), str) or \
+                not isinstance(data.get("system") or "", str) or set(data) - set(_KEYS):
+            raise ValueError(f"{path}: a prompt template is a JSON object with a 'user' template "
+                             "and optional 'system' text, 'examples' and 'about' (it has "
+                             f"{sorted(data) if isinstance(data, dict) else type(data).__name__})")
+        problems = _problems(data["user"], data.get("system") or "", required, optional)
+        if problems:
+            raise ValueError(f"{path}: {'; '.join(problems)}; the user template fills "
+                             + ", ".join("{" + f + "}" for f in required)
                              + (f" and may use {', '.join('{' + f + '}' for f in optional)}"
                                 if optional else ""))
         examples = data.get("examples") or []
-        for i, ex in enumerate(examples):
-            lacking = [f for f in have if f not in ex] + ([] if "output" in ex else ["output"])
-            if lacking:
-                raise ValueError(f"{path}: example {i} lacks {lacking}")
+        _check_examples(path, examples, sorted(set(_FIELD.findall(data["user"]))), output)
         return cls(path, str(data.get("system") or ""), data["user"], list(examples))
 
     def fill(self, **fields: Any) -> str:
@@ -81,6 +78,36 @@ class PromptTemplate:
                     {"role": "assistant", "content": reply}]
         text = self.fill(**fields)
         return out + [{"role": "user", "content": text + (f"\n{note}" if note else "")}]
+
+
+def _problems(user: str, system: str, required: Sequence[str], optional: Sequence[str]
+              ) -> list[str]:
+    """What a template's texts would send unfilled or lack."""
+    fields, have = {*required, *optional}, set(_FIELD.findall(user))
+    missing = ["{" + f + "}" for f in required if f not in have]
+    odd = [m for m in _BRACED.findall(user) if not (_FIELD.fullmatch(m) and m[1:-1] in fields)]
+    in_system = [m for m in _BRACED.findall(system) if m[1:-1].strip().lower() in fields]
+    return ([f"the user template lacks {', '.join(missing)}"] * bool(missing)
+            + [f"the user template has {', '.join(odd)}, which is not filled"] * bool(odd)
+            + [f"the system text has {', '.join(in_system)}, but only the user template is "
+               "filled"] * bool(in_system))
+
+
+def _check_examples(path: Path, examples: Any, fields: list[str], output: Sequence[str]) -> None:
+    """Each example: an object with the user template's ``fields`` and its ``output`` (the
+    reply's text, or with ``output`` an object with those keys)."""
+    if not isinstance(examples, list) or not all(isinstance(ex, dict) for ex in examples):
+        raise ValueError(f"{path}: 'examples' is a list of objects, each with {fields} and "
+                         "'output'")
+    for i, ex in enumerate(examples):
+        lacking = [f for f in fields if f not in ex]
+        out = ex.get("output")
+        if not ((isinstance(out, dict) and set(output) <= set(out)) if output else
+                isinstance(out, str)):
+            lacking.append("output (" + (f"an object with {list(output)}" if output else
+                                         "the reply's text") + ")")
+        if lacking:
+            raise ValueError(f"{path}: example {i} lacks {', '.join(lacking)}")
 
 
 def seeded_subset(n: int, limit: int | None, seed: int) -> list[int]:

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from hf_real3d._fields import help_field
+from hf_real3d.errors import InputError
 
-__all__ = ["SceneModelArguments", "DEFAULTS"]
+__all__ = ["SceneModelArguments", "DEFAULTS", "check_counts"]
+
+
+def check_counts(options: Any, **least: int) -> None:
+    """Each named count of ``options`` (when set) at least its minimum, else one line naming
+    it: a zero would build an empty model, train on nothing or reach a division."""
+    for name, low in least.items():
+        value = getattr(options, name)
+        if value is not None and value < low:
+            raise InputError(f"`{name}` {value}: expected at least {low}")
 
 
 @dataclass
@@ -47,6 +57,10 @@ class SceneModelArguments:
     object_tokens: bool = help_field(
         "Also give the language model the object tokens themselves (default: the question "
         "reader's tokens only, a shorter sequence per example).", default=False)
+
+    def __post_init__(self) -> None:
+        check_counts(self, hidden_size=1, num_layers=1, max_objects=1, points_per_object=1,
+                     max_length=2)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -172,7 +172,12 @@ def read_prediction_columns(path: str | os.PathLike) -> PredictionColumns:
 
 
 def _with_origin(cols: PredictionColumns, path: Path) -> PredictionColumns:
-    """Record the file and the viewpoint its name gives (checked against id suffixes)."""
+    """Record the file and the viewpoint its name gives (checked against id suffixes), and
+    trim each answer: the whitespace around it (a model's trailing newline or tab) is no part
+    of it."""
+    preds = cols.prediction
+    cols.prediction = list(map(str.strip, preds)) if set(map(type, preds)) <= {str} else \
+        [p.strip() if isinstance(p, str) else [x.strip() for x in p] for p in preds]
     deg = _deg_from_name(path)
     cols.files = [(str(path), len(cols), -1 if deg is None else deg)]
     return cols
@@ -308,8 +313,9 @@ def _checked_rows(rows: list, key: str, file_deg: int | None, path: Path,
                               "question_id and prediction)")
         pred = r.get(key)
         if pred is None:
-            raise FormatError(f"{path}: {at}: question_id {r['question_id']} lacks {key!r} "
-                              f"(the answer key this file's first row uses)")
+            raise FormatError(f"{path}: {at}: question_id {r['question_id']} " + (
+                f"has a null {key!r}; write the model's answer (\"\" when it gave none)"
+                if key in r else f"lacks {key!r} (the answer key this file's first row uses)"))
         if not isinstance(pred, str) and not (isinstance(pred, list) and
                                               all(isinstance(p, str) for p in pred)):
             raise FormatError(f"{path}: {at}: question_id {r['question_id']}: prediction "

@@ -430,7 +430,7 @@ def rotate_dataset(dataset: str | os.PathLike, out: str | os.PathLike, client: L
     else."""
     angles = _refuse_before_work(dataset, out, client, scenes, template, n_viewpoints)
     tpl = PromptTemplate.load(template or ROTATE_TEMPLATE, required=_FIELDS,
-                              optional=("scene_graph",))
+                              optional=("scene_graph",), output=("situation", "answer"))
     recs, get = _inputs(dataset, scenes, split)
     total, read = len(recs), recs
     recs = [recs[i] for i in seeded_subset(total, limit, client.decoding.seed)]

@@ -18,8 +18,8 @@ from hf_real3d.training.args import (
     DEFAULT_DATASET,
     make_parser,
     parse_recipe_args,
-    recipe_defaults,
 )
+from hf_real3d.training.inputs import check_recipe_inputs
 from hf_real3d.training.recipe import (
     announce,
     build_model,
@@ -31,19 +31,21 @@ __all__ = ["main", "make_parser", "parse"]
 
 # without arguments: the settings the README measured
 CONFIG = Path(__file__).resolve().parent / "configs" / "blind_ft_synth.yaml"
-FIXED = {"reweighting": "none", "blind": True}
+# what this recipe stands for -> (its value, the recipe that takes another)
+FIXED = {"reweighting": ("none", "the 3drft recipe (hf-real3d train 3drft)"),
+         "blind": (True, "the sft recipe (full model) or the 3drft recipe")}
 
 
 def parse(argv=None):
     """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
-    return parse_recipe_args(argv, recipe_defaults(CONFIG), fixed=FIXED,
-                             recipe="the blind_ft recipe",
-                             instead="the sft recipe (full model) or the 3drft recipe")
+    return parse_recipe_args(argv, CONFIG, fixed=FIXED, recipe="the blind_ft recipe")
 
 
 def main(script_args, training_args, *, data=None):
     """Train and save; ``data``: the training data of ``script_args``, when already loaded
     (the 3drft recipe's stage 1 and the demo pass theirs)."""
+    # what it reads and writes, checked before any data is read
+    check_recipe_inputs(script_args, training_args)
     # data: the questions of a built dataset (the default is built when absent)
     if data is None:
         with training_args.main_process_first(desc="dataset"):

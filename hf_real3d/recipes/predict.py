@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hf_real3d._argparse import DataclassParser
 from hf_real3d.modeling import ABLATIONS
+from hf_real3d.training.args import RecipeParser, parse_recipe_args
 from hf_real3d.training.predict import predict_dataset
 
 __all__ = ["PredictArguments", "main", "make_parser", "parse"]
@@ -38,14 +38,15 @@ class PredictArguments:
     batch_size: int = field(default=128, metadata={"help": "Rows per forward pass."})
 
 
-def make_parser() -> DataclassParser:
-    """The command line's parser of :class:`PredictArguments`."""
-    return DataclassParser(PredictArguments, prog="hf-real3d predict")
+def make_parser() -> RecipeParser:
+    """The command line's parser of :class:`PredictArguments` (trl's ``TrlParser``)."""
+    return RecipeParser((PredictArguments,))
 
 
 def parse(argv=None) -> tuple[PredictArguments]:
-    """The arguments, from flags (``argv``; default: the command line's)."""
-    return (make_parser().parse_into_dataclass(argv),)
+    """The arguments, from flags (``argv``; default: the command line's) or a ``--config``
+    YAML file, read as the training recipes read theirs."""
+    return parse_recipe_args(argv, classes=(PredictArguments,), recipe="hf-real3d predict")
 
 
 def main(a: PredictArguments) -> dict:

@@ -25,8 +25,8 @@ from hf_real3d.training.args import (
     DEFAULT_DATASET,
     make_parser,
     parse_recipe_args,
-    recipe_defaults,
 )
+from hf_real3d.training.inputs import check_recipe_inputs
 from hf_real3d.training.recipe import (
     announce,
     blind_stage,
@@ -38,18 +38,22 @@ from hf_real3d.training.recipe import (
 
 # without arguments: the settings the README measured
 CONFIG = Path(__file__).resolve().parent / "configs" / "3drft_synth.yaml"
+# its model reads the scene (stage 1 trains the blind one)
+FIXED = {"blind": (False, "the blind_ft recipe (hf-real3d train blind_ft)")}
 
 __all__ = ["main", "make_parser", "parse"]
 
 
 def parse(argv=None):
     """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
-    return parse_recipe_args(argv, recipe_defaults(CONFIG))
+    return parse_recipe_args(argv, CONFIG, fixed=FIXED, recipe="the 3drft recipe")
 
 
 def main(script_args, training_args, *, data=None):
     """Train (both stages) and save; ``data``: the training data of ``script_args``, when
     already loaded (the demo loads a seed's once)."""
+    # what it reads and writes, checked before any data is read
+    check_recipe_inputs(script_args, training_args)
     # data: the questions and scenes of a built dataset (the default is built when absent)
     if data is None:
         with training_args.main_process_first(desc="dataset"):

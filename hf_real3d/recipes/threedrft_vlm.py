@@ -13,15 +13,15 @@ The views config is rendered when the folder lacks it (one log line says so).
 from pathlib import Path
 
 from hf_real3d.synth import ensure_benchmark
-from hf_real3d.training import ReweightedTrainer
-from hf_real3d.training.args import DEFAULT_DATASET, recipe_defaults
+from hf_real3d.training import ReweightedConfig, ReweightedTrainer
+from hf_real3d.training.args import DEFAULT_DATASET, VLMScriptArguments, parse_recipe_args
+from hf_real3d.training.inputs import check_recipe_inputs
 from hf_real3d.training.vlm import VLMCollator
 from hf_real3d.training.vlm_recipe import (
     announce_vlm,
     blind_vlm,
     build_small_llava,
     load_vlm,
-    parse_vlm_args,
     vlm_rows,
 )
 
@@ -33,11 +33,14 @@ __all__ = ["main", "parse"]
 
 def parse(argv=None):
     """Arguments: the YAML config's settings, then ``--config`` and flags over them."""
-    return parse_vlm_args(argv, recipe_defaults(CONFIG))
+    return parse_recipe_args(argv, CONFIG, (VLMScriptArguments, ReweightedConfig),
+                             recipe="the 3drft_vlm recipe")
 
 
 def main(script_args, training_args):
     """3DR-FT of a Hugging Face VLM on rendered views: data, model, trainer, train, save."""
+    # what it reads and writes, checked before any data is read
+    check_recipe_inputs(script_args, training_args, kind="vlm")
     # data: the questions joined with their rendered views (rendered when the folder lacks
     # them; the default dataset is built first when absent)
     with training_args.main_process_first(desc="dataset"):

@@ -98,7 +98,9 @@ def _jsonl_answers(path: Path, lines: list[tuple[int, dict]]) -> pd.DataFrame:
                                   "(`log_samples`) but has no filtered_resps; write the samples "
                                   "with a current lmms-eval, or give JSONL rows {qid, "
                                   "prediction}")
-            raise FormatError(f"{path}: line {n} needs qid and a string prediction")
+            raise FormatError(f"{path}: line {n} needs qid and a string prediction (has "
+                              f"{'no qid' if 'qid' not in r else repr(r.get('prediction'))}); "
+                              "write the model's reply as text (\"\" when it gave none)")
         rows.append({"config": r.get("config"), "qid": str(r["qid"]),
                      "prediction": r["prediction"], "hit": float("nan")})
     if not rows:
@@ -138,10 +140,10 @@ def _vlmevalkit_table(path: Path) -> pd.DataFrame:
         path.suffix.lower(), "a comma-separated table")
     try:  # as VLMEvalKit's own `load` reads it: pandas' defaults
         if path.suffix.lower() == ".xlsx":
-            df = pd.read_excel(path)
+            df = pd.read_excel(path, dtype={"qid": str})
         else:
             df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",",
-                             encoding="utf-8-sig")
+                             encoding="utf-8-sig", dtype={"qid": str})
     except UnicodeDecodeError as err:
         raise FormatError(f"{path}: byte {err.start} is not UTF-8; re-save the table as UTF-8")\
             from None

@@ -20,6 +20,7 @@ from datasets.fingerprint import Hasher
 from transformers import AutoTokenizer
 
 from hf_real3d._io import looks_local
+from hf_real3d.errors import InputError
 from hf_real3d.hub import load_local
 from hf_real3d.modeling import SceneBank, SceneQACollator, train_tokenizer
 from hf_real3d.modeling.data import default_tokenizer_corpus
@@ -54,8 +55,14 @@ def load_split(name: str, config: str, split: str) -> datasets.Dataset:
     a Hub dataset id."""
     if looks_local(name):
         folder = Path(name).expanduser()
-        resolve(folder, DatasetFolder, what=f"a training dataset (build one with `hf-real3d "
-                f"synth --out {folder}` or `hf-real3d build-real3dqa`)")
+        hint = f"build one with `hf-real3d synth --out {folder}` or `hf-real3d build-real3dqa`"
+        try:
+            have = resolve(folder, DatasetFolder, what="a training dataset").configs()
+        except (InputError, FileNotFoundError) as err:
+            raise type(err)(f"{err}; {hint}") from None
+        if config not in have:
+            raise InputError(f"`dataset_name` {folder}: no {config!r} config (it holds "
+                             f"{', '.join(have) or 'none'}); name one it holds, or {hint}")
         return load_local(folder, config, split)
     return _from_hub(name, config, split=split)
 
@@ -82,10 +89,10 @@ def tokenizer_corpus(dataset: datasets.Dataset) -> list[str]:
 
 
 def build_tokenizer(train: datasets.Dataset, path: str | os.PathLike | None = None):
-    """Load the tokenizer at ``path`` or train one on ``train`` (saved to ``path``)."""
-    if path is not None and (Path(path) / "tokenizer.json").is_file():
+    """The tokenizer saved at ``path``, or one trained on ``train``."""
+    if path is not None:
         return AutoTokenizer.from_pretrained(str(path))
-    return train_tokenizer(tokenizer_corpus(train), save_to=str(path) if path else None)
+    return train_tokenizer(tokenizer_corpus(train))
 
 
 def data_fingerprint(dataset: datasets.Dataset, bank: SceneBank) -> str:

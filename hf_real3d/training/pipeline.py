@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from hf_real3d.errors import InputError, as_flags
 from hf_real3d.training.args import parse_recipe_args
 
 __all__ = ["end_distributed", "run_recipe"]
+
+_NAMED = re.compile(r"`(\w+)`")  # an argument a message names
 
 
 def end_distributed() -> None:
@@ -42,7 +45,9 @@ def run_recipe(main, parse=parse_recipe_args, argv=None, prog: str | None = None
     try:
         args = parse(argv)
     except (ValueError, TypeError, FileNotFoundError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        # every argument a recipe's parsing names is one of its flags
+        msg = str(err)
+        print(f"{prog}: error: {as_flags(msg, _NAMED.findall(msg))}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
         result = main(*args)

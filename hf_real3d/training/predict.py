@@ -10,12 +10,14 @@ from typing import Any
 
 from transformers import AutoTokenizer
 
-from hf_real3d._io import write_json, write_jsonl
-from hf_real3d.modeling import SceneLM, attention_to_3d, predict_rows
+from hf_real3d._io import atomic_dir, check_out, write_json, write_jsonl
+from hf_real3d.errors import InputError
+from hf_real3d.modeling import ABLATIONS, SceneLM, attention_to_3d, predict_rows
 from hf_real3d.real3dqa.rotation import rotate_records
 from hf_real3d.schema import record_from_row
 from hf_real3d.sources import DatasetFolder, SceneRows, resolve
 from hf_real3d.training.data import load_scene_bank, load_split
+from hf_real3d.training.inputs import saved_model
 
 __all__ = ["predict_dataset"]
 
@@ -28,7 +30,9 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
     format the metrics read (JSONL ``question_id, rotation_deg, prediction, log_prob``):
     ``original.jsonl``; ``rotations.jsonl`` (every viewpoint: the dataset's ``rotations``
     config when it has one, else the questions rotated from their recorded semantics and
-    the ``scenes`` config); one file per input ablation; ``summary.json``."""
+    the ``scenes`` config); one file per input ablation; ``summary.json``. Every argument is
+    checked before the model is loaded, and ``out`` is written whole or not at all."""
+    _check(model_path, dataset_name, out, viewpoints, ablations, batch_size)
     model = SceneLM.from_pretrained(model_path)
     tok = AutoTokenizer.from_pretrained(model_path)
     ds = load_split(dataset_name, config, split)
@@ -38,12 +42,8 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
     rows = list(ds)
     out = Path(out)
     summary: dict[str, Any] = {"model": str(model_path), "dataset": dataset_name, "files": {}}
-
-    def write(name: str, preds: list[dict]) -> None:
-        write_jsonl(out / f"{name}.jsonl", preds)
-        summary["files"][name] = str(out / f"{name}.jsonl")
-
-    write("original", predict_rows(model, tok, bank, rows, batch_size=batch_size))
+    files: dict[str, list[dict]] = {"original": predict_rows(model, tok, bank, rows,
+                                                             batch_size=batch_size)}
     if viewpoints > 1:
         if _has_rotations(dataset_name):
             rot_rows = list(load_split(dataset_name, "rotations", split))
@@ -53,14 +53,39 @@ def predict_dataset(model_path: str | os.PathLike, dataset_name: str, out: str |
                                  n_viewpoints=viewpoints)
             rot_rows = rot.rows
             summary["rotation"] = rot.stats()
-        write("rotations", predict_rows(model, tok, bank, rot_rows, batch_size=batch_size))
+            if not rot_rows:
+                raise InputError(f"`viewpoints` {viewpoints}: none of the {len(rows)} questions "
+                                 f"of {dataset_name} could be asked from the turned viewpoints "
+                                 f"(e.g. {rot.excluded[0]['reason']!r}); use 4 (the metrics' "
+                                 "turns of 90 degrees) or 1")
+        files["rotations"] = predict_rows(model, tok, bank, rot_rows, batch_size=batch_size)
     for ab in ablations:
-        write(f"ablation_{ab}", predict_rows(model, tok, bank, rows, ablation=ab,
-                                             batch_size=batch_size))
+        files[f"ablation_{ab}"] = predict_rows(model, tok, bank, rows, ablation=ab,
+                                               batch_size=batch_size)
     if attention:
         summary["attention_to_3d"] = attention_to_3d(model, tok, bank, rows)
-    write_json(out / "summary.json", summary, indent=2)
+    summary["files"] = {name: str(out / f"{name}.jsonl") for name in files}
+    with atomic_dir(out) as tmp:
+        for name, preds in files.items():
+            write_jsonl(tmp / f"{name}.jsonl", preds)
+        write_json(tmp / "summary.json", summary, indent=2)
     return summary
+
+
+def _check(model_path, dataset_name, out, viewpoints, ablations, batch_size) -> None:
+    saved_model(model_path, "model", "scene_lm", tokenizer=True)
+    bad = [a for a in ablations if a not in ABLATIONS[1:]]
+    if bad:
+        raise InputError(f"`ablations` {bad[0]!r}: expected some of {list(ABLATIONS[1:])}")
+    if batch_size < 1:
+        raise InputError(f"`batch_size` {batch_size}: expected at least 1 row per pass")
+    if viewpoints < 0:
+        raise InputError(f"`viewpoints` {viewpoints}: expected 4 (turns of 90 degrees), or 0 "
+                         "or 1 for the original view only")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise InputError(f"`out` {out}: a file; give a folder")
+    check_out(out, prefix="--", model=model_path,
+              **({"dataset_name": dataset_name} if Path(dataset_name).exists() else {}))
 
 
 def _has_rotations(dataset_name: str) -> bool:

@@ -38,6 +38,7 @@ from hf_real3d.training.data import (
     load_split,
     tokenize_dataset,
 )
+from hf_real3d.training.inputs import has_tokenizer
 from hf_real3d.training.modes import MODES, mode
 from hf_real3d.training.trainer import ReweightedConfig, ReweightedTrainer
 
@@ -83,8 +84,10 @@ def load_training_data(args: ScriptArguments, *, tokenizer=None) -> TrainingData
     if missing:
         raise InputError(f"{args.dataset_name}: questions refer to scene {missing[0]!r} (and "
                          f"{len(missing) - 1} more) absent from config {args.scenes_config!r}")
-    if tokenizer is None:
-        tokenizer = build_tokenizer(train, args.tokenizer_path)
+    if tokenizer is None:  # a saved model's own tokenizer, unless another is named
+        start = args.model_name_or_path
+        tokenizer = build_tokenizer(train, args.tokenizer_path or (
+            start if start and has_tokenizer(start) else None))
     bank.tokenize_labels(tokenizer)
     fp = data_fingerprint(train, bank)
     collator = SceneQACollator(tokenizer, bank, max_length=args.max_length)
@@ -114,8 +117,6 @@ def check_augment_args(args: ScriptArguments) -> None:
             raise InputError(f"{', '.join(given)} without `rotation_augment`: nothing would be "
                              "augmented; set `rotation_augment` to all (or one)")
         return
-    if args.rotation_viewpoints < 2:
-        raise InputError(f"`rotation_viewpoints` {args.rotation_viewpoints}: expected at least 2")
     if args.rotation_kinds is not None and not _kinds(args):
         raise InputError("`rotation_kinds` is empty; name the kinds to turn, comma-separated")
 
@@ -159,6 +160,11 @@ def build_model(args: ScriptArguments, tokenizer, *, blind: bool | None = None) 
     (``lm_path``), or one built from config; ``blind`` sets whether it reads the scene."""
     if args.model_name_or_path:
         model = SceneLM.from_pretrained(args.model_name_or_path)
+        rows = model.get_input_embeddings().num_embeddings
+        if len(tokenizer) != rows:
+            raise InputError(f"`model_name_or_path` {args.model_name_or_path}: its embedding has "
+                             f"{rows} rows but the tokenizer {len(tokenizer)} tokens; give the "
+                             "tokenizer it was trained with (`tokenizer_path`)")
         if blind is not None:
             model.config.blind = blind
         return model

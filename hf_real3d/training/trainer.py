@@ -24,6 +24,7 @@ from safetensors.torch import load_file
 from transformers import Trainer, TrainingArguments
 
 from hf_real3d.errors import InputError
+from hf_real3d.modeling.settings import check_counts
 from hf_real3d.training.blind import BlindColumnCollator, precompute_blind_logprobs
 from hf_real3d.training.losses import NAN_POLICIES
 from hf_real3d.training.modes import MODES, LossInputs, help_text, mode
@@ -104,6 +105,20 @@ class ReweightingArguments:
                 "the paper's text suggests."})
 
     def _check_reweighting(self) -> None:
+        # the trainer's counts (the TrainingArguments this mixin joins): a zero would train
+        # nothing, or by epochs when steps were asked for, or reach a division
+        check_counts(self, per_device_train_batch_size=1, per_device_eval_batch_size=1,
+                     gradient_accumulation_steps=1, dataloader_num_workers=0, warmup_steps=0,
+                     seed=0)
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise InputError(f"`max_steps` {self.max_steps}: expected a positive number of "
+                             "steps, or -1 to train for `num_train_epochs`")
+        if self.max_steps < 0 and not self.num_train_epochs > 0:
+            raise InputError(f"`num_train_epochs` {self.num_train_epochs}: expected more than 0 "
+                             "(or a positive `max_steps`)")
+        if not self.learning_rate > 0:
+            raise InputError(f"`learning_rate` {self.learning_rate}: expected more than 0 (the "
+                             "weights would not move)")
         mode(self.reweighting)  # a ValueError naming the registered modes
         if self.text_only_mode not in TEXT_ONLY_MODES:
             raise InputError(f"Expected text_only_mode in {TEXT_ONLY_MODES} but got "
@@ -112,6 +127,9 @@ class ReweightingArguments:
             raise InputError(f"Expected nan_policy in {NAN_POLICIES} but got {self.nan_policy!r}")
         if self.aux_loss not in AUX_LOSS_MODES:
             raise InputError(f"Expected aux_loss in {AUX_LOSS_MODES} but got {self.aux_loss!r}")
+        if self.weight_clip is not None and not self.weight_clip > 0:
+            raise InputError(f"`weight_clip` {self.weight_clip}: expected more than 0 (or None: "
+                             "no clipping)")
         if self.epsilon <= 0:
             raise InputError(f"Expected epsilon > 0 but got {self.epsilon}")
         if self.weight_grad and self.reweighting != "paper":

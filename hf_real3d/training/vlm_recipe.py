@@ -17,7 +17,6 @@ stays the room's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -37,43 +36,16 @@ from hf_real3d.errors import InputError
 from hf_real3d.hub import card_configs
 from hf_real3d.modeling import train_tokenizer
 from hf_real3d.sources import SceneRows
-from hf_real3d.training.args import parse_recipe_args
-from hf_real3d.training.augment import AUGMENT_CHOICES, rotation_augment
+from hf_real3d.training.args import VLMScriptArguments
+from hf_real3d.training.augment import rotation_augment
 from hf_real3d.training.data import load_split
 from hf_real3d.training.modes import mode
 from hf_real3d.training.recipe import log
 from hf_real3d.training.trainer import ReweightedConfig
 from hf_real3d.views import add_views_config, view_rows
 
-__all__ = ["VLMScriptArguments", "vlm_rows", "build_small_llava", "small_llava",
-           "load_vlm", "blind_vlm", "announce_vlm", "parse_vlm_args"]
-
-
-@dataclass
-class VLMScriptArguments:
-    """The 3drft_vlm recipe's arguments beyond the training ones."""
-
-    dataset_name: str = field(default="data/synth", metadata={
-        "help": "Dataset folder with the scenes config (hf-real3d synth); its views config is "
-                "rendered when absent."})
-    dataset_config: str = field(default="sqa3d", metadata={"help": "Config of the questions."})
-    dataset_train_split: str = field(default="train", metadata={"help": "Training split."})
-    model_name_or_path: str | None = field(default=None, metadata={
-        "help": "Local VLM folder (model + processor); default: a small LLaVA from config."})
-    blind_model_path: str | None = field(default=None, metadata={
-        "help": "Frozen blind VLM folder for reweighting='paper'."})
-    hidden_size: int = field(default=64, metadata={"help": "Width of the built LLaVA."})
-    num_layers: int = field(default=2, metadata={"help": "Layers of the built LLaVA."})
-    image_size: int = field(default=64, metadata={"help": "Side of the views given to it."})
-    max_train_questions: int | None = field(default=None, metadata={
-        "help": "Use only the first N training questions."})
-    rotation_augment: str | None = field(default=None, metadata={
-        "help": "Also train on each question from its turned viewpoints ('all', or 'one' "
-                "seeded), rewritten from the scenes' geometry; the egocentric frame of a "
-                "turned viewpoint is rendered from the turned pose. Default: none.",
-        "choices": list(AUGMENT_CHOICES)})
-    rotation_viewpoints: int = field(default=4, metadata={
-        "help": "With rotation_augment: viewpoints per question."})
+__all__ = ["vlm_rows", "build_small_llava", "small_llava", "load_vlm", "blind_vlm",
+           "announce_vlm"]
 
 
 def vlm_rows(dataset_name: str, config: str, split: str, *, limit: int | None = None,
@@ -181,14 +153,11 @@ def load_vlm(path: str) -> tuple[torch.nn.Module, object]:
 
 
 def blind_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfig):
-    """The frozen blind VLM the mode reads (``blind_model_path``), or None for a mode that
-    reads none."""
+    """The frozen blind VLM the mode reads (``blind_model_path``, checked by
+    :func:`~hf_real3d.training.inputs.check_recipe_inputs`), or None for a mode that reads
+    none."""
     if not mode(training_args.reweighting).needs_blind:
         return None
-    if not script_args.blind_model_path:
-        raise FileNotFoundError(f"reweighting={training_args.reweighting!r} needs "
-                                "blind_model_path (a blind VLM folder); or use "
-                                "reweighting='official' or 'cal'")
     return AutoModelForImageTextToText.from_pretrained(script_args.blind_model_path)
 
 
@@ -198,10 +167,3 @@ def announce_vlm(script_args: VLMScriptArguments, training_args: ReweightedConfi
     log(f"3DR-FT (VLM, reweighting={training_args.reweighting}, text-only pass "
          f"{training_args.text_only_mode}) on {script_args.dataset_name} "
          f"[{script_args.dataset_train_split}: {n_train} questions with views]")
-
-
-def parse_vlm_args(argv=None, defaults: dict | None = None
-                   ) -> tuple[VLMScriptArguments, ReweightedConfig]:
-    """``(VLMScriptArguments, ReweightedConfig)`` from ``--config`` and flags, as
-    :func:`~hf_real3d.training.args.parse_recipe_args` reads them."""
-    return parse_recipe_args(argv, defaults, classes=(VLMScriptArguments, ReweightedConfig))

@@ -63,15 +63,21 @@ def kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
 
 
 def select_annotators(log: DecisionLog, annotators: Sequence[str] | None) -> list[str]:
-    """The annotators to count: all of the folder's, or those named (each must be there)."""
+    """The annotators to count: all of the folder's, or those named (each must be there). A
+    name matches in any case: names that differ only in case are one person (the Review tab
+    refuses a second queue under such a name)."""
     present = log.annotators()
     if not annotators:
         return present
-    names = [check_annotator(a) for a in annotators]
+    def as_in_folder(name: str) -> str:
+        same = [p for p in present if p.casefold() == name.casefold()]
+        return same[0] if name not in present and len(same) == 1 else name
+
+    names = [as_in_folder(check_annotator(a)) for a in annotators]
     missing = [a for a in names if a not in present]
     if missing:
         raise ValueError(f"`annotators` {', '.join(missing)}: not in {log.folder} (its "
-                         f"annotators: {', '.join(present) or 'none'})")
+                         f"annotators: {', '.join(present) or 'none'}); name annotators it has")
     return sorted(set(names))
 
 
