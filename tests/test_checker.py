@@ -974,7 +974,7 @@ def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_d
 
     ours, later, s = _rotate_then_check(built / "synth/sqa3d", tmp_path / "synth/rot", lm,
                                         scenes=built / "synth/scans")
-    assert s["scenes"] and s["pose_questions_from"].endswith("(its sqa3d config)")
+    assert s["scenes"] and s["pose_questions_from"].endswith("(its own SQA3D texts)")
     assert len(ours) > 100 and ours == later
     assert {v for v, _, _ in ours.values()} >= {"pass", "defect"}
 
@@ -1003,7 +1003,7 @@ def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_d
 
     ours, later, s = _rotate_then_check(folder, tmp_path / "real/rot", release_text)
     assert len(ours) >= 60 and ours == later
-    assert s["pose_questions_from"].endswith("(its sqa3d config)")
+    assert s["pose_questions_from"].endswith("(its own SQA3D texts)")
     assert {v for v, _, _ in ours.values()} >= {"defect", "needs_scene"}
     assert any(r for _, _, rules in ours.values() for r in rules if r == "answer_pose") or \
         any("answer_of_object" in rules for _, _, rules in ours.values())
@@ -1011,7 +1011,7 @@ def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_d
 
 def test_the_release_and_its_import_anywhere_give_the_same_verdicts(real_dir, tmp_path, capsys):
     """Issue 63: import-real3dqa keeps SQA3D's texts of the release's scenes (found beside
-    the release) as its sqa3d config, so the import checked at another path gives the
+    the release) as its sqa3d_texts config, so the import checked at another path gives the
     release's verdicts item by item, and evaluate --exclude-flagged scores the same groups;
     a copy of the release alone is checked without them, and says so in one line naming what
     was not found, the rules it turns off and --sqa3d; the report says it too."""
@@ -1024,7 +1024,7 @@ def test_the_release_and_its_import_anywhere_give_the_same_verdicts(real_dir, tm
     assert main(["import-real3dqa", "--release", str(real_dir / "real3dqa"), "--out",
                  str(tmp_path / "far/away/imp")]) == 0
     assert "kept SQA3D's questions" in capsys.readouterr().out
-    assert "sqa3d" in card_configs(tmp_path / "far/away/imp")
+    assert "sqa3d_texts" in card_configs(tmp_path / "far/away/imp")
     assert main(["check-rotations", "--dataset", str(tmp_path / "far/away/imp"), "--out",
                  str(tmp_path / "imp_chk")]) == 0
     assert "checked without SQA3D's texts" not in capsys.readouterr().err

@@ -149,7 +149,7 @@ def cmd_import_real3dqa(o: ImportReal3DQAOptions) -> None:
     run = r3_build.import_release(o.release, o.out, push_to_hub=o.push_to_hub, sqa3d=o.sqa3d)
     if run.sqa3d is None:
         print("no SQA3D test files given (--sqa3d) or beside the release: the import keeps no "
-              "sqa3d config, so check-rotations of it runs without the evidence at each pose "
+              "SQA3D texts, so check-rotations of it runs without the evidence at each pose "
               "unless given --sqa3d", file=sys.stderr)
     print("\n".join(run.lines()))
 

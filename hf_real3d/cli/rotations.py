@@ -69,7 +69,7 @@ class CorrectRotationsOptions:
     out: str = help_field("Folder to write the corrected set to (never an input).")
     sqa3d: str | None = help_field("SQA3D's folder (v1_balanced_*_test_scannetv2.json): the other "
                                    "questions at each pose are evidence; default: the folder's "
-                                   "sqa3d config, or an sqa3d folder beside the dataset.",
+                                   "SQA3D texts, or an sqa3d folder beside the dataset.",
                                    default=None)
     scenes: str | None = help_field("Folder of ScanNet-format scenes: questions whose meaning "
                                     "the geometry route knows are derived from the scene, as "

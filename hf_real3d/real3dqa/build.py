@@ -12,7 +12,7 @@ import pandas as pd
 
 from hf_real3d._io import FormatError, read_json
 from hf_real3d.hub import ConfigData, push_folder, write_dataset_folder
-from hf_real3d.real3dqa.checker.evidence import sqa3d_beside, sqa3d_texts
+from hf_real3d.real3dqa.checker.evidence import TEXTS_CONFIG, sqa3d_beside, sqa3d_texts
 from hf_real3d.real3dqa.filtering import FilterResult, filter_questions
 from hf_real3d.real3dqa.format import (
     CITATION,
@@ -60,7 +60,8 @@ def _sqa3d_config(release_dir: str | os.PathLike, sqa3d: str | os.PathLike | Non
         return [], None
     recs = [r for r in sqa3d_texts(where) if r.scene_id in scene_ids]
     base_f = question_features()
-    return [ConfigData("sqa3d", {"test": fill_rows([question_row(r) for r in recs], base_f)},
+    return [ConfigData(TEXTS_CONFIG, {"test": fill_rows([question_row(r) for r in recs],
+                                                         base_f)},
                        base_f, "SQA3D's test questions of the release's scenes (Apache-2.0, "
                        "from the SQA3D repository): what hf-real3d check-rotations reads as "
                        "evidence at each pose")], str(where)

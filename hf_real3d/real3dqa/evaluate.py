@@ -347,7 +347,9 @@ def evaluate_files(dataset: str | os.PathLike, predictions: list[str], out: str 
                      f"{derived.get('derived_by')} from {derived.get('from')} (turned items kept "
                      "where the checker passes them, else derived from viewpoint 0 by their "
                      "turn): not the paper's set, so these scores are not the paper's Real-3DQA "
-                     "figures and are not comparable with its Table 3")
+                     "figures and are not comparable with its Table 3; its derived items say "
+                     "other situations than the release's, so predictions must be made on this "
+                     "set's own texts")
         for r in results:
             r["derived_references"] = derived
     files = write_report(results, out, notes)

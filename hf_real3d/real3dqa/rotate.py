@@ -60,7 +60,7 @@ from hf_real3d.llm import (
     usage_totals,
 )
 from hf_real3d.real3dqa.checker.check import CheckOptions, check_set
-from hf_real3d.real3dqa.checker.evidence import evidence_of
+from hf_real3d.real3dqa.checker.evidence import TEXTS_CONFIG, evidence_of
 from hf_real3d.real3dqa.checker.outputs import check_configs, write_check_folder
 from hf_real3d.real3dqa.format import CITATION, question_row, same_text
 from hf_real3d.real3dqa.rotation import rotate_record, viewpoint_angles
@@ -318,7 +318,8 @@ def _configs(plan: _Plan, rows: list[dict[str, Any]], calls: list[dict[str, Any]
     return [ConfigData("real3dqa", {split: fill_rows([question_row(r) for r in plan.recs],
                                                      base_f)}, base_f,
                        "the questions asked to rotate, at 0 degrees", default=True),
-            ConfigData("sqa3d", {split: fill_rows([question_row(r) for r in evidence], base_f)},
+            ConfigData(TEXTS_CONFIG, {split: fill_rows([question_row(r) for r in evidence],
+                                                       base_f)},
                        base_f, "every question read of the rotated questions' scenes: what "
                        "the checker reads as evidence at each pose"),
             ConfigData("rotations", {split: rows}, ROTATIONS_FEATURES,

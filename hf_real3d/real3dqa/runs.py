@@ -185,11 +185,12 @@ class ImportRun:
 
     report: dict[str, Any]  # files, rotations (groups, flags, ...), licenses
     url: str | None = None
-    sqa3d: str | None = None  # where the SQA3D texts kept as the sqa3d config came from
+    sqa3d: str | None = None  # where the SQA3D texts it keeps (sqa3d_texts) came from
 
     def lines(self) -> list[str]:
         kept = [f"kept SQA3D's questions of the release's scenes from {self.sqa3d} (config "
-                "sqa3d): check-rotations of the import reads them as the release's check does"]
+                "sqa3d_texts): check-rotations of the import reads them as the release's check "
+                "does"]
         return [json.dumps(self.report["rotations"], indent=2), *(kept if self.sqa3d else []),
                 *([f"pushed to {self.url}"] if self.url else [])]
 

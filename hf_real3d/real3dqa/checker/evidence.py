@@ -4,8 +4,9 @@ things are (round 4's pose rules, round 5's ``answer_of_object``).
 
 One place decides where the texts come from (:func:`find_evidence`), for ``check-rotations``,
 ``rotate`` and ``evaluate --exclude-flagged`` alike: ``sqa3d`` when given; else the dataset
-folder's own ``sqa3d`` config (what ``build-real3dqa``, ``rotate`` and ``import-real3dqa``
-keep there); else an ``sqa3d`` folder beside the set (the layout of ``../shared/real``).
+folder's own texts (the ``sqa3d_texts`` config ``import-real3dqa`` and ``rotate`` keep, or
+the ``sqa3d`` config of ``build-real3dqa``); else an ``sqa3d`` folder beside the set (the
+layout of ``../shared/real``).
 Without any, the rules in :data:`EVIDENCE_RULES` are off, and the checker says so.
 """
 
@@ -22,8 +23,8 @@ from hf_real3d.errors import InputError
 from hf_real3d.sources import DatasetFolder, SQA3DFolder, resolve
 from hf_real3d.sqa3d import SQA3DRecord, read_split
 
-__all__ = ["EVIDENCE_RULES", "PoseEvidence", "PoseQuestions", "evidence_of", "find_evidence",
-           "missing_evidence", "names_several", "pose_questions", "scene_several",
+__all__ = ["EVIDENCE_RULES", "TEXTS_CONFIG", "PoseEvidence", "PoseQuestions", "evidence_of",
+           "find_evidence", "missing_evidence", "names_several", "pose_questions", "scene_several",
            "sqa3d_beside", "sqa3d_texts"]
 
 #: what goes without SQA3D's texts: rules that read them, and the evidence they give others
@@ -110,31 +111,38 @@ def sqa3d_beside(dataset: str | os.PathLike) -> Path | None:
     return near if "test" in found.splits() else None
 
 
+#: the config ``import-real3dqa`` and ``rotate`` keep SQA3D's texts of the set's scenes in: the
+#: checker's evidence and nothing else (never the questions a scorer or a trainer reads)
+TEXTS_CONFIG = "sqa3d_texts"
+
+
 def _folder_records(folder: Path, split: str) -> list[SQA3DRecord] | None:
-    """The SQA3D records a dataset folder keeps in its ``sqa3d`` config (``split``): all the
-    questions of its scenes, never a filtered set; None when it has none."""
+    """The SQA3D records a dataset folder keeps of its scenes (``split``): its
+    :data:`TEXTS_CONFIG`, else the ``sqa3d`` config ``build-real3dqa`` writes (all its input
+    questions), never a filtered set; None when it has neither."""
     src = resolve(folder, DatasetFolder)
-    if "sqa3d" not in src.configs():
+    config = next((c for c in (TEXTS_CONFIG, "sqa3d") if c in src.configs()), None)
+    if config is None:
         return None
     try:
-        split = src.pick_split("sqa3d", split)
+        split = src.pick_split(config, split)
     except InputError:  # its questions of another split are no evidence for this one
         return None
     # schema brings datasets: only for a dataset folder
     from hf_real3d.schema import record_from_row
 
-    return [record_from_row(r) for r in src.rows("sqa3d", split)[0]]
+    return [record_from_row(r) for r in src.rows(config, split)[0]]
 
 
 def find_evidence(dataset: str | os.PathLike, *, sqa3d: str | os.PathLike | None = None,
                   folder: bool = False, split: str = "test") -> PoseEvidence | None:
     """The evidence for the rotation set at ``dataset``: from ``sqa3d`` (SQA3D's folder)
-    when given; else, for a dataset folder (``folder``), its own ``sqa3d`` config (``split``);
+    when given; else, for a dataset folder (``folder``), its own texts (``split``);
     else an ``sqa3d`` folder beside ``dataset``; None without any."""
     if sqa3d is None and folder:
         records = _folder_records(Path(dataset), split)
         if records is not None:
-            return evidence_of(records, f"{dataset} (its sqa3d config)")
+            return evidence_of(records, f"{dataset} (its own SQA3D texts)")
     where = Path(sqa3d) if sqa3d is not None else sqa3d_beside(dataset)
     if where is None:
         return None
@@ -151,7 +159,7 @@ def missing_evidence(dataset: str | os.PathLike, off: bool = False) -> str:
     """The one line a check without SQA3D's texts says: what was not found, the rules it
     turns off, and the fix."""
     why = ("the pose evidence was turned off" if off else
-           f"no `sqa3d` given, no sqa3d config in {dataset}, no sqa3d folder beside it")
+           f"no `sqa3d` given, no SQA3D texts in {dataset}, no sqa3d folder beside it")
     return (f"checked without SQA3D's texts ({why}): {', '.join(EVIDENCE_RULES)} and the "
             "evidence of the other questions at each pose are off, so the verdicts differ from "
             "a check with them; give `sqa3d` SQA3D's folder (v1_balanced_*_test_scannetv2.json)")
