@@ -962,6 +962,7 @@ def _rotate_then_check(sqa3d_folder, out, reply, scenes=None):
     return key(out / "checks/verdicts.jsonl"), key(out.parent / "later/verdicts.jsonl"), later
 
 
+@pytest.mark.slow
 def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_dir, tmp_path):
     """Issue 61's one door: rotate checks its rows with the options and the evidence (the
     SQA3D records it read, kept in its folder) that a later check-rotations of its output
@@ -1009,6 +1010,7 @@ def test_rotate_checks_equal_a_later_check_rotations_of_its_output(built, real_d
         any("answer_of_object" in rules for _, _, rules in ours.values())
 
 
+@pytest.mark.slow
 def test_the_release_and_its_import_anywhere_give_the_same_verdicts(real_dir, tmp_path, capsys):
     """Issue 63: import-real3dqa keeps SQA3D's texts of the release's scenes (found beside
     the release) as its sqa3d_texts config, so the import checked at another path gives the

@@ -107,6 +107,7 @@ def test_a_thing_in_a_direction_comes_from_the_texts_at_the_pose():
     assert derive_answer("How many chairs can I see?", r0, 90)[0] is None
 
 
+@pytest.mark.slow
 def test_the_corrected_release(real_dir, tmp_path, capsys):
     """On the real release (SQA3D's texts beside it): whole groups in the release's format,
     a row in corrections.jsonl for every turned item, no defect when checked again, gold

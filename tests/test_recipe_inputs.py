@@ -122,6 +122,7 @@ def test_recipe_counts_of_zero(synth_folder, tmp_path):
              ["--image_size 0: expected at least 8"], tmp_path, synth_folder)
 
 
+@pytest.mark.slow
 def test_recipe_folders_models_and_outputs(synth_folder, models, tmp_path, real_dir):
     """Datasets that are absent or another benchmark's, models of another format or
     architecture (transformers would train them from fresh weights), tokenizers and
