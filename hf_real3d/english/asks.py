@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from hf_real3d.answers import match_one, normalize_answer
 from hf_real3d.english.mentions import (
@@ -40,10 +41,16 @@ from hf_real3d.english.mentions import (
     read,
     singular,
 )
-from hf_real3d.geometry import DIRECTION_PHRASES, DIRECTION_WORDS, DIRECTIONS_4, bearing_after_turn
+from hf_real3d.geometry import (
+    DIRECTION_PHRASES,
+    DIRECTION_WORDS,
+    DIRECTIONS_4,
+    angle_gap,
+    bearing_after_turn,
+)
 from hf_real3d.scene import Scene
 
-__all__ = ["HEADING_FREE", "answer_direction", "answer_names", "answer_thing",
+__all__ = ["HEADING_FREE", "answer_direction", "asked_at_pose", "answer_names", "answer_thing",
            "named_object_question", "parse_question", "question_kind", "question_template",
            "said_at_pose", "thing_asked_at", "same_answer", "turned_answer"]
 
@@ -413,6 +420,21 @@ def question_template(question: str) -> tuple[str, float, float] | None:
         return None
     bearing, width, phrase = found[0]
     return low.replace(phrase, "<d>", 1), bearing, width
+
+
+def asked_at_pose(question: str, turn: float, at_pose: Sequence[tuple[Any, str, Sequence[str]]]
+                  ) -> tuple[Any, str, Sequence[str]] | None:
+    """The same question asked at a pose (``at_pose``: (question_id, question, answers)) of
+    the direction a turn of ``turn`` degrees brings to the asked one ("what is behind me?" at
+    a half turn: "what is in front of me?" asked there), or None."""
+    got = question_template(question)
+    if got is None:
+        return None
+    template, bearing, width = got
+    before = (bearing + turn) % 360
+    return next(((qid, q, a) for qid, q, a in at_pose
+                 if (g := question_template(q)) is not None and g[0] == template
+                 and angle_gap(g[1], before) < max(width, g[2]) / 2), None)
 
 
 @functools.lru_cache(maxsize=65536)

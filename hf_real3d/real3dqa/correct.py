@@ -44,9 +44,9 @@ from tqdm.auto import tqdm
 
 from hf_real3d._io import atomic_dir, check_out, write_json
 from hf_real3d.english.asks import (
+    asked_at_pose,
     named_object_question,
     question_kind,
-    question_template,
     said_at_pose,
     thing_asked_at,
     turned_answer,
@@ -131,19 +131,13 @@ def _thing_at(turn: float, placed: list[Mention], what: tuple
 def _pose_question(question: str, turn: float,
                    at_pose: Sequence[tuple[Any, str, Sequence[str]]]
                    ) -> tuple[list[str], str, tuple[str, ...]] | None:
-    """The same question asked at viewpoint 0's pose of the direction the turn brings to the
-    asked one ("what is behind me?" at a half turn: "what is in front of me?" asked there)."""
-    got = question_template(question)
-    if got is None:
+    """The answer of the same question asked at viewpoint 0's pose of the direction the turn
+    brings to the asked one."""
+    same = asked_at_pose(question, turn, at_pose)
+    if same is None:
         return None
-    template, bearing, width = got
-    before = (bearing + turn) % 360
-    for qid, q, a in at_pose:
-        g = question_template(q)
-        if g is not None and g[0] == template and angle_gap(g[1], before) < max(width,
-                                                                              g[2]) / 2:
-            return [a[0]], "pose_question", (f"question {qid} at this pose: {q!r} -> {a[0]!r}",)
-    return None
+    qid, q, a = same
+    return [a[0]], "pose_question", (f"question {qid} at this pose: {q!r} -> {a[0]!r}",)
 
 
 def _there(question: str, turn: float, placed: list[Mention]
@@ -264,10 +258,9 @@ def _line(key: tuple[Any, int], source: str, rule: str = "", evidence=(), **more
             "rule": rule, "evidence": list(evidence), **more}
 
 
-def _plan(rs: RotationSet, checked: CheckResult, evidence: PoseEvidence | None,
-          progress: bool) -> _Plan:
+def _plan(rs: RotationSet, groups: dict, checked: CheckResult,
+          evidence: PoseEvidence | None, progress: bool) -> _Plan:
     """Keep, derive or drop each turned item (before the second check)."""
-    groups = rs.groups()
     views = sorted({int(r["rotation_deg"]) for r in rs.rows})
     plan = _Plan()
     for it in tqdm(checked.items, desc="correcting rotations", unit="item",
@@ -296,11 +289,10 @@ def _plan(rs: RotationSet, checked: CheckResult, evidence: PoseEvidence | None,
     return plan
 
 
-def _recheck(rs: RotationSet, plan: _Plan, first: CheckResult,
+def _recheck(rs: RotationSet, groups: dict, plan: _Plan, first: CheckResult,
              evidence: PoseEvidence | None) -> set[Any]:
     """Check the corrected set through the checker's one door: a derived item it calls a
     ``defect`` is dropped with the rules; returns the groups kept whole."""
-    groups = rs.groups()
     views = sorted({int(r["rotation_deg"]) for r in rs.rows})
     whole = {q for q in groups if all((q, k) in plan.rows for k in views if k)}
     rows = [groups[q][0] for q in whole] + [plan.rows[(q, k)] for q in whole for k in views
@@ -347,8 +339,7 @@ class CorrectSummary:
                 "it are not the paper's)"]
 
 
-def _kinds(rs: RotationSet, kept: set[Any]) -> dict[str, list[int]]:
-    groups = rs.groups()
+def _kinds(groups: dict, kept: set[Any]) -> dict[str, list[int]]:
     kind = {q: str(g[0].get("question_type") or "") for q, g in groups.items()}
     if not any(kind.values()):  # a release's rotation files carry no category
         kind = {q: question_kind(g[0]["question"], tuple(g[0]["answers"]))[0]
@@ -399,11 +390,10 @@ adjudicated:
 """
 
 
-def _write(out: Path, rs: RotationSet, plan: _Plan, kept: set[Any],
+def _write(out: Path, rs: RotationSet, groups: dict, plan: _Plan, kept: set[Any],
            summary: CorrectSummary) -> None:
     """The release-format files, corrections.jsonl, correction.json and the card, at once."""
     views = [k for k in RELEASE_VIEWPOINTS if k in {int(r["rotation_deg"]) for r in rs.rows}]
-    groups = rs.groups()
     order = sorted(kept, key=str)
     rotations = {k: [release_item(groups[q][0] if k == 0 else plan.rows[(q, k)], k)
                      for q in order] for k in views}
@@ -441,8 +431,9 @@ def correct_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
     evidence = find_evidence(dataset, sqa3d=sqa3d, folder=rs.source == "folder",
                              split=rs.split)
     first = check_set(rs, evidence=evidence, progress=progress)
-    plan = _plan(rs, first, evidence, progress)
-    kept = _recheck(rs, plan, first, evidence)
+    groups = rs.groups()
+    plan = _plan(rs, groups, first, evidence, progress)
+    kept = _recheck(rs, groups, plan, first, evidence)
     for (q, k), line in plan.lines.items():  # a group not kept whole: its items go too
         if q not in kept and line["source"] != "dropped":
             plan.drop((q, k), line, "another viewpoint of its group was dropped")
@@ -453,10 +444,10 @@ def correct_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
                                  if x["source"] == "derived").most_common()),
         dict(collections.Counter(x["reason"] for x in plan.lines.values()
                                  if x["source"] == "dropped").most_common()),
-        _kinds(rs, kept), first.evidence, rs.scenes_from or None)
+        _kinds(groups, kept), first.evidence, rs.scenes_from or None)
     if not kept:
         raise InputError(f"{dataset}: correct-rotations keeps no rotation group whole ("
                          + "; ".join(f"{n} {why}" for why, n in list(summary.dropped.items())[:3])
                          + f"); nothing written to {out}")
-    _write(Path(out), rs, plan, kept, summary)
+    _write(Path(out), rs, groups, plan, kept, summary)
     return summary

@@ -19,9 +19,9 @@ from hf_real3d.english.asks import (
     answer_direction,
     answer_names,
     answer_thing,
+    asked_at_pose,
     named_object_question,
     question_kind,
-    question_template,
     said_at_pose,
     same_answer,
     thing_asked_at,
@@ -55,18 +55,11 @@ def _pose_answer(item: TurnedItem, turns: Sequence[float], out: AnswerFindings) 
     """The same question asked at viewpoint 0's pose of the direction the turn brings to the
     asked one ("what is behind me?" at a half turn: "what is in front of me?" at the pose)
     gives the answer, in each sense."""
-    got = question_template(item.question or item.question_0)
-    if got is None:
-        return
-    template, bearing, width = got
     for t in turns:
-        before = (bearing + t) % 360  # what the turn brings to the asked direction
-        same = [(qid, q, a) for qid, q, a in item.pose_questions
-                if (g := question_template(q)) is not None and g[0] == template
-                and angle_gap(g[1], before) < max(width, g[2]) / 2]
-        if not same:
+        same = asked_at_pose(item.question or item.question_0, t, item.pose_questions)
+        if same is None:
             continue
-        qid, q, a = same[0]
+        qid, q, a = same
         said = pose_said(qid, q, a)
         if same_answer(a, item.answers):
             out.by_sense[t] = "supports"
