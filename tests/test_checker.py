@@ -350,6 +350,15 @@ def test_round_five_rules_on_made_up_texts():
     # a kept answer is left to the other rules (which cannot confirm it from the texts)
     v = verdict_for(item(v0, turned, ask, "white", "white", 180, scene_several=one))
     assert v.verdict == "needs_scene" and not v.hits
+    # what is on one named object is asked of it: a kept answer is no `answer_kept` defect
+    # (a changed one is `answer_of_object`'s), unless the scene may hold several of it
+    on = "What is on the counter to my left?"
+    assert verdict_for(item(v0, turned, on, "lamp", "lamp", 180, scene_several=one)).rules \
+        == []
+    assert verdict_for(item(v0, turned, on, "lamp", "cup", 180, scene_several=one)).rules == \
+        ["answer_of_object"]
+    assert "answer_kept" in verdict_for(item(v0, turned, on, "lamp", "lamp", 180,
+                                             scene_several=frozenset({"counter"}))).rules
     # facing what the same clause puts behind: a defect; a back to it, or a door closed
     # behind on the way in, is not
     v = verdict_for(item(v0, "I am facing the desk behind me.", "What color is the chair?",

@@ -80,6 +80,15 @@ def test_on_synthetic_rooms_each_corrected_group_is_the_geometry_route(built, tm
      "direction_turned"),
     ("Which direction is the window?", ["right"], 180, ["left"], "direction_turned"),
     ("What is on my left?", ["sofa"], 90, None, ""),  # nothing placed in front at viewpoint 0
+    # nothing in the question or its answer follows the heading: turning cannot change it
+    ("Is there a wall clock in the room?", ["no"], 90, ["no"], "no_heading_word"),
+    ("What are the two cups sitting on?", ["desk"], 180, ["desk"], "no_heading_word"),
+    # ... but a word of going, facing, front or back, or a deictic word does
+    ("If I walked backwards what would I hit?", ["cabinet"], 90, None, ""),
+    ("What is the closest object to direct front of me not on the floor?", ["divider"], 90,
+     None, ""),
+    ("What is this thing on the floor used for?", ["sitting"], 90, None, ""),
+    ("Can I see the faucet?", ["no"], 180, None, ""),
 ])
 def test_answers_follow_the_turn(question, answers0, turn, expected, rule):
     r0 = {"question_id": 1, "situation": "I am standing in the room.", "question": question,

@@ -38,6 +38,15 @@ def test_turned_situations(text, turn, expected):
     ("The chair is to the left of the door.", 180),  # allocentric: nothing turns
     ("There is a chair on either side of me.", 90),  # both sides at once
     ("A chair facing the table is on my left.", 90),  # a thing faces: not the agent
+    # a thing placed by a part of the body turns with the agent: no phrase says where it is
+    ("I am facing the bed with a box by my left foot.", 90),
+    ("I am facing a door and a radiator is far away on my back.", 180),
+    ("I am holding the handle with my right hand, the sink is on my left.", 90),
+    ("I am lying on my back facing the ceiling fan and the door is on my left.", 90),
+    # a faced thing read short of its noun phrase ("my favourite" of "... evening show"), or
+    # going on with "of"
+    ("I am lying on my bed while watching my favourite evening show.", 90),
+    ("I am facing the big brown door of the room.", 180),
 ])
 def test_what_is_not_turned(text, turn):
     assert turn_text(text, turn) is None

@@ -51,7 +51,7 @@ from hf_real3d.geometry import (
 from hf_real3d.scene import Scene
 
 __all__ = ["HEADING_FREE", "answer_direction", "asked_at_pose", "answer_names", "answer_thing",
-           "named_object_question", "parse_question", "question_kind", "question_template",
+           "named_object_question", "no_heading_word", "parse_question", "question_kind", "question_template",
            "said_at_pose", "thing_asked_at", "same_answer", "turned_answer"]
 
 _ANSWER_DIRECTIONS: tuple[tuple[str, float], ...] = (
@@ -137,7 +137,13 @@ _HEADING_CUES = re.compile(
     r"\b(?:see|seen|visible|view|look|looking|face|facing|faced|turn|turned|turning|go|walk|"
     r"head|move|direction|way|sides?|ahead|left|right|o'clock|north|south|east|west|across|"
     r"opposite|first|run\s+into|straight)\b|\bbehind\b(?!\s+(?:the|a|an|my|this|that|some|"
-    r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?")
+    r"it|them|him|her)\b)|\bin\s+front\s+of\s*\?|\bfront\s+of\s+me\b|\bmy\s+front\b|"
+    r"\b(?:north|south)(?:east|west)\b")
+# words that follow the agent's heading or place, beyond those cues ("if I walked backwards",
+# "what is this?", "is it here?"): a question with none of these or of the cues, and no
+# egocentric phrase, asks about the room alone
+_TURNS_WITH_ME = re.compile(r"\b(?:front|back|backwards?|forwards?|behind|ahead|here|around|"
+                            r"(?:this|these|those)(?!\s+room))\b")
 
 
 # round 3: a side of the room is the room's, not the agent's ("the table on the left side of
@@ -190,6 +196,21 @@ def question_kind(question: str, answers: tuple[str, ...] = ()) -> tuple[str, ob
         if len(asked) == 1 and all(m.head in GENERIC for m in read(low).mentions):
             return "at", asked[0]
     return "other", None
+
+
+def no_heading_word(question: str, answers: Sequence[str] = ()) -> bool:
+    """Whether neither the question nor its answers say anything that follows the agent's
+    heading: no egocentric phrase, no word of seeing, facing, turning or going, of front or
+    back, no deictic word, no direction answer ("is there a wall clock in the room?", "what
+    are the two cups sitting on?"). Turning in place cannot change such an answer; a question
+    :func:`question_kind` reads as anything but ``other`` is left to it."""
+    low = normal_text(question)
+    if question_kind(question, tuple(answers))[0] != "other":
+        return False
+    texts = [low, *(normalize_answer(a) for a in answers)]
+    return not any(_HEADING_CUES.search(_ROOM_SIDE.sub(" ", t)) or _TURNS_WITH_ME.search(t)
+                   or directions_in(t) for t in texts) \
+        and not any(answer_direction(a) for a in answers)
 
 
 # round 5 (issue 55): what a question asks of a named object does not depend on the heading,

@@ -109,7 +109,7 @@ _PLURAL_DETERMINERS = frozenset(
 # a phrase with these names one of several ("another chair", "the other chair")
 _OTHER_WORDS = frozenset("another other second third".split())
 # words that end a noun phrase read outwards from a direction or a verb
-_STOPS = frozenset(
+STOPS = frozenset(
     "with while having have has had there i am is are was were be been being and or but so as "
     "by beside near next of on in at to from into onto under over above below behind between "
     "against toward towards facing looking standing sitting lying laying leaning holding where "
@@ -283,7 +283,7 @@ def _phrase(words: list[str]) -> tuple[tuple[str, ...], str] | None:
 def _np_back(toks: list[tuple[str, int, int]], i: int) -> tuple[tuple[str, ...], str, int] | None:
     """The noun phrase ending at token ``i`` (inclusive): (words, number, index before it)."""
     words = []
-    while i >= 0 and toks[i][0] not in _STOPS and toks[i][0] not in _DETERMINERS:
+    while i >= 0 and toks[i][0] not in STOPS and toks[i][0] not in _DETERMINERS:
         words.insert(0, toks[i][0])
         i -= 1
     dets = []
@@ -307,7 +307,7 @@ def np_forward(toks: list[tuple[str, int, int]],
         words.append(toks[i][0])
         i += 1
     start = len(words)
-    while i < len(toks) and toks[i][0] not in _STOPS and toks[i][0] not in _DETERMINERS and \
+    while i < len(toks) and toks[i][0] not in STOPS and toks[i][0] not in _DETERMINERS and \
             not (len(words) > start and toks[i][0].endswith("ing")
                  and toks[i][0] not in _ING_NOUNS):
         words.append(toks[i][0])
@@ -344,7 +344,7 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
     # coordination: "X and Y on my right", "X, Y and Z behind me"
     while not singular_verb and i >= 1 and toks[i][0] in ("and", ",") and len(out) < 4:
         nxt = _np_back(toks, i - 1)
-        if nxt is None or toks[i - 1][0] in _STOPS or (
+        if nxt is None or toks[i - 1][0] in STOPS or (
                 nxt[2] >= 0 and toks[nxt[2]][0] in _LOCATIVE | _FACED_BY | {"of", "from", "to"}):
             break
         words, plural, i = nxt
@@ -352,7 +352,7 @@ def _before(toks: list[tuple[str, int, int]], end: int) -> list[tuple[tuple[str,
     # carrying: "X on/in/by Y <direction>" places X there too
     if len(out) == 1 and i >= 1 and toks[i][0] in _LOCATIVE:
         j = i - 1
-        carrier = _np_back(toks, j) if toks[j][0] not in _STOPS else None
+        carrier = _np_back(toks, j) if toks[j][0] not in STOPS else None
         if carrier is not None and carrier[2] >= 0 and toks[carrier[2] + 1][0] in _DETERMINERS:
             before = toks[carrier[2]][0]
             # "sitting on the chair to my left": the agent sits, nothing is carried
@@ -394,7 +394,7 @@ def agent_faces(toks: list[tuple[str, int, int]], at: int) -> bool:
     """Whether "facing" at token ``at`` is said of the agent, not of an object ("a chair facing
     the table is on my left")."""
     i = at - 1
-    if i < 0 or toks[i][0] in _STOPS or toks[i][0] in ("currently", "now", "still"):
+    if i < 0 or toks[i][0] in STOPS or toks[i][0] in ("currently", "now", "still"):
         return True
     got = _np_back(toks, i)
     if got is None:

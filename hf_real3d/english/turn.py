@@ -25,6 +25,7 @@ from hf_real3d.english.mentions import (
     CONTRACTIONS,
     EGO_RE,
     FACING_RE,
+    STOPS,
     HOUR_WORDS,
     IN_FRONT_OF_IT,
     agent_faces,
@@ -53,6 +54,13 @@ _GOES_ON = frozenset(", . ; : ! ? ) and or is are was were there i you a an the 
                      "with while where which that sits sit stands stand lies lie hangs hang "
                      "side hand but so stood sat of from".split())
 _HELD = frozenset("book paper magazine newspaper phone letter note card document menu".split())
+# a thing placed by a part of the body that turns with the agent ("a box by my left foot", "the
+# handle in my right hand", "a radiator far away on my back"): no phrase says where it is after
+# the turn, so such a text is not turned (nor one lying on its back: it faces up)
+_BY_THE_BODY = re.compile(
+    r"\bmy\s+(?:left|right)\s*-?\s*(?:foot|feet|hand|hands|arm|arms|shoulder|shoulders|leg|legs|"
+    r"knee|knees|elbow|elbows|hip|ear|ears|eye|eyes|cheek|thigh)\b|"
+    r"\bon\s+my\s+back\b")
 
 
 def _cased_normal(text: str) -> str | None:
@@ -110,6 +118,14 @@ def _np_span(toks: list[tuple[str, int, int]], at: int) -> tuple[int, int, str] 
     return toks[at][1], toks[got[2] - 1][2], got[0][-1]
 
 
+def _ends_phrase(scan: str, end: int) -> bool:
+    """Whether the noun phrase read up to ``end`` is whole: the text ends there, or a word or
+    mark that may follow a phrase comes next (not "evening" in "my favourite evening show")."""
+    after = tokens(scan[end:])[:1]
+    return not after or after[0][0] != "of" and (after[0][0] in _GOES_ON
+                                                  or after[0][0] in STOPS)
+
+
 def _placed_by(scan: str, end: int) -> bool:
     """Whether an egocentric phrase follows the noun phrase ending at ``end`` ("facing away
     from the crate directly behind me"): that phrase places it, and is turned itself."""
@@ -134,8 +150,8 @@ def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], tu
                 and not agent_faces(toks, at) and not said_of_agent:
             return None  # a thing faces something: not the agent's heading
         np = _np_span(toks, first_token_at(toks, m.end()))
-        if np is None:
-            return None
+        if np is None or not _ends_phrase(scan, np[1]):
+            return None  # "watching my favourite evening show": the faced thing is not read
         where = "" if _placed_by(scan, np[1]) else " " + where_phrase(
             bearing_after_turn(180.0 if "away" in verb or "back" in verb else 0.0, turn))
         thing, start = cased[np[0]:np[1]], m.start()
@@ -180,6 +196,8 @@ def turn_text(text: str, turn: float) -> str | None:
         return None
     low = cased.lower()
     scan = blank_out(low, ADVERBIALS)
+    if _BY_THE_BODY.search(scan):
+        return None
     if BOTH_SIDES.search(scan) and round(turn) % 180:  # "on either side": a half turn keeps it
         return None
     toks = tokens(scan)

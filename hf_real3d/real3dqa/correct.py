@@ -46,6 +46,7 @@ from hf_real3d._io import atomic_dir, check_out, write_json
 from hf_real3d.english.asks import (
     asked_at_pose,
     named_object_question,
+    no_heading_word,
     question_kind,
     said_at_pose,
     thing_asked_at,
@@ -192,6 +193,8 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
     there = _there(question, turn, placed)
     if there is not None:
         return there
+    if no_heading_word(question, answers0):
+        return answers0, "no_heading_word", ()
     return None, "the answer depends on the heading in a way the texts do not settle", ()
 
 

@@ -79,7 +79,8 @@ def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
     0's thing: the turn moved that thing out of the asked direction."""
     at = thing_asked_at(item.question or item.question_0)
     thing = answer_thing(item.answers_0[0]) if item.answers_0 else None
-    if at is None or thing is None or not same_answer(item.answers_0, item.answers):
+    if at is None or thing is None or not same_answer(item.answers_0, item.answers) or \
+            _of_one(item, many):
         return
     hit = Hit("answer_kept", (item.question, ", ".join(item.answers)),
               f"viewpoint 0 answers {item.answers_0[0]!r} {at[2]}; after a {turns[0]:g}-degree "
@@ -201,18 +202,25 @@ def _at_answer(item: TurnedItem, turns: Sequence[float], what: tuple, r0: list[R
             out.evidence[t] = [m.phrase for m in said]
 
 
+def _of_one(item: TurnedItem, many: set[str]) -> bool:
+    """Whether the question asks something heading-free of objects an egocentric phrase
+    points at, each of a name no text of the group or the scene names several of ("what is on
+    the counter to my left?" of the scene's one counter): the phrase only points at it, so the
+    answer is viewpoint 0's after any turn. Not without the scene's SQA3D texts."""
+    got = named_object_question(item.question or item.question_0)
+    return item.scene_several is not None and got is not None and \
+        not set(got[1]) & (many | item.scene_several)
+
+
 def _of_one_object(item: TurnedItem, many: set[str], out: AnswerFindings) -> bool:
     """Round 5: a heading-free question about objects an egocentric phrase points at ("what
     color is the desk in front of me?"), each of a name no text of the group or the scene
     names several of, whose answer changed (``answer_of_object``). Whether it fired. A kept
-    answer is left to the other rules: they judge what the egocentric phrase says. Without
+    answer is not a defect by ``answer_kept`` either (the phrase names the object). Without
     the scene's SQA3D texts (``item.scene_several`` None) it does not fire."""
-    if item.scene_several is None:  # without the scene's texts, one name may be several
+    if not _of_one(item, many) or same_answer(item.answers_0, item.answers):
         return False
     got = named_object_question(item.question or item.question_0)
-    if got is None or set(got[1]) & (many | item.scene_several) or \
-            same_answer(item.answers_0, item.answers):
-        return False
     out.hits.append(Hit("answer_of_object", (item.question, ", ".join(item.answers)),
                         f"{got[0].replace('_', ' ')}: of the {' and the '.join(got[1])}, of "
                         f"which the scene's texts name one, so the turn cannot change the answer "
