@@ -9,12 +9,14 @@ looks at the checker's verdicts on it.
 
     python bench/rotation_sample.py draw [--release ../shared/real/real3dqa]
     python bench/rotation_sample.py agreement      # kappa between readers, the consensus
-    python bench/rotation_sample.py draw --sample 3 --corrected OUT   # issue 62's blind sample
-    python bench/rotation_sample.py validity --corrected OUT          # its figures, once
+    python bench/rotation_sample.py draw --sample 4 --corrected OUT   # issue 62's blind sample
+    python bench/rotation_sample.py validity --sample 4 --corrected OUT   # its figures, once
 
-Sample 3 (issue 62) is drawn from a corrected set (``hf-real3d correct-rotations --dataset
-../shared/real/real3dqa --out OUT``): 120 derived items and 30 kept as released, drawn apart
-with one seed and shown in one shuffled order, so a reader cannot tell them apart.
+Samples 3 and 4 (issue 62) are drawn from a corrected set (``hf-real3d correct-rotations
+--dataset ../shared/real/real3dqa --out OUT``): 120 derived items and 30 kept as released,
+drawn apart with one seed and shown in one shuffled order, so a reader cannot tell them
+apart. Sample 3 read the set of commit ca51517; the rules were mended after it, and sample 4
+reads the set of the mended rules, its derived items drawn from those sample 3 did not read.
 
 ``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
 group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
@@ -37,8 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # rotated items the first one left out.
 SAMPLES = {1: (ROOT / "tests" / "data" / "rotation_sample", 20261203, 240),
            2: (ROOT / "tests" / "data" / "rotation_sample_2", 20261204, 150),
-           3: (ROOT / "tests" / "data" / "corrected_sample", 20261206, 150)}
-DERIVED, AS_RELEASED = 120, 30  # sample 3's strata
+           3: (ROOT / "tests" / "data" / "corrected_sample", 20261206, 150),
+           4: (ROOT / "tests" / "data" / "corrected_sample_2", 20261207, 150)}
+DERIVED, AS_RELEASED = 120, 30  # the corrected set's strata (samples 3 and 4)
+CORRECTED = (3, 4)
 FOLDER, SEED, SIZE = SAMPLES[1]
 TURNED = (90, 180, 270)
 LABELS = ("valid", "defect", "ambiguous")
@@ -74,9 +78,12 @@ def _population(files: dict[int, list[dict]], sample: int, seed: int, size: int,
     """The drawn (viewpoint, base id) pairs, in the order the readers see them."""
     population = [(k, _base(it["question_id"], k)) for k in TURNED for it in files[k]]
     rng = random.Random(seed)
-    if sample == 3:
+    if sample in CORRECTED:
         source = _sources(corrected)
-        strata = [sorted(p for p in population if source[f"{p[1]}@{p[0]}"] == s)
+        # sample 4 reads derived items sample 3 did not (the rules were mended after it)
+        read = _drawn(SAMPLES[3][0]) if sample == 4 else set()
+        strata = [sorted(p for p in population if source[f"{p[1]}@{p[0]}"] == s
+                         and (s == "release" or f"{p[1]}@{p[0]}" not in read))
                   for s in ("derived", "release")]
         picked = [p for stratum, n in zip(strata, (DERIVED, AS_RELEASED))
                   for p in rng.sample(stratum, n)]
@@ -90,10 +97,11 @@ def _population(files: dict[int, list[dict]], sample: int, seed: int, size: int,
 
 def draw(release: Path, sample: int = 1, corrected: Path | None = None) -> Path:
     """Draw a sample's rotated items uniformly (its seed and size) and write them with their
-    groups. Sample 2 is drawn from the items sample 1 did not draw; sample 3 from the
-    ``corrected`` set (which then stands in for the release)."""
+    groups. Sample 2 is drawn from the items sample 1 did not draw; samples 3 and 4 from the
+    ``corrected`` set (which then stands in for the release), 4's derived items from those 3
+    did not draw."""
     folder, seed, size = SAMPLES[sample]
-    files = _items(corrected if sample == 3 else release)
+    files = _items(corrected if sample in CORRECTED else release)
     by = {k: {_base(it["question_id"], k): it for it in files[k]} for k in files}
     picked = _population(files, sample, seed, size, corrected)
     folder.mkdir(parents=True, exist_ok=True)
@@ -136,7 +144,7 @@ def kappa(a: list[str], b: list[str]) -> float:
 
 
 READERS = {1: ("reader1", "reader2", "reader3"), 2: ("reader1", "reader2"),
-           3: ("reader1", "reader2")}
+           3: ("reader1", "reader2"), 4: ("reader1", "reader2")}
 
 
 def agreement(sample: int = 1) -> dict:
@@ -209,10 +217,11 @@ def _interval(k: int, n: int) -> list[float]:
     return [round(100 * (mid - half) / den, 1), round(100 * (mid + half) / den, 1)]
 
 
-def validity(corrected: Path) -> dict:
-    """Sample 3's figures, read once: of the derived items and of those kept as released,
-    how many the consensus calls valid, defect and ambiguous, with intervals."""
-    folder = SAMPLES[3][0]
+def validity(corrected: Path, sample: int = 4) -> dict:
+    """A corrected set's sample's figures, read once: of the derived items and of those kept
+    as released, how many the consensus calls valid, defect and ambiguous, with intervals.
+    ``corrected`` is the set the sample was drawn from."""
+    folder = SAMPLES[sample][0]
     source = _sources(corrected)
     consensus = [json.loads(x) for x in (folder / "consensus.jsonl").read_text().splitlines()]
     out = {}
@@ -235,10 +244,11 @@ def main() -> None:
     ap.add_argument("step", choices=("draw", "agreement", "validity"))
     ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
     ap.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1,
-                    help="which sample: 1, the project's; 2, the independent one; 3, the "
-                         "corrected set's (issue 62)")
+                    help="which sample: 1, the project's; 2, the independent one; 3 and 4, "
+                         "the corrected set's (issue 62; 4 after the rules were mended)")
     ap.add_argument("--corrected", default=None,
-                    help="a corrected set (hf-real3d correct-rotations OUT), for sample 3")
+                    help="a corrected set (hf-real3d correct-rotations OUT), for samples 3 "
+                         "and 4")
     args = ap.parse_args()
     if args.step == "draw":
         draw(Path(args.release), args.sample,
@@ -246,7 +256,7 @@ def main() -> None:
     elif args.step == "agreement":
         agreement(args.sample)
     else:
-        validity(Path(args.corrected))
+        validity(Path(args.corrected), args.sample)
 
 
 if __name__ == "__main__":
