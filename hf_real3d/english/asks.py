@@ -51,8 +51,9 @@ from hf_real3d.geometry import (
 from hf_real3d.scene import Scene
 
 __all__ = ["HEADING_FREE", "answer_direction", "asked_at_pose", "answer_names", "answer_thing",
-           "named_object_question", "no_heading_word", "parse_question", "question_kind", "question_template",
-           "said_at_pose", "thing_asked_at", "same_answer", "turned_answer"]
+           "named_object_question", "no_heading_word", "parse_question", "question_kind",
+           "question_template", "said_at_pose", "thing_asked_at", "same_answer",
+           "turned_answer"]
 
 _ANSWER_DIRECTIONS: tuple[tuple[str, float], ...] = (
     (r"(?:go\s+|walk\s+|move\s+|look\s+|turn\s+|keep\s+)?(?:straight(?:\s+ahead)?|forwards?|"

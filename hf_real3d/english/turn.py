@@ -25,9 +25,9 @@ from hf_real3d.english.mentions import (
     CONTRACTIONS,
     EGO_RE,
     FACING_RE,
-    STOPS,
     HOUR_WORDS,
     IN_FRONT_OF_IT,
+    STOPS,
     agent_faces,
     blank_out,
     ego_bearing,
@@ -39,7 +39,7 @@ from hf_real3d.english.mentions import (
 )
 from hf_real3d.geometry import bearing_after_turn
 
-__all__ = ["turn_text", "where_phrase"]
+__all__ = ["by_the_body", "turn_text", "where_phrase"]
 
 _CONTRACTION_ANY = re.compile(r"\b(?:" + "|".join(CONTRACTIONS) + r")\b", re.IGNORECASE)
 # an action on the thing the agent faces, when no phrase says what it faces: the thing is in
@@ -61,6 +61,12 @@ _BY_THE_BODY = re.compile(
     r"\bmy\s+(?:left|right)\s*-?\s*(?:foot|feet|hand|hands|arm|arms|shoulder|shoulders|leg|legs|"
     r"knee|knees|elbow|elbows|hip|ear|ears|eye|eyes|cheek|thigh)\b|"
     r"\bon\s+my\s+back\b")
+
+
+def by_the_body(text: str) -> bool:
+    """Whether ``text`` places a thing by a part of the body that turns with the agent ("the
+    handle in my right hand", "a radiator on my back"): no turn of it says where that is."""
+    return bool(_BY_THE_BODY.search(normal_text(text)))
 
 
 def _cased_normal(text: str) -> str | None:
@@ -166,6 +172,9 @@ def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], tu
             edits.append((start, np[1], f"{thing} is{where}" if where else thing))
         else:
             edits.append((start, np[1], f"with {thing}{where}"))
+    if edits and IN_FRONT_OF_IT.search(scan):
+        return None  # "standing in front of the table and facing the bin": where the table
+        # is (ahead, or behind the agent standing at its front) is not settled
     acts = not edits and not any(mm.facing or mm.bearing == 0.0 for mm in read(low).mentions)
     for pattern in (IN_FRONT_OF_IT, *((_ACTS_ON_FACED,) if acts else ())):
         for m in pattern.finditer(scan):
@@ -196,7 +205,7 @@ def turn_text(text: str, turn: float) -> str | None:
         return None
     low = cased.lower()
     scan = blank_out(low, ADVERBIALS)
-    if _BY_THE_BODY.search(scan):
+    if by_the_body(scan):
         return None
     if BOTH_SIDES.search(scan) and round(turn) % 180:  # "on either side": a half turn keeps it
         return None

@@ -43,6 +43,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from hf_real3d._io import atomic_dir, check_out, write_json
+from hf_real3d.answers import normalize_answer
 from hf_real3d.english.asks import (
     asked_at_pose,
     named_object_question,
@@ -52,8 +53,8 @@ from hf_real3d.english.asks import (
     thing_asked_at,
     turned_answer,
 )
-from hf_real3d.english.mentions import GENERIC, Mention, read
-from hf_real3d.english.turn import turn_text
+from hf_real3d.english.mentions import GENERIC, Mention, directions_in, normal_text, read
+from hf_real3d.english.turn import by_the_body, turn_text
 from hf_real3d.errors import InputError
 from hf_real3d.geometry import angle_gap
 from hf_real3d.real3dqa.checker.check import CheckResult, check_set
@@ -86,8 +87,9 @@ _IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
 
 @dataclass(frozen=True)
 class Derived:
-    """A turned item derived from viewpoint 0, or why it is not: ``situation`` and ``answers``
-    (None when dropped), the ``rule`` the answer follows, its ``evidence``, and ``reason``."""
+    """A turned item derived from viewpoint 0, or why it is not: ``situation``, ``answers``
+    and ``question`` (None when dropped), the ``rule`` the answer follows, its ``evidence``,
+    and ``reason``."""
 
     situation: str | None
     answers: list[str] | None
@@ -95,6 +97,7 @@ class Derived:
     evidence: tuple[str, ...] = ()
     reason: str = ""
     alternatives: tuple[str, ...] = ()
+    question: str | None = None
 
 
 def _texts_at_pose(r0: dict[str, Any], at_pose: Sequence[tuple[Any, str, Sequence[str]]]
@@ -224,7 +227,52 @@ def derive_item(r0: dict[str, Any], r: dict[str, Any], turn: float,
         evidence.several.get(q, frozenset()) if evidence else None)
     if answers is None:
         return Derived(None, None, reason=rule)
-    return Derived(situation, answers, rule, more, alternatives=alternatives)
+    question = _question(r0, r, turn, rule)
+    if question is None:
+        return Derived(None, None, reason="the question's egocentric phrase does not turn "
+                                          "with certainty")
+    return Derived(situation, answers, rule, more, alternatives=alternatives,
+                   question=question)
+
+
+# the rules whose question asks of the direction its egocentric phrase gives, as seen after
+# the turn ("what is on my left?"): that phrase stays
+_ASKS_THE_DIRECTION = frozenset({"placed_at_pose", "pose_question", "there_placed"})
+_SIDE_WORD = re.compile(r"\b(?:left|right|front|behind|ahead|back)\b")
+
+
+def _question(r0: dict[str, Any], r: dict[str, Any], turn: float, rule: str) -> str | None:
+    """The question at the turn: as released, except that an egocentric phrase pointing at
+    a thing ("what color is the shelf to my left?", "which way to the fan on my left?")
+    turns with the situation ("... the shelf behind me?"), so that it points at the same
+    thing from the turned view; a phrase that is what is asked ("what is on my left?") stays.
+    None where it cannot be turned with certainty, or where a direction question has a side
+    word the reader does not turn ("the one which is right or the one on the left"). A
+    question the release already edited in its directions is turned from viewpoint 0's."""
+    asked = r["question"]
+    if rule in _ASKS_THE_DIRECTION or not directions_in(asked):
+        return asked
+    if [d[:2] for d in directions_in(asked)] != [d[:2] for d in directions_in(r0["question"])]:
+        asked = r0["question"]
+    if rule == "direction_turned" and len(_SIDE_WORD.findall(normal_text(asked))) > sum(
+            len(_SIDE_WORD.findall(d[2])) for d in directions_in(asked)):
+        return None
+    return turn_text(asked, turn)
+
+
+def _as_released(r0: dict[str, Any], r: dict[str, Any]) -> bool:
+    """Whether an item the checker passes is kept as released. Not where its question keeps
+    viewpoint 0's egocentric phrases word for word (read from the turned view they point
+    elsewhere), its situation places a thing by a part of the body, or a heading-free
+    question's answer is not viewpoint 0's word for word (the checker forgives spelling:
+    "threen"): such an item is derived instead."""
+    if directions_in(r["question"]) and normal_text(r["question"]) == normal_text(r0["question"]):
+        return False
+    if by_the_body(r["situation"]):
+        return False
+    free = question_kind(r["question"], tuple(map(str, r0["answers"])))[0] == "heading_free"
+    return not free or [normalize_answer(str(a)) for a in r["answers"]] == \
+        [normalize_answer(str(a)) for a in r0["answers"]]
 
 
 def _by_geometry(r0: dict[str, Any], scene_of: Callable[[str], Any] | None,
@@ -270,7 +318,7 @@ def _plan(rs: RotationSet, groups: dict, checked: CheckResult,
                    disable=not progress):
         key = (it.question_id, it.rotation_deg)
         r0, r = groups[it.question_id][0], groups[it.question_id][it.rotation_deg]
-        if it.verdict.verdict == "pass":
+        if it.verdict.verdict == "pass" and _as_released(r0, r):
             plan.keep(key, r, _line(key, "release", "pass", it.verdict.evidence))
             continue
         geo = _by_geometry(r0, rs.scenes, views)
@@ -283,11 +331,14 @@ def _plan(rs: RotationSet, groups: dict, checked: CheckResult,
             continue
         d = derive_item(r0, r, it.turn, evidence)
         line = _line(key, "derived", d.rule, d.evidence, situation=d.situation,
-                     answers=d.answers, was=it.verdict.verdict)
+                     answers=d.answers, was=it.verdict.verdict,
+                     **({"question": d.question} if d.question not in (None, r["question"])
+                        else {}))
         if d.situation is None:
             plan.drop(key, line, d.reason)
         else:
             plan.keep(key, dict(r, situation=d.situation, answers=d.answers,
+                                question=d.question,
                                 alternative_situation=list(d.alternatives)), line)
     return plan
 
