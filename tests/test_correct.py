@@ -218,13 +218,14 @@ def test_bad_inputs_write_nothing(real_dir, built, tmp_path):
 
 def test_the_card_quotes_the_blind_sample_as_scored():
     """The validity the card states is the blind sample's, as bench/rotation_sample.py scored
-    it (tests/data/corrected_sample/validity.json), and the sample is what the README says:
-    120 derived and 30 kept as released, every item labelled by both readers."""
+    it (tests/data/corrected_sample_3/validity.json, sample 5), and the sample is what the
+    README says: 120 derived and 30 kept as released, every item labelled by both readers, the
+    derived ones read by no earlier sample."""
     from helpers.paths import ROOT
 
     from hf_real3d.real3dqa.correct import VALIDITY
 
-    folder = ROOT / "tests/data/corrected_sample"
+    folder = ROOT / "tests/data/corrected_sample_3"
     scored = json.loads((folder / "validity.json").read_text())
     for name, key in (("derived", "derived"), ("kept as released", "release")):
         valid, decided, defect, drawn, interval = VALIDITY[name]
@@ -234,6 +235,12 @@ def test_the_card_quotes_the_blind_sample_as_scored():
         assert list(interval) == got["valid_interval"]
     keys = [json.loads(x)["key"] for x in (folder / "items.jsonl").read_text().splitlines()]
     assert len(keys) == len(set(keys)) == 150
+    earlier = {json.loads(x)["key"] for f in ("corrected_sample", "corrected_sample_2")
+               for x in (ROOT / "tests/data" / f / "items.jsonl").read_text().splitlines()}
+    consensus = [json.loads(x) for x in (folder / "consensus.jsonl").read_text().splitlines()]
+    assert [c["key"] for c in consensus] == keys
+    # the 30 kept as released may have been read before; at most 30 keys are
+    assert len(set(keys) & earlier) <= 30
     for reader in ("reader1", "reader2"):
         labels = [json.loads(x)["key"] for x in
                   (folder / f"labels_{reader}.jsonl").read_text().splitlines()]
