@@ -110,6 +110,11 @@ def test_a_thing_in_a_direction_comes_from_the_texts_at_the_pose():
     asked = [(3, "What is in front of me?", ["fridge"])]
     assert derive_answer("What is behind me?", r0, 180, asked)[:2] == (["fridge"],
                                                                         "pose_question")
+    # what is on the wall or the floor in a direction: the texts place things in directions,
+    # not on which surface there
+    asked = [(4, "What is on the floor to my right?", ["bin"])]
+    got = derive_answer("What is on the wall in front of me?", r0, 90, asked)
+    assert got[0] is None and "surface" in got[1]
     # one of several, or a heading-dependent question the texts do not settle: not derived
     r0["situation"] = "I am facing two chairs."
     assert derive_answer("What is on my left?", r0, 90)[0] is None

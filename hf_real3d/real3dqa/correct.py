@@ -84,6 +84,8 @@ __all__ = ["CorrectSummary", "Derived", "correct_rotations", "derive_answer",
 VALIDITY = {"derived": (118, 118, 0, 120, (96.8, 100.0)),
             "kept as released": (27, 29, 2, 30, (78.0, 98.1))}
 _IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
+_ON_A_SURFACE = re.compile(r"\b(?:on|against|above|below|under)\s+the\s+(?:wall|floor|ground|"
+                           r"ceiling)\b")
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,11 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
     asked = _pose_question(question, turn, at_pose)
     if asked is not None:
         return asked
+    if no_heading_word(question, answers0):
+        return answers0, "no_heading_word", ()
+    if _ON_A_SURFACE.search(question.lower()):  # "what is on the wall in front of me?"
+        return None, ("the texts place things in a direction, not on the surface asked about "
+                      "there (the wall, the floor)"), ()
     placed = _texts_at_pose(r0, at_pose)
     if kind == "at":
         return _thing_at(turn, placed, what)
@@ -197,8 +204,6 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
     there = _there(question, turn, placed)
     if there is not None:
         return there
-    if no_heading_word(question, answers0):
-        return answers0, "no_heading_word", ()
     return None, "the answer depends on the heading in a way the texts do not settle", ()
 
 
