@@ -3,6 +3,7 @@ hand-made texts and on the issue's release items, recall per corruption kind on 
 rooms rotated from geometry, the outputs and configs of `hf-real3d check-rotations`, and its
 errors."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -359,6 +360,16 @@ def test_round_five_rules_on_made_up_texts():
         ["answer_of_object"]
     assert "answer_kept" in verdict_for(item(v0, turned, on, "lamp", "lamp", 180,
                                              scene_several=frozenset({"counter"}))).rules
+    # the question said again from the turned view (its phrase turned with the agent) asks of
+    # the same counter, one of several or not: the answer is viewpoint 0's
+    for several in (one, frozenset({"counter"}), None):
+        x = item(v0, turned, on, "lamp", "lamp", 180, scene_several=several)
+        x = dataclasses.replace(x, question_0=on, question="What is on the counter to my right?")
+        v = verdict_for(x)
+        assert v.verdict == "pass" and not v.rules, (several, v)
+        v = verdict_for(dataclasses.replace(x, answers=["cup"]))
+        assert v.verdict == "defect" and v.rules == ["answer_invariant"]
+        assert v.hits[0].repair == ("lamp",)
     # facing what the same clause puts behind: a defect; a back to it, or a door closed
     # behind on the way in, is not
     v = verdict_for(item(v0, "I am facing the desk behind me.", "What color is the chair?",

@@ -134,6 +134,12 @@ def test_a_phrase_pointing_at_a_thing_turns_with_the_question():
     d = derive_item(r0, dict(r0), 90, one)
     assert (d.question, d.answers) == ("What color is the shelf behind me?", ["white"])
     assert d.situation == "I have the desk on my left and a lamp is in front of me."
+    # one of several chairs: the turned phrase points at the same chair, so the answer stays
+    many = PoseEvidence({}, {1: frozenset({"chair"})}, "made up")
+    r0 = dict(r0, question="What color is the chair to my right?", answers=["red"])
+    d = derive_item(r0, dict(r0), 180, many)
+    assert (d.question, d.answers, d.rule) == ("What color is the chair to my left?", ["red"],
+                                               "of_pointed_object")
     r0 = dict(r0, question="Which way should I turn to get to the sink behind me?",
               answers=["left"])
     d = derive_item(r0, dict(r0), 180, None)

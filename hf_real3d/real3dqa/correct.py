@@ -182,6 +182,10 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
         if not set(got[1]) & many:
             return answers0, "of_one_object", (
                 f"{' and '.join(got[1])}: no SQA3D text of the scene names several",)
+    if kind != "direction" and got is not None:  # the question's phrase turns with the agent
+        # (:func:`_question`), so it points at the same one of several from the turned view
+        return answers0, "of_pointed_object", (
+            f"the {' and the '.join(got[1])} the question points at, its phrase turned",)
     if kind == "direction":
         turned = [turned_answer(a, turn) for a in answers0]
         if all(turned):

@@ -27,7 +27,8 @@ from hf_real3d.english.asks import (
     thing_asked_at,
     turned_answer,
 )
-from hf_real3d.english.mentions import GENERIC, Reading, bearing_name
+from hf_real3d.english.mentions import GENERIC, Reading, bearing_name, normal_text
+from hf_real3d.english.turn import turn_text
 from hf_real3d.geometry import angle_gap, bearing_after_turn
 from hf_real3d.real3dqa.checker.rules import Hit, TurnedItem
 
@@ -202,6 +203,31 @@ def _at_answer(item: TurnedItem, turns: Sequence[float], what: tuple, r0: list[R
             out.evidence[t] = [m.phrase for m in said]
 
 
+def _turned_question(item: TurnedItem, turns: Sequence[float], out: AnswerFindings) -> bool:
+    """A question said again from the turned view, its egocentric phrases turned with the agent
+    ("what color is the shelf to my left?" -> "... the shelf behind me?" after a right turn):
+    it asks of the same things, so the answer is viewpoint 0's; it supports the senses whose
+    turn gives the question, contradicts the others, and a changed answer is
+    ``answer_invariant``. Whether the question is such a one."""
+    if not item.question_0 or normal_text(item.question) == normal_text(item.question_0):
+        return False
+    said = [t for t in turns if (q := turn_text(item.question_0, t)) is not None
+            and normal_text(q) == normal_text(item.question)]
+    if not said:
+        return False
+    if not same_answer(item.answers_0, item.answers):
+        out.hits.append(Hit("answer_invariant", (item.question, ", ".join(item.answers)),
+                            "the question is viewpoint 0's said from the turned view, so it asks "
+                            f"of the same things: {', '.join(item.answers_0)!r} -> "
+                            f"{', '.join(item.answers)!r}", repair=tuple(item.answers_0)))
+        return True
+    for t in turns:
+        out.by_sense[t] = "supports" if t in said else "contradicts"
+    out.evidence.update({t: [f"the question turned with the agent: {item.question_0!r}"]
+                         for t in said})
+    return True
+
+
 def _of_one(item: TurnedItem, many: set[str]) -> bool:
     """Whether the question asks something heading-free of objects an egocentric phrase
     points at, each of a name no text of the group or the scene names several of ("what is on
@@ -236,6 +262,8 @@ def check_answer(item: TurnedItem, turns: Sequence[float], r0: list[Reading],
     ``rk`` and the names there may be several of."""
     kind, what = question_kind(item.question or item.question_0, tuple(item.answers_0))
     out = AnswerFindings({t: None for t in turns})
+    if kind != "direction" and _turned_question(item, turns, out):
+        return out
     if kind != "heading_free" and _of_one_object(item, many, out):
         return out
     if kind == "heading_free":

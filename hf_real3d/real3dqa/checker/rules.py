@@ -47,8 +47,9 @@ TEXT_RULES: dict[str, str] = {
 ANSWER_RULES: dict[str, str] = {
     "answer_direction": "the answer is a direction and is not viewpoint 0's answer turned (in "
                         "the sense the situation follows)",
-    "answer_invariant": "the question does not depend on the agent's heading and the answer "
-                        "changed",
+    "answer_invariant": "the question does not depend on the agent's heading (or is viewpoint "
+                        "0's said from the turned view, its egocentric phrases turned) and the "
+                        "answer changed",
     "answer_from_situation": "the question asks what is in a direction, the turned situation "
                              "names an object there, and the answer is another",
     "answer_kept": "the question asks which thing is in a direction, and the turned answer names "
