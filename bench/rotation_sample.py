@@ -16,8 +16,8 @@ Samples 3 to 6 (issue 62) are drawn from a corrected set (``hf-real3d correct-ro
 --dataset ../shared/real/real3dqa --out OUT``): 120 derived items and 30 kept as released,
 drawn apart with one seed and shown in one shuffled order, so a reader cannot tell them
 apart. Each read the set of the rules of its time (3: commit ca51517, 4: fc4121a, 5: 35e6a31,
-6: 31f0326); the rules were mended after each, and a later sample's derived items are drawn from those no earlier
-one read.
+6: 31f0326); the rules were mended after each, and a later sample's derived items are drawn
+from those no earlier one read.
 
 ``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
 group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
