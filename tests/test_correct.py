@@ -194,6 +194,13 @@ def test_the_corrected_release(real_dir, tmp_path, capsys):
     assert run_cli("check-rotations", "--dataset", out, "--out", tmp_path / "chk", "--sqa3d",
                    real_dir / "sqa3d").returncode == 0
     assert json.loads((tmp_path / "chk/check.json").read_text())["verdicts"]["defect"] == 0
+    # what is kept as released follows the quaternions' sense, as the derived items do (a
+    # quarter turn kept in the other sense would say what its derived sibling says)
+    sense = {(v["question_id"], v["rotation_deg"]): v["sense"] for v in map(
+        json.loads, (tmp_path / "chk/verdicts.jsonl").read_text().splitlines())}
+    kept_as_released = [(d["question_id"], d["rotation_deg"]) for d in lines
+                        if d["source"] == "release"]
+    assert kept_as_released and all(sense[k] != "opposite" for k in kept_as_released)
     assert run_cli("import-real3dqa", "--release", out, "--out",
                    tmp_path / "imp").returncode == 0
     debiased = {r["question_id"] for r in kept.debiased}

@@ -47,6 +47,8 @@ def test_turned_situations(text, turn, expected):
     # going on with "of"
     ("I am lying on my bed while watching my favourite evening show.", 90),
     ("I am facing the big brown door of the room.", 180),
+    # "the back is against the wall": the agent's back, or a thing's?
+    ("I am standing in front of the oven and the back is against the wall.", 90),
     # standing in front of one thing and facing another: the first may be behind
     ("I am standing in front of the table and facing the trash can.", 90),
 ])

@@ -56,11 +56,12 @@ _GOES_ON = frozenset(", . ; : ! ? ) and or is are was were there i you a an the 
 _HELD = frozenset("book paper magazine newspaper phone letter note card document menu".split())
 # a thing placed by a part of the body that turns with the agent ("a box by my left foot", "the
 # handle in my right hand", "a radiator far away on my back"): no phrase says where it is after
-# the turn, so such a text is not turned (nor one lying on its back: it faces up)
+# the turn, so such a text is not turned (nor one lying on its back: it faces up; nor "the back
+# is against the wall": the agent's back, or a thing's?)
 _BY_THE_BODY = re.compile(
     r"\bmy\s+(?:left|right)\s*-?\s*(?:foot|feet|hand|hands|arm|arms|shoulder|shoulders|leg|legs|"
     r"knee|knees|elbow|elbows|hip|ear|ears|eye|eyes|cheek|thigh)\b|"
-    r"\bon\s+my\s+back\b")
+    r"\bon\s+my\s+back\b|\bthe\s+back\s+(?:is\s+)?(?:against|to|towards?|facing)\b")
 
 
 def by_the_body(text: str) -> bool:
@@ -205,7 +206,7 @@ def turn_text(text: str, turn: float) -> str | None:
         return None
     low = cased.lower()
     scan = blank_out(low, ADVERBIALS)
-    if by_the_body(scan):
+    if by_the_body(low):
         return None
     if BOTH_SIDES.search(scan) and round(turn) % 180:  # "on either side": a half turn keeps it
         return None

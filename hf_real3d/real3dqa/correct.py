@@ -271,11 +271,11 @@ def _question(r0: dict[str, Any], r: dict[str, Any], turn: float, rule: str) -> 
 
 
 def _as_released(r0: dict[str, Any], r: dict[str, Any]) -> bool:
-    """Whether an item the checker passes is kept as released. Not where its question keeps
-    viewpoint 0's egocentric phrases word for word (read from the turned view they point
-    elsewhere), its situation places a thing by a part of the body, or a heading-free
-    question's answer is not viewpoint 0's word for word (the checker forgives spelling:
-    "threen"): such an item is derived instead."""
+    """Whether an item the checker passes (in the quaternions' sense) is kept as released. Not
+    where its question keeps viewpoint 0's egocentric phrases word for word (read from the
+    turned view they point elsewhere), its situation places a thing by a part of the body, or
+    a heading-free question's answer is not viewpoint 0's word for word (the checker forgives
+    spelling: "threen"): such an item is derived instead."""
     if directions_in(r["question"]) and normal_text(r["question"]) == normal_text(r0["question"]):
         return False
     if by_the_body(r["situation"]):
@@ -328,7 +328,10 @@ def _plan(rs: RotationSet, groups: dict, checked: CheckResult,
                    disable=not progress):
         key = (it.question_id, it.rotation_deg)
         r0, r = groups[it.question_id][0], groups[it.question_id][it.rotation_deg]
-        if it.verdict.verdict == "pass" and _as_released(r0, r):
+        # a kept item follows the quaternions' sense, as the derived ones do: a quarter turn
+        # kept in the other sense would say what its derived sibling says
+        if it.verdict.verdict == "pass" and it.verdict.sense != "opposite" and \
+                _as_released(r0, r):
             plan.keep(key, r, _line(key, "release", "pass", it.verdict.evidence))
             continue
         geo = _by_geometry(r0, rs.scenes, views)
