@@ -344,6 +344,16 @@ def test_round_five_rules_on_made_up_texts():
               "What is next to the lamp on my left?"):
         assert "answer_of_object" not in verdict_for(item(v0, turned, q, "white", "black",
                                                           180, scene_several=one)).rules, q
+    # the same question asked at the pose of the direction the turn brings has viewpoint 0's
+    # answer too ("... on my right?" -> "armchair" as "... on my left?"): a kept answer is no
+    # answer_kept defect
+    run_into = "What is the first object I run into on my direct left?"
+    alike = [(9, "What is the first object I run into on my direct right?", ["armchair"])]
+    v = verdict_for(item(v0, turned, run_into, "armchair", "armchair", 180,
+                         pose_questions=alike))
+    assert "answer_kept" not in v.rules and v.verdict != "defect"
+    assert "answer_kept" in verdict_for(item(v0, turned, run_into, "armchair", "armchair",
+                                             180)).rules
     # which of two named objects is nearer does not turn either
     v = verdict_for(item(v0, turned, "What is closer to me between the sofa and the lamp on my "
                          "left?", "lamp", "sofa", 180, scene_several=one))

@@ -134,6 +134,18 @@ def test_a_phrase_pointing_at_a_thing_turns_with_the_question():
     d = derive_item(r0, dict(r0), 90, one)
     assert (d.question, d.answers) == ("What color is the shelf behind me?", ["white"])
     assert d.situation == "I have the desk on my left and a lamp is in front of me."
+    # what is by, past or over a thing pointed at: the same after the turn, its phrase turned
+    r0 = dict(r0, question="What is past the toilet on my right?", answers=["bathtub"])
+    d = derive_item(r0, dict(r0), 90, None)
+    assert (d.question, d.answers, d.rule) == ("What is past the toilet in front of me?",
+                                               ["bathtub"], "of_pointed_object")
+    r0 = dict(r0, question="What is to the left of the table in front of me?", answers=["bin"])
+    assert derive_item(r0, dict(r0), 90, None).answers is None
+    # a direction answer to a question asking a thing, or a side of a thing: not turned
+    for q, a in (("What is on the wall right next to the wardrobe?", "right"),
+                 ("What side is the door handle on the door to my left side?", "left side")):
+        r0 = dict(r0, question=q, answers=[a])
+        assert derive_item(r0, dict(r0), 180, None).answers is None, q
     # one of several chairs: the turned phrase points at the same chair, so the answer stays
     many = PoseEvidence({}, {1: frozenset({"chair"})}, "made up")
     r0 = dict(r0, question="What color is the chair to my right?", answers=["red"])

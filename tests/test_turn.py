@@ -27,6 +27,9 @@ from hf_real3d.geometry import bearing_after_turn
     ("I'm facing the bed, while there is a chair on my left.", 180,
      "I have the bed behind me, while there is a chair on my right."),
     ("I am writing on the whiteboard.", 90, "I am writing on the whiteboard on my left."),
+    # "another one": the other of what the text names, placed
+    ("I am sitting on an armchair while having another one to my left.", 90,
+     "I am sitting on an armchair while having another one behind me."),
 ])
 def test_turned_situations(text, turn, expected):
     assert turn_text(text, turn) == expected
@@ -49,6 +52,9 @@ def test_turned_situations(text, turn, expected):
     ("I am facing the big brown door of the room.", 180),
     # "the back is against the wall": the agent's back, or a thing's?
     ("I am standing in front of the oven and the back is against the wall.", 90),
+    # "standing ahead of the mat": the agent's ahead, or the mat's?; "on my sides": both
+    ("I am standing ahead of the mat and looking at the chair.", 90),
+    ("I reorganize the chairs in front of me to the tables that are on my sides.", 90),
     # standing in front of one thing and facing another: the first may be behind
     ("I am standing in front of the table and facing the trash can.", 90),
 ])
@@ -71,3 +77,15 @@ def test_the_reader_reads_the_turn_back(turn):
 def test_a_half_turn_keeps_both_sides():
     assert turn_text("There is a chair on either side of me and a desk in front of me.", 180) \
         == "There is a chair on either side of me and a desk behind me."
+
+
+def test_a_question_need_not_pin_a_heading():
+    """A question's phrases turn alike, but it need not place a thing, and may ask a state
+    right after a side."""
+    q = "Which bed is closer to me between the one on my left and the one on my right?"
+    assert turn_text(q, 90) is None
+    assert turn_text(q, 90, question=True) == ("Which bed is closer to me between the one "
+                                               "behind me and the one in front of me?")
+    q = "Is the door to my right open or closed?"
+    assert turn_text(q, 90) is None
+    assert turn_text(q, 180, question=True) == "Is the door to my left open or closed?"

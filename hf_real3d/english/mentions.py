@@ -169,7 +169,8 @@ _EGO_PATTERNS: tuple[tuple[str, float | None, float], ...] = (
 EGO_RE = re.compile("|".join(f"(?P<d{i}>{p})" for i, (p, _, _) in enumerate(_EGO_PATTERNS)))
 # both sides at once: which side an object is on is not said
 BOTH_SIDES = re.compile(r"\b(?:left\s+and\s+(?:my\s+|the\s+)?right|right\s+and\s+(?:my\s+|the\s+)?"
-                         r"left|both\s+sides|either\s+side|each\s+side|all\s+around)\b")
+                         r"left|both\s+sides|either\s+side|each\s+side|all\s+around|"
+                         r"my\s+sides)\b")
 # allocentric: a side of, or the front of, something that is not the agent
 _ALLO_RE = re.compile(
     r"\b(?P<side>left|right)(?:\s*-?\s*hand)?(?:\s+(?:side|end|corner|part|half|edge))?\s+of\s+"

@@ -53,15 +53,23 @@ _ACTS_ON_FACED = re.compile(
 _GOES_ON = frozenset(", . ; : ! ? ) and or is are was were there i you a an the my some two "
                      "with while where which that sits sit stands stand lies lie hangs hang "
                      "side hand but so stood sat of from".split())
+# what a question may ask right after a side ("is the door to my right open or closed?")
+_ASKED_STATES = frozenset("open closed round square rectangular messy tidy neat made empty full "
+                          "clean dirty on off".split())
+# "an armchair, with another one on my left": the other one of what the text names, placed
+_ANOTHER_ONE = re.compile(r"\b(?:another|the\s+other)\s+one\s+(?:(?:is|was)\s+)?(?:on|to|at|in|"
+                          r"behind)\b")
 _HELD = frozenset("book paper magazine newspaper phone letter note card document menu".split())
 # a thing placed by a part of the body that turns with the agent ("a box by my left foot", "the
 # handle in my right hand", "a radiator far away on my back"): no phrase says where it is after
 # the turn, so such a text is not turned (nor one lying on its back: it faces up; nor "the back
-# is against the wall": the agent's back, or a thing's?)
+# is against the wall": the agent's back, or a thing's?; nor "standing ahead of the mat": the
+# agent's ahead, or the mat's?)
 _BY_THE_BODY = re.compile(
     r"\bmy\s+(?:left|right)\s*-?\s*(?:foot|feet|hand|hands|arm|arms|shoulder|shoulders|leg|legs|"
     r"knee|knees|elbow|elbows|hip|ear|ears|eye|eyes|cheek|thigh)\b|"
-    r"\bon\s+my\s+back\b|\bthe\s+back\s+(?:is\s+)?(?:against|to|towards?|facing)\b")
+    r"\bon\s+my\s+back\b|\bthe\s+back\s+(?:is\s+)?(?:against|to|towards?|facing)\b|"
+    r"\bahead\s+of\s+(?!me\b|myself\b)")
 
 
 def by_the_body(text: str) -> bool:
@@ -197,10 +205,11 @@ def _faced(cased: str, low: str, scan: str, toks: list[tuple[str, int, int]], tu
     return edits
 
 
-def turn_text(text: str, turn: float) -> str | None:
+def turn_text(text: str, turn: float, question: bool = False) -> str | None:
     """``text`` (a situation) as the agent says it after turning ``turn`` degrees clockwise
     in place; None where a phrase cannot be turned with certainty, or where the result pins
-    no heading (no egocentric phrase) or says what the text said."""
+    no heading (no egocentric phrase) or says what the text said. A ``question`` need not
+    pin a heading, and may ask a state after a side ("is the door to my right open?")."""
     cased = _cased_normal(text)
     if cased is None:
         return None
@@ -222,7 +231,7 @@ def turn_text(text: str, turn: float) -> str | None:
         said = cased[m.start():m.end()].rstrip()
         after = tokens(scan[m.end():])[:1]
         if re.search(r"\b(?:left|right)$", said.lower()) and after and \
-                after[0][0] not in _GOES_ON:
+                after[0][0] not in _GOES_ON and not (question and after[0][0] in _ASKED_STATES):
             return None  # "the left cushion of the couch": a part of a thing, not a side
         new = _direction(said, *ego_bearing(m), turn)
         if new is None:
@@ -236,6 +245,7 @@ def turn_text(text: str, turn: float) -> str | None:
         if cased[start:start + 1].isupper() and not new[:1].isupper():
             new = new[0].upper() + new[1:]
         out = out[:start] + new + out[end:]
-    if not edits or normal_text(out) == normal_text(text) or not read(out).mentions:
+    if not edits or normal_text(out) == normal_text(text) or not (
+            question or read(out).mentions or _ANOTHER_ONE.search(normal_text(out))):
         return None
     return out

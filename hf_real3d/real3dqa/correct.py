@@ -84,6 +84,18 @@ __all__ = ["CorrectSummary", "Derived", "correct_rotations", "derive_answer",
 VALIDITY = {"derived": (114, 117, 3, 120, (92.7, 99.1)),
             "kept as released": (27, 29, 2, 30, (78.0, 98.1))}
 _IS_THERE = re.compile(r"^\s*(?:is|are)\s+there\b")
+# "what is on the wall next to the wardrobe?" answered "right"; "what side is the handle on the
+# door to my left?": no direction from the agent is asked, so the answer does not turn
+_NOT_A_DIRECTION_ASKED = re.compile(r"^\s*what\s+(?:is|are)\b|\b(?:what|which)\s+side\b.*\bon\s+"
+                                    r"the\s+(?!room\b|left\b|right\b)\w+")
+# what is by, past or over one thing an egocentric phrase points at ("what is covering the window
+# to my left?"); not "to the left of the table", which reads the side from the agent's view
+_AROUND_POINTED = re.compile(
+    r"^\s*what(?:\s+object|\s+thing)?\s+(?:is|are)\s+(?:right\s+|directly\s+|just\s+)?"
+    r"(?P<rel>next\s+to|beside|near|past|beyond|behind|covering)\s+the\s+(?P<np>[a-z]+"
+    r"(?:\s+[a-z]+)?)\s+(?:that\s+is\s+)?(?:to|on|at|in|behind|by)\b[^?]*\?*\s*$")
+_BY_A_THING = re.compile(r"\b(?:of|to|beside|near|past|beyond|behind|covering|above|below|"
+                         r"under|over|on|in|by)\s+the\s+(?!floor\b|ground\b|room\b)")
 _ON_A_SURFACE = re.compile(r"\b(?:on|against|above|below|under)\s+the\s+(?:wall|floor|ground|"
                            r"ceiling)\b")
 
@@ -186,6 +198,15 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
         # (:func:`_question`), so it points at the same one of several from the turned view
         return answers0, "of_pointed_object", (
             f"the {' and the '.join(got[1])} the question points at, its phrase turned",)
+    near = _AROUND_POINTED.match(normal_text(question))
+    if near and len(directions_in(question)) == 1:  # "what is past the toilet on my right?":
+        # what stands by, past or over the thing pointed at does not follow the heading
+        return answers0, "of_pointed_object", (
+            f"what is {near.group('rel')} the {near.group('np')} the question points at, its "
+            "phrase turned",)
+    if kind == "direction" and _NOT_A_DIRECTION_ASKED.search(question.lower()):
+        return None, ("a direction answer to a question that asks a thing, or a side of a "
+                      "thing, not a direction from the agent"), ()
     if kind == "direction":
         turned = [turned_answer(a, turn) for a in answers0]
         if all(turned):
@@ -203,7 +224,9 @@ def derive_answer(question: str, r0: dict[str, Any], turn: float,
     if kind == "at":
         return _thing_at(turn, placed, what)
     at = thing_asked_at(question)  # "what object is directly behind me?"; not "what is on the
-    if at is not None and got is None:  # shelf behind me?" (a named object is asked of)
+    # shelf behind me?" (a named object is asked of), nor "what is to the left of the table in
+    # front of me?" (a thing by another: not in the asked direction itself)
+    if at is not None and got is None and not _BY_A_THING.search(question.lower()):
         return _thing_at(turn, placed, at)
     there = _there(question, turn, placed)
     if there is not None:
@@ -267,7 +290,7 @@ def _question(r0: dict[str, Any], r: dict[str, Any], turn: float, rule: str) -> 
     if rule == "direction_turned" and len(_SIDE_WORD.findall(normal_text(asked))) > sum(
             len(_SIDE_WORD.findall(d[2])) for d in directions_in(asked)):
         return None
-    return turn_text(asked, turn)
+    return turn_text(asked, turn, question=True)
 
 
 def _as_released(r0: dict[str, Any], r: dict[str, Any]) -> bool:

@@ -74,6 +74,15 @@ def _pose_answer(item: TurnedItem, turns: Sequence[float], out: AnswerFindings) 
                                  repair=tuple(a[:1]))
 
 
+def _asked_there_alike(item: TurnedItem, turns: Sequence[float]) -> bool:
+    """Whether the same question, asked at viewpoint 0's pose of the direction each turn
+    brings, is answered with viewpoint 0's answer too ("the first object I run into on my
+    left?" and "... on my right?" both "armchair"): then a kept answer is no defect."""
+    got = [asked_at_pose(item.question or item.question_0, t, item.pose_questions)
+           for t in turns]
+    return all(g is not None and same_answer(g[2], item.answers_0) for g in got)
+
+
 def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
                  out: AnswerFindings) -> None:
     """A question asking which thing is in a direction, answered at the turn with viewpoint
@@ -81,7 +90,7 @@ def _kept_answer(item: TurnedItem, turns: Sequence[float], many: set[str],
     at = thing_asked_at(item.question or item.question_0)
     thing = answer_thing(item.answers_0[0]) if item.answers_0 else None
     if at is None or thing is None or not same_answer(item.answers_0, item.answers) or \
-            _of_one(item, many):
+            _of_one(item, many) or _asked_there_alike(item, turns):
         return
     hit = Hit("answer_kept", (item.question, ", ".join(item.answers)),
               f"viewpoint 0 answers {item.answers_0[0]!r} {at[2]}; after a {turns[0]:g}-degree "
@@ -211,7 +220,7 @@ def _turned_question(item: TurnedItem, turns: Sequence[float], out: AnswerFindin
     ``answer_invariant``. Whether the question is such a one."""
     if not item.question_0 or normal_text(item.question) == normal_text(item.question_0):
         return False
-    said = [t for t in turns if (q := turn_text(item.question_0, t)) is not None
+    said = [t for t in turns if (q := turn_text(item.question_0, t, question=True)) is not None
             and normal_text(q) == normal_text(item.question)]
     if not said:
         return False
