@@ -9,15 +9,15 @@ looks at the checker's verdicts on it.
 
     python bench/rotation_sample.py draw [--release ../shared/real/real3dqa]
     python bench/rotation_sample.py agreement      # kappa between readers, the consensus
-    python bench/rotation_sample.py draw --sample 7 --corrected OUT   # issue 62's blind sample
-    python bench/rotation_sample.py validity --sample 7 --corrected OUT   # its figures, once
+    python bench/rotation_sample.py draw --sample 8 --corrected OUT   # issue 62's blind sample
+    python bench/rotation_sample.py validity --sample 8 --corrected OUT   # its figures, once
 
-Samples 3 to 7 (issue 62) are drawn from a corrected set (``hf-real3d correct-rotations
+Samples 3 to 8 (issue 62) are drawn from a corrected set (``hf-real3d correct-rotations
 --dataset ../shared/real/real3dqa --out OUT``): 120 derived items and 30 kept as released,
 drawn apart with one seed and shown in one shuffled order, so a reader cannot tell them
 apart. Each read the set of the rules of its time (3: commit ca51517, 4: fc4121a, 5: 35e6a31,
-6: 31f0326, 7: eaa24b1); the rules were mended after each but the last, and a later
-sample's derived items are drawn from those no earlier one read.
+6: 31f0326, 7: eaa24b1, 8: aedd11d); the rules were mended after each but the last, and a
+later sample's derived items are drawn from those no earlier one read.
 
 ``draw`` writes ``tests/data/rotation_sample/items.jsonl``: for each drawn item, the whole
 group it belongs to (viewpoint 0 with its alternative situations, and every turned viewpoint),
@@ -44,9 +44,10 @@ SAMPLES = {1: (ROOT / "tests" / "data" / "rotation_sample", 20261203, 240),
            4: (ROOT / "tests" / "data" / "corrected_sample_2", 20261207, 150),
            5: (ROOT / "tests" / "data" / "corrected_sample_3", 20261208, 150),
            6: (ROOT / "tests" / "data" / "corrected_sample_4", 20261209, 150),
-           7: (ROOT / "tests" / "data" / "corrected_sample_5", 20261210, 150)}
+           7: (ROOT / "tests" / "data" / "corrected_sample_5", 20261210, 150),
+           8: (ROOT / "tests" / "data" / "corrected_sample_6", 20261211, 150)}
 DERIVED, AS_RELEASED = 120, 30  # the corrected set's strata (samples 3 and 4)
-CORRECTED = (3, 4, 5, 6, 7)
+CORRECTED = (3, 4, 5, 6, 7, 8)
 FOLDER, SEED, SIZE = SAMPLES[1]
 TURNED = (90, 180, 270)
 LABELS = ("valid", "defect", "ambiguous")
@@ -222,7 +223,7 @@ def _interval(k: int, n: int) -> list[float]:
     return [round(100 * (mid - half) / den, 1), round(100 * (mid + half) / den, 1)]
 
 
-def validity(corrected: Path, sample: int = 7) -> dict:
+def validity(corrected: Path, sample: int = 8) -> dict:
     """A corrected set's sample's figures, read once: of the derived items and of those kept
     as released, how many the consensus calls valid, defect and ambiguous, with intervals.
     ``corrected`` is the set the sample was drawn from."""
@@ -249,11 +250,11 @@ def main() -> None:
     ap.add_argument("step", choices=("draw", "agreement", "validity"))
     ap.add_argument("--release", default=str(ROOT.parent / "shared/real/real3dqa"))
     ap.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1,
-                    help="which sample: 1, the project's; 2, the independent one; 3 to 7, "
+                    help="which sample: 1, the project's; 2, the independent one; 3 to 8, "
                          "the corrected set's (issue 62; each after the rules were mended)")
     ap.add_argument("--corrected", default=None,
                     help="a corrected set (hf-real3d correct-rotations OUT), for samples 3 "
-                         "to 7")
+                         "to 8")
     args = ap.parse_args()
     if args.step == "draw":
         draw(Path(args.release), args.sample,
