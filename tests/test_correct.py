@@ -248,14 +248,14 @@ def test_bad_inputs_write_nothing(real_dir, built, tmp_path):
 
 def test_the_card_quotes_the_blind_sample_as_scored():
     """The validity the card states is the blind sample's, as bench/rotation_sample.py scored
-    it (tests/data/corrected_sample_5/validity.json, sample 7), and the sample is what the
+    it (tests/data/corrected_sample_6/validity.json, sample 8), and the sample is what the
     README says: 120 derived and 30 kept as released, every item labelled by both readers, the
     derived ones read by no earlier sample."""
     from helpers.paths import ROOT
 
     from hf_real3d.real3dqa.correct import VALIDITY
 
-    folder = ROOT / "tests/data/corrected_sample_5"
+    folder = ROOT / "tests/data/corrected_sample_6"
     scored = json.loads((folder / "validity.json").read_text())
     for name, key in (("derived", "derived"), ("kept as released", "release")):
         valid, decided, defect, drawn, interval = VALIDITY[name]
@@ -266,7 +266,8 @@ def test_the_card_quotes_the_blind_sample_as_scored():
     keys = [json.loads(x)["key"] for x in (folder / "items.jsonl").read_text().splitlines()]
     assert len(keys) == len(set(keys)) == 150
     earlier = {json.loads(x)["key"] for f in ("corrected_sample", "corrected_sample_2",
-                                              "corrected_sample_3", "corrected_sample_4")
+                                              "corrected_sample_3", "corrected_sample_4",
+                                              "corrected_sample_5")
                for x in (ROOT / "tests/data" / f / "items.jsonl").read_text().splitlines()}
     consensus = [json.loads(x) for x in (folder / "consensus.jsonl").read_text().splitlines()]
     assert [c["key"] for c in consensus] == keys
