@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ except ImportError:  # pragma: no cover - a dependency; plain json gives the sam
     orjson = None
 
 __all__ = ["atomic_path", "atomic_dir", "write_json", "read_json", "read_text", "FormatError",
-           "remove_stale_temporaries", "umask", "check_out",
+           "remove_stale_temporaries", "umask", "check_out", "readable_as_written",
            "write_jsonl", "cache_root", "read_jsonl", "check_link", "plain_value",
            "model_folder"]
 
@@ -91,6 +92,14 @@ def umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def readable_as_written(folder: str | os.PathLike) -> None:
+    """Give the files under ``folder`` that a library saved 0600 whatever the umask
+    (``safetensors``: ``model.safetensors``) the mode ``open()`` would have given them."""
+    for path in Path(folder).rglob("*"):
+        if path.is_file() and stat.S_IMODE(path.stat().st_mode) == 0o600:
+            _as_open_would(path)
 
 
 def _as_open_would(path: Path, folder: bool = False) -> None:

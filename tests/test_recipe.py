@@ -4,6 +4,7 @@ accelerate launch with a YAML config and overrides, then predict.py on the same 
 import dataclasses
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -270,6 +271,7 @@ def test_each_recipe_trains_what_the_demo_trains(synth_folder, tmp_path, recipe,
     import torch
     from safetensors.torch import load_file
 
+    from hf_real3d._io import umask
     from hf_real3d.demo.pool import TrainingJob, TrainingPool, one_thread
 
     mod = recipe_module(recipe)
@@ -292,6 +294,9 @@ def test_each_recipe_trains_what_the_demo_trains(synth_folder, tmp_path, recipe,
     for sub in folders:
         a, b = (load_file(outs[h] / sub / "model.safetensors") for h in ("recipe", "demo"))
         assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), sub
+        # readable as open() would have made it (safetensors writes 0600 whatever the umask)
+        mode = stat.S_IMODE((outs["recipe"] / sub / "model.safetensors").stat().st_mode)
+        assert mode == 0o666 & ~umask(), oct(mode)
     info = [json.loads((outs[h] / TRAINING_INFO).read_text()) for h in outs]
     assert info[0]["data"] == info[1]["data"] and info[0]["model"] == info[1]["model"]
     assert info[0]["training"] == info[1]["training"]

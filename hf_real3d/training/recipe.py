@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from hf_real3d._io import write_json
+from hf_real3d._io import readable_as_written, write_json
 from hf_real3d.errors import InputError
 from hf_real3d.modeling import (
     SceneLM,
@@ -317,6 +317,7 @@ def save_trained(trainer: ReweightedTrainer, result, script_args: ScriptArgument
                         **(evals[-1] if evals else {})}}
     write_json(Path(training_args.output_dir) / TRAINING_INFO, info, indent=2)
     write_model_card(training_args.output_dir, info)
+    readable_as_written(training_args.output_dir)  # safetensors writes 0600
 
 
 def _read_info(path: str | os.PathLike) -> dict[str, Any]:
