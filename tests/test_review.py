@@ -1178,6 +1178,11 @@ def test_review_tab_small_points_in_a_browser(flagged_folder, tmp_path):
             pg = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
             _start(pg, port, "ann1")
             assert "bad.jsonl: line 1: question_id 999" in pg.locator("#rv-warning").inner_text()
+            # p on an item with no proposed repair says so, and saves nothing
+            assert not pg.locator("#rv-repair").is_visible()
+            pg.keyboard.press("p")
+            assert "no proposed repair" in pg.locator("#rv-keynote").inner_text()
+            assert not (review / "ann1.jsonl").exists() or not lines()
             # the drawings are shown, and the buttons are in view without scrolling
             assert pg.locator("#rv-drawings figure").count() == 4
             pg.evaluate("() => window.scrollTo(0, 0)")

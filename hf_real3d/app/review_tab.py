@@ -268,7 +268,8 @@ def _controls(gr, rf, warning: str) -> dict[str, Any]:
                                max_length=64)
         c["start"] = gr.Button("Start / resume", elem_id="rv-start")
     c["status"] = gr.HTML("", elem_id="rv-status")
-    gr.HTML("<p id='rv-outage' class='rv-outage'></p>", elem_id="rv-pending")
+    gr.HTML("<p id='rv-outage' class='rv-outage'></p><p id='rv-keynote' class='rv-keys'></p>",
+            elem_id="rv-pending")
     c["page"] = gr.HTML("", elem_id="rv-group")
     # no max_length: a browser would cut a long paste without a word; the save refuses it
     c["situation"] = gr.Textbox(label="situation at this viewpoint (edit it, then press "
@@ -476,6 +477,14 @@ REVIEW_JS = """<script>
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const id = {a: 'rv-accept', c: 'rv-correct', d: 'rv-discard', u: 'rv-undo',
                 p: 'rv-repair', r: 'rv-reset'}[ev.key];
+    const note = document.querySelector('#rv-keynote');
+    if (note) note.textContent = '';
+    const repair = document.querySelector('#rv-repair');
+    if (id === 'rv-repair' && (!repair || repair.offsetParent === null)) {
+      ev.preventDefault();  // p with no proposal: say so rather than do nothing
+      if (note) note.textContent = 'This item has no proposed repair: p has nothing to accept.';
+      return;
+    }
     if (id) { ev.preventDefault(); click(id); }
   });
 })();
