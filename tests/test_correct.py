@@ -175,6 +175,10 @@ def test_the_corrected_release(real_dir, tmp_path, capsys):
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "correction.json").read_text())
     assert s["kept_groups"] >= 250 and s["evidence"].endswith("sqa3d")
+    # the groups with one answer at every viewpoint, counted from what was written
+    one = s["one_answer"][1]
+    assert 0 < one < s["kept_groups"] and f"{one} of the {s['kept_groups']} kept" in \
+        " ".join((out / "README.md").read_text().split())
     lines = [json.loads(x) for x in (out / "corrections.jsonl").read_text().splitlines()]
     assert len(lines) == 2249 and {d["source"] for d in lines} == {"release", "derived",
                                                                     "dropped"}
@@ -202,6 +206,10 @@ def test_the_corrected_release(real_dir, tmp_path, capsys):
     assert all(d["rule"] and d["answers"] for d in lines if d["source"] == "derived")
     kept = read_release(out)
     assert len({r["question_id"] for r in kept.rotations}) == s["kept_groups"]
+    answers = {}
+    for r in kept.rotations:
+        answers.setdefault(r["question_id"], set()).add(r["answers"][0].strip().lower())
+    assert sum(len(a) == 1 for a in answers.values()) == one
     assert len(kept.debiased) == 1485 and "not the paper's" in (out / "README.md").read_text()
     assert run_cli("check-rotations", "--dataset", out, "--out", tmp_path / "chk", "--sqa3d",
                    real_dir / "sqa3d").returncode == 0

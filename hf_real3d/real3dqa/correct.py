@@ -35,7 +35,7 @@ import collections
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -415,6 +415,9 @@ class CorrectSummary:
     kinds: dict[str, list[int]]  # question_type -> [groups in the input, groups kept]
     evidence: str | None
     scenes: str | None
+    #: groups whose viewpoints all have one answer: [in the input, kept] (a model that ignores
+    #: the turn is consistent on them)
+    one_answer: list[int] = field(default_factory=lambda: [0, 0])
 
     def lines(self) -> list[str]:
         i = self.items
@@ -423,10 +426,23 @@ class CorrectSummary:
                 f"items kept as released, {i.get('derived', 0)} derived, "
                 f"{i.get('dropped', 0)} dropped",
                 "  derived answers: " + ", ".join(f"{k} {n}" for k, n in self.rules.items()),
+                f"  one answer at every viewpoint: {self.one_answer[1]} of the kept groups "
+                f"({self.one_answer[0]} of the input's): a model that ignores the turn is "
+                "consistent on them",
                 *(f"  dropped: {n} {why}" for why, n in list(self.dropped.items())[:6]),
                 f"wrote {self.out}: rotation_{{0,90,180,270}}.json, the de-biased file, "
                 "corrections.jsonl, correction.json, README.md (not the paper's set: scores on "
                 "it are not the paper's)"]
+
+
+def _one_answer(groups: dict, plan: _Plan, kept: set[Any]) -> list[int]:
+    """How many groups have one answer at every viewpoint, in the input and kept."""
+    def one(rows: Iterable[dict[str, Any]]) -> bool:
+        return len({normalize_answer(str(r["answers"][0])) for r in rows if r["answers"]}) == 1
+
+    return [sum(one(g.values()) for g in groups.values()),
+            sum(one([groups[q][0], *(r for (p, _), r in plan.rows.items() if p == q)])
+                for q in kept)]
 
 
 def _kinds(groups: dict, kept: set[Any]) -> dict[str, list[int]]:
@@ -466,6 +482,11 @@ the reason for a drop.
   {s.items.get("release", 0)}, derived {s.items.get("derived", 0)}, dropped
   {s.items.get("dropped", 0)}.
 - Evidence (SQA3D's texts at each pose): {s.evidence or "none"}; scenes: {s.scenes or "none"}.
+- One answer at every viewpoint: {s.one_answer[1]} of the {s.kept_groups} kept groups
+  ({s.one_answer[0]} of the input's {s.groups}): what they ask does not follow the turn (a colour,
+  what is on a thing the question points at), so a model that ignores the turn is consistent
+  on them; the other {s.kept_groups - s.one_answer[1]} have an answer that changes with the
+  turn.
 
 ## Validity, read blind
 
@@ -541,7 +562,8 @@ def correct_rotations(dataset: str | os.PathLike, out: str | os.PathLike, *,
                                  if x["source"] == "derived").most_common()),
         dict(collections.Counter(x["reason"] for x in plan.lines.values()
                                  if x["source"] == "dropped").most_common()),
-        _kinds(groups, kept), first.evidence, rs.scenes_from or None)
+        _kinds(groups, kept), first.evidence, rs.scenes_from or None,
+        _one_answer(groups, plan, kept))
     if not kept:
         raise InputError(f"{dataset}: correct-rotations keeps no rotation group whole ("
                          + "; ".join(f"{n} {why}" for why, n in list(summary.dropped.items())[:3])
