@@ -237,6 +237,7 @@ def test_the_corrected_release(real_dir, tmp_path, capsys):
                    f"gold={tmp_path / 'gold.jsonl'}", "--out", tmp_path / "rep").returncode == 0
     metrics = json.loads((tmp_path / "rep/metrics.json").read_text())
     assert metrics[0]["rotation"]["vrs"] == 100.0 and metrics[0]["derived_references"]
+    assert metrics[0]["rotation"]["answer_changes"]["groups"] == s["kept_groups"] - one
     assert "corrected rotation set derived by" in (tmp_path / "rep/report.md").read_text()
 
 

@@ -302,3 +302,38 @@ def test_evaluate_report_has_a_legend_and_says_what_orig_holds(real_dir, tmp_pat
     assert "Legend: **EM**" in report and "**VRS** = the mean of P_k" in report
     assert "EM (orig) is over all 1503 questions at 0 degrees: the 1485 of the de-biased set " \
            "and 18 that only the rotation groups hold" in report
+
+
+def test_vrs_on_the_groups_whose_answer_changes_with_the_turn(real_dir, tmp_path, release_refs):
+    """VRS is also given on the groups whose reference answer differs between viewpoints: a
+    model that answers viewpoint 0's answer at every viewpoint is consistent on the others,
+    whatever it understands of the turn."""
+    from hf_real3d.answers import normalize_answer
+
+    rows = []
+    for k in (0, 90, 180, 270):
+        for it in json.loads((real_dir / f"real3dqa/rotation_{k}.json").read_text())[
+                "questions"]:
+            rows.append({"question_id": it["question_id"] // 100 if k in (90, 270)
+                         else it["question_id"], "rotation_deg": k,
+                         "prediction": it["answers"][0]["answer"]})
+    answers = {}
+    for r in rows:
+        answers.setdefault(r["question_id"], []).append(normalize_answer(r["prediction"]))
+    constant = sum(len(a) == 4 and len(set(a)) == 1 for a in answers.values())
+    assert 0 < constant < 749
+    v0 = {r["question_id"]: r["prediction"] for r in rows if r["rotation_deg"] == 0}
+    scores = {}
+    for name, got in (("perfect", rows), ("still", [dict(r, prediction=v0[r["question_id"]])
+                                                    for r in rows])):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("\n".join(json.dumps(r) for r in got))
+        scores[name] = score_predictions(release_refs, load_predictions(f), name=name,
+                                         allow_missing=True).metrics["rotation"]
+    ch = scores["perfect"]["answer_changes"]
+    assert ch["groups"] == 749 - constant and ch["vrs"] == 100.0
+    still = scores["still"]
+    assert still["answer_changes"]["groups"] == ch["groups"]
+    assert still["answer_changes"]["vrs"] < still["vrs"]
+    # (a few groups' answers differ only in words refined EM forgives: "left" / "left side")
+    assert still["answer_changes"]["p_at_least_4"] < min(5.0, still["p_at_least_4"])

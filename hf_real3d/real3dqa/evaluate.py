@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hf_real3d.answers import normalize_answer
 from hf_real3d.real3dqa.format import SUFFIX_DEG, suffixed_ids
 from hf_real3d.real3dqa.predictions import PredictionColumns, read_model_prediction_columns
 from hf_real3d.real3dqa.references import (
@@ -208,6 +209,15 @@ def _subset_scores(refs: ReferenceColumns, mask: np.ndarray, have: np.ndarray,
     return out
 
 
+def _answer_changes(refs: ReferenceColumns, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: whether its rotation group's reference answer differs between
+    viewpoints (a group with one answer at every viewpoint is scored consistent for a model
+    that ignores the turn)."""
+    first = np.asarray([normalize_answer(str(a[0])) if len(a) else "" for a in refs.answer_vocab],
+                       dtype=object)[refs.answer_code[rows]]
+    return pd.Series(first).groupby(refs.question_id[rows]).transform("nunique").to_numpy() > 1
+
+
 def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_compatible: bool,
            allow_missing: bool) -> tuple[dict[str, Any], _Aligned, np.ndarray, np.ndarray]:
     """The metrics of one model, and its aligned rows with their (EM, refined EM)."""
@@ -275,6 +285,13 @@ def _score(refs: ReferenceColumns, preds: PredictionColumns, name: str, leo_comp
                                          f"p_at_least_{n_vp}": v[f"p_at_least_{n_vp}"],
                                          "groups": v["groups"]}
                 metrics["rotation"]["per_type"] = per_type
+                changes = _answer_changes(refs, rot_rows)
+                if changes.any() and not changes.all():
+                    v = vrs(correct[changes], gid[changes], rdeg[changes], incomplete="drop")
+                    n_vp = len(v["viewpoints"])
+                    metrics["rotation"]["answer_changes"] = {
+                        "vrs": v["vrs"], f"p_at_least_{n_vp}": v[f"p_at_least_{n_vp}"],
+                        "groups": v["groups"]}
     if not any(k in metrics for k in ("original", "debiased", "rotation")):
         raise MetricInputError(f"{name}: no figure could be computed: " + "; ".join(notices))
     return metrics, al, em, ref

@@ -143,6 +143,12 @@ def write_report(results: Sequence[dict[str, Any]], out: str | os.PathLike,
             lo, hi = rot["vrs_ci"]
             md.append(f"- {r['model']}: VRS 95% bootstrap interval over groups "
                       f"[{lo:.1f}, {hi:.1f}].")
+        if rot and "answer_changes" in rot:
+            ch = rot["answer_changes"]
+            md.append(f"- {r['model']}: on the {ch['groups']} of {rot['groups']} groups whose "
+                      f"answer changes with the turn, VRS {ch['vrs']:.1f} (the others have one "
+                      "answer at every viewpoint: a model that ignores the turn is consistent "
+                      "on them).")
     md += [f"- {n}" for n in notes]
     with atomic_path(out / "report.md") as tmp:
         tmp.write_text("\n".join(md) + "\n", encoding="utf-8")
