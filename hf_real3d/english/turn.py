@@ -10,8 +10,9 @@ or works on as the faced thing (``writing on the whiteboard``, ``washing dishes 
 sink``) is placed where the turn sends it (``with the desk on my left``). Allocentric phrases
 (``to the left of the door``, ``the left side of the room``) do not move. Where a phrase
 cannot be turned with certainty (both sides at once, a thing faced by something that is not
-the agent) or nothing in the turned text pins the heading, it returns None: no text is
-guessed.
+the agent, a thing placed by a part of the body: :func:`by_the_body`) or nothing in the
+turned text pins the heading, it returns None: no text is guessed. A question (``question``)
+turns alike, but need not pin a heading.
 """
 
 from __future__ import annotations

@@ -2,15 +2,16 @@
 
 Every turned item of a rotation set (the official release, or its import) is
 
-* **kept as released** where ``check-rotations`` calls it ``pass``;
+* **kept as released** where ``check-rotations`` calls it ``pass`` in the quaternions' sense
+  (:func:`_as_released` names the exceptions);
 * else **derived** from viewpoint 0 by the item's turn (its quaternions' sense, as the checker
   reads it; :func:`derive_item`): the situation is viewpoint 0's (or the alternative that
   places the most things) with every egocentric phrase turned
   (:func:`hf_real3d.english.turn.turn_text`); the answer is viewpoint 0's where the question
-  does not depend on the heading (or asks about one object an egocentric phrase points at, of
-  a name no SQA3D text of the scene gives as several), viewpoint 0's direction answer turned,
-  or the thing viewpoint 0's texts at the same pose place alone in the direction the turn
-  brings; the question is the released one;
+  does not depend on the heading or asks about a thing an egocentric phrase points at,
+  viewpoint 0's direction answer turned, or the thing viewpoint 0's texts at the same pose
+  place alone in the direction the turn brings; the question is the released one, its phrases
+  that point at a thing turned with the situation (:func:`_question`);
 * **dropped**, with the reason, where no such derivation exists (a text that pins no heading
   after the turn, an answer the texts do not settle).
 
@@ -440,9 +441,11 @@ def _one_answer(groups: dict, plan: _Plan, kept: set[Any]) -> list[int]:
     def one(rows: Iterable[dict[str, Any]]) -> bool:
         return len({normalize_answer(str(r["answers"][0])) for r in rows if r["answers"]}) == 1
 
+    written = collections.defaultdict(list)
+    for (q, _), r in plan.rows.items():
+        written[q].append(r)
     return [sum(one(g.values()) for g in groups.values()),
-            sum(one([groups[q][0], *(r for (p, _), r in plan.rows.items() if p == q)])
-                for q in kept)]
+            sum(one([groups[q][0], *written[q]]) for q in kept)]
 
 
 def _kinds(groups: dict, kept: set[Any]) -> dict[str, list[int]]:
