@@ -268,7 +268,7 @@ def _controls(gr, rf, warning: str) -> dict[str, Any]:
                                max_length=64)
         c["start"] = gr.Button("Start / resume", elem_id="rv-start")
     c["status"] = gr.HTML("", elem_id="rv-status")
-    gr.HTML("<p id='rv-outage' class='rv-outage'></p><p id='rv-keynote' class='rv-keys'></p>",
+    gr.HTML("<p id='rv-outage' class='rv-outage'></p><p id='rv-keynote' class='rv-keynote'></p>",
             elem_id="rv-pending")
     c["page"] = gr.HTML("", elem_id="rv-group")
     # no max_length: a browser would cut a long paste without a word; the save refuses it
@@ -326,7 +326,7 @@ REVIEW_CSS = """
 .rv-corrected {background: #e6f4ea; text-decoration: none}
 .rv-turn {font-size: 1.05em}
 .rv-proposal {border: 1px solid #ff7f0e; border-radius: 4px; padding: 4px 8px; margin: 6px 0}
-.rv-keys {color: #555; font-size: 0.9em}
+.rv-keys, .rv-keynote {color: #555; font-size: 0.9em}
 .rv-failed, .rv-outage, .rv-warning {color: #a00}
 #rv-actions {position: fixed; left: 0; right: 0; bottom: 0; z-index: 50; margin: 0;
              padding: 8px 24px; background: var(--background-fill-primary, #fff);
